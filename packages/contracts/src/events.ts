@@ -1,0 +1,98 @@
+/**
+ * NATS subjects and event payloads. Two JetStream streams (see platform `ensureStreams`):
+ * `<prefix>.state.>` keeps the latest snapshot per entity (a compacted log any service can
+ * rebuild its view from), `<prefix>.events.>` keeps facts in order.
+ */
+export function subjects(prefix: string) {
+  return {
+    campaignState: (id: string) => `${prefix}.state.campaign.${id}`,
+    campaignStateAll: `${prefix}.state.campaign.*`,
+    deviceState: (id: string) => `${prefix}.state.device.${id}`,
+    deviceStateAll: `${prefix}.state.device.*`,
+    apiKeyState: (id: string) => `${prefix}.state.apikey.${id}`,
+    apiKeyStateAll: `${prefix}.state.apikey.*`,
+    recipientChanged: `${prefix}.events.recipient.changed`,
+    usageAdmitted: `${prefix}.events.usage.admitted`,
+    campaignLifecycle: `${prefix}.events.campaign.lifecycle`,
+  };
+}
+
+/** Everything other services may know of a campaign; `version` only grows. */
+export interface CampaignSnapshot {
+  id: string;
+  projectId: string;
+  name: string;
+  deviceId: string;
+  budgetMode: 'metered' | 'fixed';
+  startDate: string;
+  endDate: string;
+  launchedAt: string | null;
+  haltedAt: string | null;
+  recipientCap: number | null;
+  pricePerConversation: number | null;
+  fixedPrice: number | null;
+  /** Sum of top-offs; null when there is none (a metered campaign is then unlimited). */
+  includedConversations: number | null;
+  createdAt: string;
+  version: number;
+}
+
+/** One knowledge entry of a device. */
+export interface KnowledgeEntry {
+  id: string;
+  title: string;
+  content: string;
+}
+
+/** The channel a campaign renders through. */
+export interface DeviceSnapshot {
+  id: string;
+  projectId: string;
+  name: string;
+  isActive: boolean;
+  /** CIDR blocks; empty means every address is allowed. */
+  ipAllowList: string[];
+  languages: string[];
+  defaultLanguage: string;
+  styling: { title?: string; primaryColor?: string; backgroundColor?: string; logoUrl?: string };
+  voice: { enabled: boolean; voiceName?: string };
+  persona: string;
+  customInstructions: string;
+  knowledge: KnowledgeEntry[];
+  version: number;
+}
+
+/** An API key's revocation state, published so gateways drop it from their caches at once. */
+export interface ApiKeySnapshot {
+  id: string;
+  projectId: string;
+  revoked: boolean;
+  version: number;
+}
+
+/** A recipient changed (updated, disabled, deleted); link caches drop it. */
+export interface RecipientChanged {
+  recipientId: string;
+  campaignId: string;
+  projectId: string;
+  token: string;
+  change: 'updated' | 'deleted';
+  at: string;
+}
+
+/** One conversation admitted on a link; consumers apply it once per conversationId. */
+export interface UsageAdmitted {
+  conversationId: string;
+  recipientId: string;
+  campaignId: string;
+  projectId: string;
+  startedAt: string;
+}
+
+/** The scheduler's notice that a campaign started or ended at an instant. */
+export interface CampaignLifecycleEvent {
+  campaignId: string;
+  projectId: string;
+  transition: 'started' | 'ended';
+  at: string;
+}

@@ -1,0 +1,10 @@
+// Original file: /work/main/protos/grpc/health/v1/health.proto
+
+
+export interface HealthCheckRequest {
+  'service'?: (string);
+}
+
+export interface HealthCheckRequest__Output {
+  'service': (string);
+}

@@ -1,0 +1,20 @@
+// Original file: /work/main/protos/outreach/v1/campaigns.proto
+
+
+export interface ApiKeyGrant {
+  'keyId'?: (string);
+  'projectId'?: (string);
+  'scopes'?: (string)[];
+  'rateLimitPerMinute'?: (number);
+  'expiresAt'?: (string);
+  '_expiresAt'?: "expiresAt";
+}
+
+export interface ApiKeyGrant__Output {
+  'keyId': (string);
+  'projectId': (string);
+  'scopes': (string)[];
+  'rateLimitPerMinute': (number);
+  'expiresAt'?: (string);
+  '_expiresAt'?: "expiresAt";
+}

@@ -1,0 +1,14 @@
+// Original file: /work/main/protos/outreach/v1/recipients.proto
+
+
+export interface CreateRecipientsRequest {
+  'projectId'?: (string);
+  'campaignId'?: (string);
+  'itemsJson'?: (string)[];
+}
+
+export interface CreateRecipientsRequest__Output {
+  'projectId': (string);
+  'campaignId': (string);
+  'itemsJson': (string)[];
+}

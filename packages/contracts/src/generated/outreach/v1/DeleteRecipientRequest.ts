@@ -1,0 +1,12 @@
+// Original file: /work/main/protos/outreach/v1/recipients.proto
+
+
+export interface DeleteRecipientRequest {
+  'projectId'?: (string);
+  'recipientId'?: (string);
+}
+
+export interface DeleteRecipientRequest__Output {
+  'projectId': (string);
+  'recipientId': (string);
+}

@@ -1,0 +1,12 @@
+// Original file: /work/main/protos/outreach/v1/recipients.proto
+
+
+export interface DeleteRecipientResponse {
+  'success'?: (boolean);
+  'id'?: (string);
+}
+
+export interface DeleteRecipientResponse__Output {
+  'success': (boolean);
+  'id': (string);
+}

@@ -1,0 +1,12 @@
+// Original file: /work/main/protos/outreach/v1/campaigns.proto
+
+
+export interface GetAllowanceRequest {
+  'projectId'?: (string);
+  'campaignId'?: (string);
+}
+
+export interface GetAllowanceRequest__Output {
+  'projectId': (string);
+  'campaignId': (string);
+}

@@ -1,0 +1,12 @@
+// Original file: /work/main/protos/outreach/v1/campaigns.proto
+
+
+export interface GetCampaignRequest {
+  'projectId'?: (string);
+  'campaignId'?: (string);
+}
+
+export interface GetCampaignRequest__Output {
+  'projectId': (string);
+  'campaignId': (string);
+}

@@ -1,0 +1,14 @@
+// Original file: /work/main/protos/outreach/v1/campaigns.proto
+
+
+export interface ListCampaignsRequest {
+  'projectId'?: (string);
+  'state'?: (string);
+  '_state'?: "state";
+}
+
+export interface ListCampaignsRequest__Output {
+  'projectId': (string);
+  'state'?: (string);
+  '_state'?: "state";
+}

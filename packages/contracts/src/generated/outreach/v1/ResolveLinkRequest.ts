@@ -1,0 +1,10 @@
+// Original file: /work/main/protos/outreach/v1/recipients.proto
+
+
+export interface ResolveLinkRequest {
+  'token'?: (string);
+}
+
+export interface ResolveLinkRequest__Output {
+  'token': (string);
+}

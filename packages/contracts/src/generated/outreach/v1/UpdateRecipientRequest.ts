@@ -1,0 +1,14 @@
+// Original file: /work/main/protos/outreach/v1/recipients.proto
+
+
+export interface UpdateRecipientRequest {
+  'projectId'?: (string);
+  'recipientId'?: (string);
+  'patchJson'?: (string);
+}
+
+export interface UpdateRecipientRequest__Output {
+  'projectId': (string);
+  'recipientId': (string);
+  'patchJson': (string);
+}

@@ -1,0 +1,10 @@
+// Original file: /work/main/protos/outreach/v1/campaigns.proto
+
+
+export interface VerifyApiKeyRequest {
+  'keyHash'?: (string);
+}
+
+export interface VerifyApiKeyRequest__Output {
+  'keyHash': (string);
+}

@@ -1,0 +1,13 @@
+export * from './campaign-state';
+export * from './events';
+export type { ProtoGrpcType as CampaignsProto } from './generated/campaigns';
+export type { Allowance__Output as AllowanceMessage } from './generated/outreach/v1/Allowance';
+export type { ApiKeyGrant__Output as ApiKeyGrantMessage } from './generated/outreach/v1/ApiKeyGrant';
+export type { Campaign__Output as CampaignMessage } from './generated/outreach/v1/Campaign';
+export type { CreateResult__Output as CreateResultMessage } from './generated/outreach/v1/CreateResult';
+export type { Recipient__Output as RecipientMessage } from './generated/outreach/v1/Recipient';
+export type { ProtoGrpcType as RecipientsProto } from './generated/recipients';
+export * from './limits';
+export * from './proto';
+export * from './schemas';
+export * from './validation';

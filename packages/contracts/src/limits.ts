@@ -1,0 +1,22 @@
+/** The documented limits of the v1 API, in one place. */
+export const LIMITS = {
+  itemsPerCreate: 200,
+  externalIdLength: 191,
+  labelLength: 191,
+  messageLength: 2000,
+  metadataKeys: 24,
+  metadataKeyLength: 64,
+  metadataValueLength: 500,
+  appendWords: 500,
+  replaceChars: 7500,
+  listDefault: 50,
+  listMax: 200,
+  bulkDeleteIds: 500,
+  maxWindowSeconds: 365 * 24 * 3600,
+  maxInteractionLimit: 1_000_000_000,
+  bodyBytes: 1024 * 1024,
+} as const;
+
+/** API key scopes. */
+export const SCOPES = ['recipients:read', 'recipients:write'] as const;
+export type Scope = (typeof SCOPES)[number];

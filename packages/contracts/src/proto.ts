@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { type GrpcObject, loadPackageDefinition } from '@grpc/grpc-js';
+import { loadSync, type Options } from '@grpc/proto-loader';
+import type { ProtoGrpcType as CampaignsGrpc } from './generated/campaigns';
+import type { ProtoGrpcType as HealthGrpc } from './generated/health';
+import type { ProtoGrpcType as RecipientsGrpc } from './generated/recipients';
+
+/**
+ * proto-loader options used at run time; `scripts/gen-protos.js` passes the same ones
+ * to the type generator so that the generated types describe the real objects.
+ * Unset `optional` fields arrive as undefined (they are oneof members), every other
+ * field with its proto3 default.
+ */
+export const PROTO_LOADER_OPTIONS: Options = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+/** Folder of the .proto files (the repository's `protos/`). */
+export const PROTO_ROOT = path.resolve(__dirname, '../../../protos');
+
+function load<T>(file: string): T {
+  const definition = loadSync(path.join(PROTO_ROOT, file), {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [PROTO_ROOT],
+  });
+  return loadPackageDefinition(definition) as GrpcObject as T;
+}
+
+/** The outreach.v1 recipient contract. */
+export function loadRecipientsProto(): RecipientsGrpc {
+  return load<RecipientsGrpc>('outreach/v1/recipients.proto');
+}
+
+/** The outreach.v1 campaign contract. */
+export function loadCampaignsProto(): CampaignsGrpc {
+  return load<CampaignsGrpc>('outreach/v1/campaigns.proto');
+}
+
+/** The standard grpc.health.v1 contract. */
+export function loadHealthProto(): HealthGrpc {
+  return load<HealthGrpc>('grpc/health/v1/health.proto');
+}

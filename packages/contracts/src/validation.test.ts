@@ -1,0 +1,29 @@
+import { validator } from './validation';
+
+describe('validator', () => {
+  it('names an unknown field by JSON pointer and rule', () => {
+    expect(validator('create-item')({ label: 'x', colour: 'red' })).toEqual([
+      { pointer: '/colour', rule: 'additionalProperties', message: 'is not a known field' },
+    ]);
+  });
+
+  it('accepts 191 characters and refuses 192, counting code points', () => {
+    expect(validator('create-item')({ label: '😀'.repeat(191) })).toEqual([]);
+    expect(validator('create-item')({ label: 'a'.repeat(192) })[0]).toMatchObject({
+      pointer: '/label',
+      rule: 'maxLength',
+    });
+  });
+
+  it('coerces query strings but refuses non-integers', () => {
+    expect(validator('list-query')({ campaignId: 'c', limit: '200', offset: '0' })).toEqual([]);
+    expect(validator('list-query')({ campaignId: 'c', limit: '201' })[0]).toMatchObject({
+      pointer: '/limit',
+      rule: 'maximum',
+    });
+    expect(validator('list-query')({ campaignId: 'c', offset: '1.5' })[0]).toMatchObject({
+      pointer: '/offset',
+      rule: 'type',
+    });
+  });
+});

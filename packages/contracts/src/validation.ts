@@ -1,0 +1,74 @@
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { ALL_SCHEMAS, schemaId } from './schemas';
+
+/** One validation failure: where (JSON pointer) and which rule. */
+export interface ValidationProblem {
+  pointer: string;
+  rule: string;
+  message: string;
+}
+
+/** A compiled validator returning the problems, empty when valid. */
+export type Validator = (data: unknown) => ValidationProblem[];
+
+/** Compiles every schema once; `coerce` is for query strings. */
+function build(coerce: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce, useDefaults: false });
+  addFormats(ajv, ['date-time', 'uri']);
+  for (const schema of ALL_SCHEMAS) ajv.addSchema(schema);
+  return ajv;
+}
+
+let plain: Ajv2020 | undefined;
+let coercing: Ajv2020 | undefined;
+const cache = new Map<string, Validator>();
+
+/**
+ * The validator for a schema by short name (`create-item`, `patch`, …), compiled once
+ * per process. Query schemas (`list-query`, `campaign-query`) coerce text to numbers.
+ */
+export function validator(name: string): Validator {
+  const hit = cache.get(name);
+  if (hit) return hit;
+  const isQuery = name.endsWith('-query');
+  if (isQuery) coercing ??= build(true);
+  else plain ??= build(false);
+  const ajv = (isQuery ? coercing : plain) as Ajv2020;
+  const fn = ajv.getSchema(schemaId(name)) as ValidateFunction | undefined;
+  if (!fn) throw new Error(`no schema named ${name}`);
+  const v: Validator = (data) => (fn(data) ? [] : toProblems(fn.errors ?? []));
+  cache.set(name, v);
+  return v;
+}
+
+/** Turns ajv errors into problems naming the offending field as a JSON pointer. */
+export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
+  const seen = new Set<string>();
+  const out: ValidationProblem[] = [];
+  for (const e of errors) {
+    // anyOf/oneOf add a summary error after the branch errors; the branch errors say more.
+    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath === e.instancePath)) continue;
+    let pointer = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      pointer = `${pointer}/${escapePointer(String(e.params.additionalProperty))}`;
+      message = 'is not a known field';
+    } else if (e.keyword === 'required') {
+      pointer = `${pointer}/${escapePointer(String(e.params.missingProperty))}`;
+      message = 'is required';
+    } else if (e.keyword === 'propertyNames') {
+      pointer = `${pointer}/${escapePointer(String(e.params.propertyName))}`;
+      message = 'is not an allowed key';
+    }
+    const key = `${pointer}|${e.keyword}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ pointer: pointer || '/', rule: e.keyword, message });
+  }
+  return out;
+}
+
+function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}

@@ -1,0 +1,124 @@
+/** How one environment variable is read. */
+export type VarSpec =
+  | { type: 'string'; default?: string; required?: boolean; secret?: boolean; doc: string }
+  | { type: 'url'; default?: string; required?: boolean; secret?: boolean; doc: string }
+  | { type: 'int'; default?: number; min?: number; max?: number; doc: string }
+  | { type: 'bool'; default?: boolean; doc: string }
+  | { type: 'enum'; values: readonly string[]; default?: string; doc: string };
+
+type ValueOf<S extends VarSpec> = S extends { type: 'int' }
+  ? number
+  : S extends { type: 'bool' }
+    ? boolean
+    : S extends { default: string } | { required: true }
+      ? string
+      : S extends { type: 'enum'; default: string }
+        ? string
+        : string | undefined;
+
+/** The typed configuration produced by a spec. */
+export type ConfigOf<T extends Record<string, VarSpec>> = { readonly [K in keyof T]: ValueOf<T[K]> };
+
+/** Thrown when the environment does not satisfy the spec; lists every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once against `spec`; fails naming every missing or malformed variable. */
+export function loadConfig<T extends Record<string, VarSpec>>(
+  spec: T,
+  env: NodeJS.ProcessEnv = process.env,
+): ConfigOf<T> {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, s] of Object.entries(spec)) {
+    const raw = env[name];
+    const present = raw !== undefined && raw !== '';
+    switch (s.type) {
+      case 'int': {
+        if (!present) {
+          if (s.default === undefined) problems.push(`${name} is required (${s.doc})`);
+          out[name] = s.default;
+          break;
+        }
+        const n = Number(raw);
+        if (
+          !Number.isInteger(n) ||
+          (s.min !== undefined && n < s.min) ||
+          (s.max !== undefined && n > s.max)
+        ) {
+          problems.push(
+            `${name} must be an integer${s.min !== undefined ? ` >= ${s.min}` : ''}${s.max !== undefined ? ` <= ${s.max}` : ''}, got "${raw}"`,
+          );
+        }
+        out[name] = n;
+        break;
+      }
+      case 'bool': {
+        if (!present) {
+          out[name] = s.default ?? false;
+          break;
+        }
+        if (!['true', 'false', '1', '0'].includes(raw.toLowerCase()))
+          problems.push(`${name} must be true or false, got "${raw}"`);
+        out[name] = raw === 'true' || raw === '1';
+        break;
+      }
+      case 'enum': {
+        const v = present ? raw : s.default;
+        if (v === undefined) problems.push(`${name} is required: one of ${s.values.join(', ')}`);
+        else if (!s.values.includes(v))
+          problems.push(`${name} must be one of ${s.values.join(', ')}, got "${v}"`);
+        out[name] = v;
+        break;
+      }
+      default: {
+        const v = present ? raw : s.default;
+        if (v === undefined && s.required) problems.push(`${name} is required (${s.doc})`);
+        if (v !== undefined && s.type === 'url' && !URL.canParse(v)) {
+          problems.push(`${name} must be a URL, got "${s.secret ? '<redacted>' : v}"`);
+        }
+        out[name] = v;
+      }
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as ConfigOf<T>;
+}
+
+/** Variables every service reads: where the shared stores are and how to name things in them. */
+export const COMMON_CONFIG = {
+  NODE_ENV: {
+    type: 'enum',
+    values: ['development', 'production', 'test'],
+    default: 'development',
+    doc: 'runtime mode',
+  },
+  LOG_LEVEL: {
+    type: 'enum',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    doc: 'pino log level',
+  },
+  DATABASE_URL: {
+    type: 'url',
+    default: 'postgres://postgres@127.0.0.1:5432/outreach',
+    secret: true,
+    doc: 'PostgreSQL connection URL',
+  },
+  DATABASE_POOL_SIZE: { type: 'int', default: 10, min: 1, max: 200, doc: 'PostgreSQL pool size' },
+  REDIS_URL: { type: 'url', default: 'redis://127.0.0.1:6379', secret: true, doc: 'Redis URL' },
+  REDIS_PREFIX: { type: 'string', default: 'outreach:', doc: 'prefix of every Redis key' },
+  NATS_URL: { type: 'string', default: 'nats://127.0.0.1:4222', doc: 'NATS server URL(s), comma separated' },
+  NATS_PREFIX: {
+    type: 'string',
+    default: 'outreach',
+    doc: 'prefix of NATS subjects, streams and durable consumers',
+  },
+  PUBLIC_BASE_URL: { type: 'url', default: 'http://localhost:8081', doc: 'base URL of every recipient link' },
+  METRICS_PORT: { type: 'int', default: 0, min: 0, max: 65535, doc: 'Prometheus /metrics port (0 disables)' },
+  SHUTDOWN_TIMEOUT_MS: { type: 'int', default: 10000, min: 100, doc: 'deadline for graceful shutdown' },
+} as const satisfies Record<string, VarSpec>;

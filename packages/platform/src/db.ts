@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Pool, type PoolClient } from 'pg';
+import type { Logger } from 'pino';
+
+/** A PostgreSQL pool; errors on idle clients are logged instead of crashing the process. */
+export function createPool(url: string, max: number, logger: Logger): Pool {
+  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+  pool.on('error', (err) => logger.warn({ err }, 'idle PostgreSQL client failed'));
+  return pool;
+}
+
+/** Runs `fn` in a transaction, committing on success and rolling back on any error. */
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Applies the numbered `.sql` files of `dir` (e.g. `001_init.sql`) that `schema` has not
+ * seen, each in its own transaction, under an advisory lock so that replicas starting
+ * together migrate once. Returns the names applied.
+ */
+export async function migrate(pool: Pool, schema: string, dir: string, logger?: Logger): Promise<string[]> {
+  const files = readdirSync(dir)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .sort();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = new Set(
+      (
+        await client.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations`)
+      ).rows.map((r) => r.name),
+    );
+    for (const file of files) {
+      if (done.has(file)) continue;
+      const sql = readFileSync(path.join(dir, file), 'utf8');
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
+        await client.query(sql);
+        await client.query(`INSERT INTO ${quoteIdent(schema)}.schema_migrations (name) VALUES ($1)`, [file]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+      }
+      applied.push(file);
+      logger?.info({ schema, migration: file }, 'migration applied');
+    }
+  } finally {
+    await client
+      .query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`])
+      .catch(() => undefined);
+    client.release();
+  }
+  return applied;
+}
+
+/** Quotes a PostgreSQL identifier. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,194 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/** One entry of the error catalogue: how a stable code travels over HTTP and gRPC. */
+export interface ErrorSpec {
+  readonly httpStatus: number;
+  readonly grpcStatus: GrpcStatus;
+  readonly retryable: boolean;
+  readonly message: string;
+  readonly hint: string;
+}
+
+/**
+ * The error catalogue. Every refusal any service sends is one of these codes; the
+ * HTTP status, gRPC status and retryability are decided here and nowhere else.
+ */
+export const ERROR_CATALOGUE = {
+  invalid_request: {
+    httpStatus: 400,
+    grpcStatus: GrpcStatus.INVALID_ARGUMENT,
+    retryable: false,
+    message: 'The request is invalid.',
+    hint: 'Fix the fields named in details and send the request again.',
+  },
+  unauthorized: {
+    httpStatus: 401,
+    grpcStatus: GrpcStatus.UNAUTHENTICATED,
+    retryable: false,
+    message: 'Authentication is required.',
+    hint: 'Send a valid API key as "Authorization: Bearer <key>".',
+  },
+  forbidden: {
+    httpStatus: 403,
+    grpcStatus: GrpcStatus.PERMISSION_DENIED,
+    retryable: false,
+    message: 'This request is not allowed.',
+    hint: 'Use a key of this project with the scope named in details.',
+  },
+  not_found: {
+    httpStatus: 404,
+    grpcStatus: GrpcStatus.NOT_FOUND,
+    retryable: false,
+    message: 'The resource was not found.',
+    hint: 'Check the identifier and the project in the path.',
+  },
+  method_not_allowed: {
+    httpStatus: 405,
+    grpcStatus: GrpcStatus.UNIMPLEMENTED,
+    retryable: false,
+    message: 'This method is not allowed on this path.',
+    hint: 'Use one of the methods listed in the Allow header.',
+  },
+  conflict: {
+    httpStatus: 409,
+    grpcStatus: GrpcStatus.FAILED_PRECONDITION,
+    retryable: false,
+    message: 'The request conflicts with the current state.',
+    hint: 'See details.reason for what must change first.',
+  },
+  idempotency_key_reused: {
+    httpStatus: 422,
+    grpcStatus: GrpcStatus.INVALID_ARGUMENT,
+    retryable: false,
+    message: 'This Idempotency-Key was already used with a different request.',
+    hint: 'Use a new Idempotency-Key for a different request, or resend the original request unchanged.',
+  },
+  idempotency_in_progress: {
+    httpStatus: 409,
+    grpcStatus: GrpcStatus.ABORTED,
+    retryable: true,
+    message: 'A request with this Idempotency-Key is still being processed.',
+    hint: 'Wait for the first request to finish, then retry.',
+  },
+  payload_too_large: {
+    httpStatus: 413,
+    grpcStatus: GrpcStatus.INVALID_ARGUMENT,
+    retryable: false,
+    message: 'The request body is too large.',
+    hint: 'Send a body of at most 1 MiB; split large batches.',
+  },
+  unsupported_media_type: {
+    httpStatus: 415,
+    grpcStatus: GrpcStatus.INVALID_ARGUMENT,
+    retryable: false,
+    message: 'The request body must be JSON.',
+    hint: 'Send "Content-Type: application/json".',
+  },
+  rate_limited: {
+    httpStatus: 429,
+    grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED,
+    retryable: true,
+    message: 'Too many requests.',
+    hint: 'Wait for the number of seconds in Retry-After, then retry.',
+  },
+  link_disabled: {
+    httpStatus: 403,
+    grpcStatus: GrpcStatus.PERMISSION_DENIED,
+    retryable: false,
+    message: 'This link is disabled.',
+    hint: 'Contact the sender of this link.',
+  },
+  cooldown: {
+    httpStatus: 429,
+    grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED,
+    retryable: true,
+    message: 'This link has reached its limit for now.',
+    hint: 'Come back after the number of seconds in Retry-After.',
+  },
+  budget_exhausted: {
+    httpStatus: 403,
+    grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED,
+    retryable: false,
+    message: 'This conversation is currently unavailable.',
+    hint: 'Try again later.',
+  },
+  unavailable: {
+    httpStatus: 503,
+    grpcStatus: GrpcStatus.UNAVAILABLE,
+    retryable: true,
+    message: 'The service is temporarily unavailable.',
+    hint: 'Retry with exponential backoff.',
+  },
+  internal: {
+    httpStatus: 500,
+    grpcStatus: GrpcStatus.INTERNAL,
+    retryable: false,
+    message: 'An unexpected error occurred.',
+    hint: 'Quote details.requestId when reporting this.',
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+/** A stable error code from the catalogue. */
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** True when `code` is a code of the catalogue. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_CATALOGUE, code);
+}
+
+/** The JSON body of every refusal. */
+export interface ErrorBody {
+  code: ErrorCode;
+  error: string;
+  retryable: boolean;
+  hint: string;
+  details: Record<string, unknown>;
+}
+
+/** The one error type services throw; its code decides every status. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+  readonly hint: string;
+  /** Extra HTTP headers the refusal must carry (Retry-After, Allow, WWW-Authenticate). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: {
+      details?: Record<string, unknown>;
+      hint?: string;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message ?? ERROR_CATALOGUE[code].message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.details = options.details ?? {};
+    this.hint = options.hint ?? ERROR_CATALOGUE[code].hint;
+    this.headers = options.headers ?? {};
+  }
+
+  get spec(): ErrorSpec {
+    return ERROR_CATALOGUE[this.code];
+  }
+
+  /** The public JSON body of this error. */
+  toBody(): ErrorBody {
+    return {
+      code: this.code,
+      error: this.message,
+      retryable: this.spec.retryable,
+      hint: this.hint,
+      details: this.details,
+    };
+  }
+}
+
+/** Wraps anything thrown into an AppError; unknown errors become `internal` without leaking their text. */
+export function toAppError(err: unknown, requestId?: string): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError('internal', undefined, { details: requestId ? { requestId } : {}, cause: err });
+}

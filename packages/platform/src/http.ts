@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, Middleware, Next } from 'koa';
+import type { Logger } from 'pino';
+import { AppError, toAppError } from './errors';
+import type { Lifecycle } from './lifecycle';
+
+/** State every HTTP service keeps on `ctx.state`. */
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * First middleware of every HTTP service: assigns the request id (the client's if it is
+ * sane), a child logger, and turns every thrown error into the catalogue's JSON body.
+ * 5xx are logged at error, 4xx at info; bodies are never logged.
+ */
+export function requestContext(logger: Logger): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const given = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    const started = process.hrtime.bigint();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } catch (err) {
+      sendError(ctx, toAppError(err, requestId));
+      if (ctx.status >= 500) ctx.state.log.error({ err }, 'request failed');
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const level = ctx.status >= 500 ? 'error' : 'info';
+      ctx.state.log[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+    }
+  };
+}
+
+/** Writes an AppError as the response, with its extra headers. */
+export function sendError(ctx: Context, err: AppError): void {
+  ctx.status = err.spec.httpStatus;
+  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+  ctx.body = err.toBody();
+}
+
+/** One readiness probe; it throws or returns false when its dependency is unreachable. */
+export type ReadinessCheck = () => Promise<unknown>;
+
+/** `/livez` (process up) and `/readyz` (stores reachable and not draining). */
+export function healthRoutes(lifecycle: Lifecycle, checks: Record<string, ReadinessCheck>): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path === '/livez') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path !== '/readyz') return next();
+    if (lifecycle.isDraining) {
+      ctx.status = 503;
+      ctx.body = { status: 'draining' };
+      return;
+    }
+    const results: Record<string, string> = {};
+    await Promise.all(
+      Object.entries(checks).map(async ([name, check]) => {
+        try {
+          const ok = await withTimeout(check(), 2000);
+          results[name] = ok === false ? 'down' : 'ok';
+        } catch {
+          results[name] = 'down';
+        }
+      }),
+    );
+    const ready = Object.values(results).every((r) => r === 'ok');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ok' : 'unavailable', checks: results };
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
+  ]);
+}
+
+/** Options of `readJsonBody`. */
+export interface JsonBodyOptions {
+  limitBytes?: number;
+}
+
+/**
+ * Reads and parses a JSON request body with the documented refusals: 415 when the body
+ * is not declared JSON, 413 past the limit (stops reading), 400 for malformed JSON.
+ * Returns undefined when there is no body.
+ */
+export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
+  const limit = options.limitBytes ?? 1024 * 1024;
+  const length = Number(ctx.get('content-length') || 0);
+  const chunked = ctx.get('transfer-encoding') !== '';
+  if (length === 0 && !chunked) return undefined;
+  if (!ctx.is('application/json', '+json')) {
+    throw new AppError('unsupported_media_type', undefined, {
+      details: { contentType: ctx.get('content-type') || null },
+    });
+  }
+  if (length > limit) throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      // Stop reading and close afterwards instead of destroying: the client still gets the 413.
+      ctx.set('Connection', 'close');
+      throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new AppError('invalid_request', 'The request body is not valid JSON.', {
+      details: { reason: 'malformed_json', message: (err as Error).message },
+    });
+  }
+}

@@ -1,0 +1,146 @@
+import { context, propagation } from '@opentelemetry/api';
+import {
+  AckPolicy,
+  connect,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  JSONCodec,
+  type JsMsg,
+  type NatsConnection,
+  headers as natsHeaders,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
+import type { Logger } from 'pino';
+
+export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
+
+const codec = JSONCodec();
+
+/** Connects to NATS, retrying forever on disconnects. */
+export async function connectNats(url: string, name: string, logger: Logger): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: url.split(','),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  });
+  (async () => {
+    for await (const s of nc.status()) logger.info({ type: s.type, data: String(s.data) }, 'NATS status');
+  })().catch(() => undefined);
+  return nc;
+}
+
+/** Names of the two streams, derived from the configured prefix. */
+export function streamNames(prefix: string): { state: string; events: string } {
+  const base = prefix.toUpperCase().replace(/[^A-Z0-9_-]/g, '_');
+  return { state: `${base}_STATE`, events: `${base}_EVENTS` };
+}
+
+/**
+ * Creates (or updates) the two JetStream streams:
+ * - STATE keeps the latest snapshot per subject (`<prefix>.state.<kind>.<id>`), so a new
+ *   or restarted consumer rebuilds the current state of every campaign and device;
+ * - EVENTS keeps facts in order for 7 days (`<prefix>.events.>`), deduplicated by message id.
+ */
+export async function ensureStreams(jsm: JetStreamManager, prefix: string): Promise<void> {
+  const names = streamNames(prefix);
+  const configs = [
+    { name: names.state, subjects: [`${prefix}.state.>`], max_msgs_per_subject: 1 },
+    {
+      name: names.events,
+      subjects: [`${prefix}.events.>`],
+      max_age: 7 * 24 * 3600 * 1e9,
+      duplicate_window: 120 * 1e9,
+    },
+  ];
+  for (const cfg of configs) {
+    const full = { retention: RetentionPolicy.Limits, storage: StorageType.File, ...cfg };
+    try {
+      await jsm.streams.info(cfg.name);
+      await jsm.streams.update(cfg.name, full);
+    } catch {
+      await jsm.streams.add(full);
+    }
+  }
+}
+
+/**
+ * Publishes a JSON message to JetStream with the active trace context in its headers and,
+ * when given, a message id that JetStream deduplicates on.
+ */
+export async function publishJson(
+  js: JetStreamClient,
+  subject: string,
+  data: unknown,
+  msgID?: string,
+): Promise<void> {
+  const h = natsHeaders();
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  for (const [k, v] of Object.entries(carrier)) h.set(k, v);
+  await js.publish(subject, codec.encode(data), { headers: h, msgID });
+}
+
+/** Decodes a JSON message and the trace context it carries. */
+export function decodeJson<T>(msg: JsMsg): { data: T; traceContext: ReturnType<typeof context.active> } {
+  const carrier: Record<string, string> = {};
+  for (const key of msg.headers?.keys() ?? []) carrier[key] = msg.headers!.get(key);
+  return { data: codec.decode(msg.data) as T, traceContext: propagation.extract(context.active(), carrier) };
+}
+
+/** Options of a durable, ordered-per-subject consumer. */
+export interface ConsumerOptions {
+  stream: string;
+  durable: string;
+  filterSubject: string;
+  /** `last_per_subject` replays the current snapshot of each subject first; `all` every message. */
+  deliver: 'all' | 'last_per_subject' | 'new';
+}
+
+/**
+ * Consumes a stream with a durable pull consumer: each message is handled, then acked;
+ * a handler failure naks it for redelivery. Returns a stop function that drains.
+ */
+export async function consumeDurable(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  opts: ConsumerOptions,
+  handle: (msg: JsMsg) => Promise<void>,
+  logger: Logger,
+): Promise<() => Promise<void>> {
+  const deliver = {
+    all: DeliverPolicy.All,
+    last_per_subject: DeliverPolicy.LastPerSubject,
+    new: DeliverPolicy.New,
+  }[opts.deliver];
+  try {
+    await jsm.consumers.info(opts.stream, opts.durable);
+  } catch {
+    await jsm.consumers.add(opts.stream, {
+      durable_name: opts.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: deliver,
+      filter_subject: opts.filterSubject,
+      max_ack_pending: 1000,
+    });
+  }
+  const consumer = await js.consumers.get(opts.stream, opts.durable);
+  const messages = await consumer.consume({ max_messages: 256 });
+  const done = (async () => {
+    for await (const msg of messages) {
+      try {
+        await handle(msg);
+        msg.ack();
+      } catch (err) {
+        logger.warn({ err, subject: msg.subject }, 'event handling failed; will be redelivered');
+        msg.nak(1000);
+      }
+    }
+  })();
+  return async () => {
+    await messages.close();
+    await done;
+  };
+}

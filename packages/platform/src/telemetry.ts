@@ -1,0 +1,44 @@
+import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+/** Options of `startTelemetry`. */
+export interface TelemetryOptions {
+  serviceName: string;
+  /** Tests pass an in-memory exporter; otherwise OTLP is used when OTEL_* says so. */
+  exporter?: SpanExporter;
+}
+
+/** True when the standard OTEL_* variables ask for trace export. */
+export function otlpConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true') return false;
+  if (env.OTEL_TRACES_EXPORTER && env.OTEL_TRACES_EXPORTER !== 'none') return true;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * Starts the OpenTelemetry SDK with the http, grpc, pg and ioredis instrumentations.
+ * Must run before those modules are imported (see instrumentation.ts). Without an
+ * exporter and without OTEL_* configuration nothing is started, so nothing slows down.
+ */
+export function startTelemetry(options: TelemetryOptions): NodeSDK | undefined {
+  if (!options.exporter && !otlpConfigured()) return undefined;
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName,
+    spanProcessors: options.exporter ? [new SimpleSpanProcessor(options.exporter)] : undefined,
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => /^\/(livez|readyz|metrics)/.test(req.url ?? ''),
+      }),
+      new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
+      new PgInstrumentation({ enhancedDatabaseReporting: false }),
+      new IORedisInstrumentation(),
+    ],
+  });
+  sdk.start();
+  return sdk;
+}
