@@ -1,0 +1,76 @@
+// Helpers for the benchmark: child-process servers and autocannon runs.
+const { fork, spawn } = require('node:child_process');
+const net = require('node:net');
+const autocannon = require('autocannon');
+
+/** A free loopback port. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Forks a baseline script that sends 'ready' over IPC once listening. */
+function forkReady(script, env) {
+  return new Promise((resolve, reject) => {
+    const child = fork(script, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (m) => (m === 'ready' ? resolve(child) : reject(new Error(String(m)))));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+/** Spawns a service process and waits until `readyUrl` answers 200. */
+async function spawnService(name, args, env, readyUrl) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  child.once('exit', (code) => {
+    if (code && !child.stopping) console.error(`${name} exited with ${code}`);
+  });
+  for (let i = 0; i < 200; i++) {
+    try {
+      const res = await fetch(readyUrl);
+      if (res.status === 200) return child;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error(`${name} did not become ready at ${readyUrl}`);
+}
+
+/** Stops children and waits for them to exit. */
+async function stopAll(children) {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise((resolve) => {
+          if (c.exitCode !== null) return resolve();
+          c.stopping = true;
+          c.once('exit', resolve);
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+        }),
+    ),
+  );
+}
+
+/** Runs autocannon and returns requests/s and latency percentiles (ms), with non-2xx counted. */
+async function load(opts) {
+  const result = await autocannon({ connections: 50, duration: 5, ...opts });
+  return {
+    requestsPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    total: result.requests.total,
+  };
+}
+
+module.exports = { freePort, forkReady, spawnService, stopAll, load };

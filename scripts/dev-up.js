@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// Starts every service as a child process, waits until each is ready, seeds a demo project
+// (device, campaign, API key, one recipient link) and prints how to use it. Ctrl-C stops all.
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const logDir = path.join(root, '.dev/logs');
+fs.mkdirSync(logDir, { recursive: true });
+
+const env = {
+  NODE_ENV: 'development',
+  GATEWAY_PORT: '8080',
+  LINK_PORT: '8081',
+  DASHBOARD_PORT: '8082',
+  CAMPAIGN_GRPC_PORT: '50052',
+  RECIPIENT_GRPC_PORT: '50051',
+  PUBLIC_BASE_URL: 'http://localhost:8081',
+  ADMIN_TOKEN: 'dev-admin-token',
+  ...process.env,
+};
+const url = (port) => `http://127.0.0.1:${port}`;
+const services = [
+  { name: 'campaign-service', ready: `${url(env.DASHBOARD_PORT)}/readyz` },
+  { name: 'recipient-service', ready: null },
+  { name: 'link-runtime', ready: `${url(env.LINK_PORT)}/readyz` },
+  { name: 'gateway', ready: `${url(env.GATEWAY_PORT)}/readyz` },
+];
+const children = [];
+
+function startService({ name }) {
+  const log = fs.openSync(path.join(logDir, `${name}.log`), 'a');
+  const child = spawn(
+    process.execPath,
+    ['--require', '@outreach/platform/dist/instrumentation.js', path.join(root, name, 'dist/main.js')],
+    { cwd: root, env: { ...env, OTEL_SERVICE_NAME: name }, stdio: ['ignore', log, log] },
+  );
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`${name} exited (${signal ?? code}); see .dev/logs/${name}.log`);
+      shutdown(1);
+    }
+  });
+  children.push(child);
+}
+
+async function waitReady(name, readyUrl) {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(readyUrl)).status === 200) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not become ready; see .dev/logs/${name}.log`);
+}
+
+async function admin(method, p, body) {
+  const res = await fetch(`${url(env.DASHBOARD_PORT)}/admin/v1${p}`, {
+    method,
+    headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => undefined);
+  if (res.status >= 400) throw new Error(`${method} ${p} -> ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Seeds (or reuses) the demo project; a new API key is made on every start since keys are shown once. */
+async function seed() {
+  const projects = await admin('GET', '/projects');
+  let project = (projects.projects ?? projects).find((p) => p.name === 'Demo');
+  project ??= await admin('POST', '/projects', { name: 'Demo' });
+  const p = `/projects/${project.id}`;
+  const devices = await admin('GET', `${p}/devices`);
+  let device = (devices.devices ?? devices).find((d) => d.name === 'Demo assistant');
+  device ??= await admin('POST', `${p}/devices`, {
+    name: 'Demo assistant',
+    languages: ['en', 'de'],
+    defaultLanguage: 'en',
+    styling: { title: 'Outreach demo', primaryColor: '#2457d6' },
+    persona: 'You are a friendly assistant for Example Co.',
+    customInstructions: 'Keep answers short.',
+    knowledge: [{ title: 'Opening hours', content: 'We are open Monday to Friday, 9:00 to 17:00.' }],
+  });
+  const campaigns = await admin('GET', `${p}/campaigns`);
+  let campaign = (campaigns.campaigns ?? campaigns).find((c) => c.name === 'Demo campaign' && c.state !== 'completed');
+  let link;
+  if (!campaign) {
+    const start = new Date(Date.now() + 3000);
+    campaign = await admin('POST', `${p}/campaigns`, {
+      name: 'Demo campaign',
+      deviceId: device.id,
+      startDate: start.toISOString(),
+      endDate: new Date(Date.now() + 30 * 86400_000).toISOString(),
+      budgetMode: 'metered',
+      pricePerConversation: 25,
+    });
+    await admin('POST', `${p}/campaigns/${campaign.id}/top-offs`, { conversations: 1000 });
+    const created = await admin('POST', `${p}/campaigns/${campaign.id}/recipients`, {
+      items: [
+        {
+          externalId: 'demo-customer@example.com',
+          label: 'Dana',
+          metadata: { plan: 'gold' },
+          injectionInstructions: 'Greet {name} by name and mention the {meta.plan} plan.',
+          maxTotalInteractions: 20,
+          maxInteractionsPerWindow: 5,
+          windowSeconds: 3600,
+        },
+      ],
+    });
+    link = created.results?.[0]?.link;
+    await admin('POST', `${p}/campaigns/${campaign.id}/launch`);
+  } else {
+    const list = await admin('GET', `${p}/campaigns/${campaign.id}/recipients?limit=1`);
+    link = list.recipients?.[0]?.link;
+  }
+  const key = await admin('POST', `${p}/api-keys`, {
+    name: `demo key ${new Date().toISOString()}`,
+    scopes: ['recipients:read', 'recipients:write'],
+  });
+  return { project, campaign, key, link };
+}
+
+let stopping = false;
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of [...children].reverse()) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  process.exit(code);
+}
+process.on('SIGINT', () => shutdown(0));
+process.on('SIGTERM', () => shutdown(0));
+
+(async () => {
+  for (const s of services) {
+    startService(s);
+    if (s.ready) await waitReady(s.name, s.ready);
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+  const { project, campaign, key, link } = await seed();
+  console.log(`
+Outreach is running (logs in .dev/logs/):
+  API gateway      ${url(env.GATEWAY_PORT)}/api/v1   (OpenAPI: /api/v1/openapi.json)
+  Links            ${env.PUBLIC_BASE_URL}/i/<token>
+  Dashboard/admin  ${url(env.DASHBOARD_PORT)}/        (admin token: ${env.ADMIN_TOKEN})
+
+Demo project ${project.id}, campaign ${campaign.id} (goes live a few seconds after first start)
+API key (shown once): ${key.key}
+Sample link: ${link ?? '(none)'}
+
+Try:
+  curl -s -H "Authorization: Bearer ${key.key}" ${url(env.GATEWAY_PORT)}/api/v1/projects/${project.id}/campaigns
+
+Press Ctrl-C to stop.`);
+})().catch((err) => {
+  console.error(err.message);
+  shutdown(1);
+});
