@@ -1,4 +1,4 @@
-import { context, propagation } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   AckPolicy,
   connect,
@@ -76,11 +76,57 @@ export async function publishJson(
   data: unknown,
   msgID?: string,
 ): Promise<void> {
+  const span = tracer().startSpan(`publish ${genericSubject(subject)}`, {
+    kind: SpanKind.PRODUCER,
+    attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
+  });
   const h = natsHeaders();
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  propagation.inject(trace.setSpan(context.active(), span), carrier);
   for (const [k, v] of Object.entries(carrier)) h.set(k, v);
-  await js.publish(subject, codec.encode(data), { headers: h, msgID });
+  try {
+    await js.publish(subject, codec.encode(data), { headers: h, msgID });
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * Runs `fn` inside a consumer span whose parent is the trace context the message carries,
+ * so a change and its effect in another service share one trace.
+ */
+export async function withMessageSpan<T>(
+  msg: { subject: string; headers?: JsMsg['headers'] },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const carrier: Record<string, string> = {};
+  for (const key of msg.headers?.keys() ?? []) carrier[key] = msg.headers!.get(key);
+  const parent = propagation.extract(context.active(), carrier);
+  const span = tracer().startSpan(
+    `process ${genericSubject(msg.subject)}`,
+    { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject } },
+    parent,
+  );
+  try {
+    return await context.with(trace.setSpan(parent, span), fn);
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+function tracer() {
+  return trace.getTracer('@outreach/platform/nats');
+}
+
+// Span names must have low cardinality: entity ids in subjects become `*`.
+function genericSubject(subject: string): string {
+  return subject.replace(/\.(state\.[a-z]+)\.[^.]+$/, '.$1.*');
 }
 
 /** Decodes a JSON message and the trace context it carries. */
@@ -131,7 +177,7 @@ export async function consumeDurable(
   const done = (async () => {
     for await (const msg of messages) {
       try {
-        await handle(msg);
+        await withMessageSpan(msg, () => handle(msg));
         msg.ack();
       } catch (err) {
         logger.warn({ err, subject: msg.subject }, 'event handling failed; will be redelivered');
