@@ -107,7 +107,10 @@ export async function withMessageSpan<T>(
   const parent = propagation.extract(context.active(), carrier);
   const span = tracer().startSpan(
     `process ${genericSubject(msg.subject)}`,
-    { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject } },
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject },
+    },
     parent,
   );
   try {
