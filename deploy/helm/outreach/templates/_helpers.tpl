@@ -1,0 +1,161 @@
+{{/* Chart name, truncated to the 63 characters Kubernetes names allow. */}}
+{{- define "outreach.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Release-scoped base name of every object. */}}
+{{- define "outreach.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels on every object. */}}
+{{- define "outreach.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "outreach.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: outreach
+{{- end }}
+
+{{/* Selector labels of one component. Call with (dict "root" $ "component" "gateway"). */}}
+{{- define "outreach.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "outreach.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Name of one component's objects. */}}
+{{- define "outreach.componentName" -}}
+{{- printf "%s-%s" (include "outreach.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "outreach.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "outreach.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Image of a component: its own override, else <repository>/<name>:<tag>. */}}
+{{- define "outreach.image" -}}
+{{- $img := .image | default dict }}
+{{- $repo := $img.repository | default (printf "%s/%s" .root.Values.image.repository .name) }}
+{{- $tag := $img.tag | default .root.Values.image.tag | default .root.Chart.AppVersion }}
+{{- printf "%s:%s" $repo $tag }}
+{{- end }}
+
+{{/* The chart's Secret, whose keys hold every credential not taken from an existing Secret. */}}
+{{- define "outreach.secretName" -}}
+{{- include "outreach.fullname" . }}
+{{- end }}
+
+{{/*
+A value kept across upgrades: the one already stored in the chart's Secret under `key`,
+else `fallback`. `helm template` has no cluster, so there it is always `fallback`.
+*/}}
+{{- define "outreach.keptSecretValue" -}}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace (include "outreach.secretName" .root) }}
+{{- if and $existing $existing.data (hasKey $existing.data .key) }}
+{{- index $existing.data .key | b64dec }}
+{{- else }}
+{{- .fallback }}
+{{- end }}
+{{- end }}
+
+{{- define "outreach.trialPostgresPassword" -}}
+{{- if .Values.trial.postgresql.password }}
+{{- .Values.trial.postgresql.password }}
+{{- else }}
+{{- include "outreach.keptSecretValue" (dict "root" . "key" "TRIAL_POSTGRES_PASSWORD" "fallback" (randAlphaNum 32)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The secret settings: env name -> values entry, and what a trial install uses when no value
+is given. Returns YAML: {NAME: {item, trial?, generate?, optional?}}.
+*/}}
+{{- define "outreach.secretItems" -}}
+DATABASE_URL:
+  item: {{ toJson .Values.secrets.databaseUrl }}
+  trial: true
+REDIS_URL:
+  item: {{ toJson .Values.secrets.redisUrl }}
+  trial: true
+NATS_URL:
+  item: {{ toJson .Values.secrets.natsUrl }}
+  trial: true
+ADMIN_TOKEN:
+  item: {{ toJson .Values.secrets.adminToken }}
+  generate: true
+ASSISTANT_API_KEY:
+  item: {{ toJson .Values.secrets.assistantApiKey }}
+  optional: true
+{{- end }}
+
+{{/*
+Where the pod reads one secret variable: (dict "root" $ "name" "DATABASE_URL").
+Renders nothing for an optional credential that is not configured.
+*/}}
+{{- define "outreach.secretEnvVar" -}}
+{{- $items := include "outreach.secretItems" .root | fromYaml }}
+{{- $entry := index $items .name }}
+{{- if not $entry }}
+{{- fail (printf "unknown secret variable %s in secretEnv (known: %s)" .name (keys $items | sortAlpha | join ", ")) }}
+{{- end }}
+{{- $item := $entry.item }}
+{{- if $item.existingSecret }}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $item.existingSecret }}
+      key: {{ $item.existingSecretKey | default .name }}
+{{- else if or $item.value (and $entry.trial .root.Values.trial.enabled) $entry.generate }}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "outreach.secretName" .root }}
+      key: {{ .name }}
+{{- else if not $entry.optional }}
+{{- fail (printf "%s is not configured: set secrets.<name>.value or .existingSecret, or enable trial" .name) }}
+{{- end }}
+{{- end }}
+
+{{/* Address a gRPC client dials for a component serving on `port`. */}}
+{{- define "outreach.grpcAddr" -}}
+{{- $name := include "outreach.componentName" (dict "root" .root "component" .component) }}
+{{- if eq .root.Values.config.grpcTarget "headless" }}
+{{- printf "dns:///%s-headless:%v" $name .port }}
+{{- else }}
+{{- printf "%s:%v" $name .port }}
+{{- end }}
+{{- end }}
+
+{{/* PUBLIC_BASE_URL: configured, else the first Ingress host. */}}
+{{- define "outreach.publicBaseUrl" -}}
+{{- if .Values.config.publicBaseUrl }}
+{{- .Values.config.publicBaseUrl }}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts }}
+{{- $host := first .Values.ingress.hosts }}
+{{- $tls := false }}
+{{- range .Values.ingress.tls }}{{ if has $host .hosts }}{{ $tls = true }}{{ end }}{{ end }}
+{{- printf "%s://%s" (ternary "https" "http" $tls) $host }}
+{{- else }}
+{{- fail "config.publicBaseUrl is required when the Ingress is disabled or has no host" }}
+{{- end }}
+{{- end }}
+
+{{/* Grace period: preStop sleep + the app's shutdown deadline + a margin, in seconds. */}}
+{{- define "outreach.terminationGracePeriodSeconds" -}}
+{{- add .Values.preStopSleepSeconds (div (add .Values.config.shutdownTimeoutMs 999) 1000) .Values.terminationGraceMarginSeconds }}
+{{- end }}
