@@ -24,8 +24,8 @@ function forkReady(script, env) {
   });
 }
 
-/** Spawns a service process and waits until `readyUrl` answers 200. */
-async function spawnService(name, args, env, readyUrl) {
+/** Spawns a service process; `child.ready` resolves when `ready()` does. */
+function spawnService(name, args, env, ready) {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -33,15 +33,10 @@ async function spawnService(name, args, env, readyUrl) {
   child.once('exit', (code) => {
     if (code && !child.stopping) console.error(`${name} exited with ${code}`);
   });
-  for (let i = 0; i < 200; i++) {
-    try {
-      const res = await fetch(readyUrl);
-      if (res.status === 200) return child;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill();
-  throw new Error(`${name} did not become ready at ${readyUrl}`);
+  child.ready = ready().catch((err) => {
+    throw new Error(`${name}: ${err.message}`);
+  });
+  return child;
 }
 
 /** Stops children and waits for them to exit. */

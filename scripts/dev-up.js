@@ -4,6 +4,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { waitGrpc, waitHttp } = require('./lib/wait');
 
 const root = path.resolve(__dirname, '..');
 const logDir = path.join(root, '.dev/logs');
@@ -22,10 +23,10 @@ const env = {
 };
 const url = (port) => `http://127.0.0.1:${port}`;
 const services = [
-  { name: 'campaign-service', ready: `${url(env.DASHBOARD_PORT)}/readyz` },
-  { name: 'recipient-service', ready: null },
-  { name: 'link-runtime', ready: `${url(env.LINK_PORT)}/readyz` },
-  { name: 'gateway', ready: `${url(env.GATEWAY_PORT)}/readyz` },
+  { name: 'campaign-service', ready: () => waitHttp(`${url(env.DASHBOARD_PORT)}/readyz`) },
+  { name: 'recipient-service', ready: () => waitGrpc(`127.0.0.1:${env.RECIPIENT_GRPC_PORT}`) },
+  { name: 'link-runtime', ready: () => waitHttp(`${url(env.LINK_PORT)}/readyz`) },
+  { name: 'gateway', ready: () => waitHttp(`${url(env.GATEWAY_PORT)}/readyz`) },
 ];
 const children = [];
 
@@ -43,16 +44,6 @@ function startService({ name }) {
     }
   });
   children.push(child);
-}
-
-async function waitReady(name, readyUrl) {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(readyUrl)).status === 200) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} did not become ready; see .dev/logs/${name}.log`);
 }
 
 async function admin(method, p, body) {
@@ -135,11 +126,15 @@ process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
 (async () => {
-  for (const s of services) {
-    startService(s);
-    if (s.ready) await waitReady(s.name, s.ready);
-    else await new Promise((r) => setTimeout(r, 500));
-  }
+  // Start all first: a service's readiness may depend on another being up.
+  for (const s of services) startService(s);
+  await Promise.all(
+    services.map((s) =>
+      s.ready().catch((err) => {
+        throw new Error(`${s.name}: ${err.message}; see .dev/logs/${s.name}.log`);
+      }),
+    ),
+  );
   const { project, campaign, key, link } = await seed();
   console.log(`
 Outreach is running (logs in .dev/logs/):

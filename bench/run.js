@@ -1,0 +1,204 @@
+#!/usr/bin/env node
+/**
+ * Benchmarks, measured in one run on this machine, each next to its baselines:
+ *  - bare node:http hello, and a bare Koa route making one unary gRPC call to an echo server;
+ *  - the gateway: single-recipient reads, and bulk creates in 200-item batches;
+ *  - the link runtime: conversation starts (every admission check) and page loads.
+ * Every service runs as its own process, as in production; the load generator is this process.
+ * Results (figures and ratios against the targets) go to bench/results/.
+ *
+ * Usage: node bench/run.js [--duration 5] [--connections 50]   (needs `npm run build` first)
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const { Client } = require('pg');
+const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
+const { freePort, forkReady, spawnService, stopAll, load } = require('./lib');
+
+const root = path.resolve(__dirname, '..');
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const DURATION = arg('duration', 5);
+const CONNECTIONS = arg('connections', 50);
+const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
+
+async function freshDatabase() {
+  const name = `outreach_bench_${Date.now()}`;
+  const admin = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return {
+    url: `postgres://postgres@127.0.0.1:5432/${name}`,
+    drop: async () => {
+      const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+async function baselines(children) {
+  const httpPort = await freePort();
+  children.push(await forkReady(path.join(__dirname, 'baselines/http-hello.js'), { PORT: String(httpPort) }));
+  const echoPort = await freePort();
+  children.push(await forkReady(path.join(__dirname, 'baselines/grpc-echo-server.js'), { PORT: String(echoPort) }));
+  const koaPort = await freePort();
+  children.push(
+    await forkReady(path.join(__dirname, 'baselines/koa-grpc-echo.js'), {
+      PORT: String(koaPort),
+      ECHO_ADDR: `127.0.0.1:${echoPort}`,
+    }),
+  );
+  log('baseline: bare node:http');
+  const bare = await load({ url: `http://127.0.0.1:${httpPort}/`, connections: CONNECTIONS, duration: DURATION });
+  log('baseline: Koa -> gRPC echo');
+  const koaGrpc = await load({ url: `http://127.0.0.1:${koaPort}/echo/x`, connections: CONNECTIONS, duration: DURATION });
+  return { bare, koaGrpc };
+}
+
+async function startSystem(children, dbUrl) {
+  const ports = {};
+  for (const k of ['gateway', 'link', 'dashboard', 'campaignGrpc', 'recipientGrpc']) ports[k] = await freePort();
+  const suffix = Date.now().toString(36);
+  const env = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    ADMIN_TOKEN: 'bench-admin-token',
+    DATABASE_URL: dbUrl,
+    DATABASE_POOL_SIZE: '20',
+    REDIS_PREFIX: `bench:${suffix}:`,
+    NATS_PREFIX: `bench${suffix}`,
+    HOST: '127.0.0.1',
+    GATEWAY_PORT: String(ports.gateway),
+    LINK_PORT: String(ports.link),
+    DASHBOARD_PORT: String(ports.dashboard),
+    CAMPAIGN_GRPC_PORT: String(ports.campaignGrpc),
+    RECIPIENT_GRPC_PORT: String(ports.recipientGrpc),
+    CAMPAIGN_SERVICE_ADDR: `127.0.0.1:${ports.campaignGrpc}`,
+    RECIPIENT_SERVICE_ADDR: `127.0.0.1:${ports.recipientGrpc}`,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${ports.link}`,
+  };
+  const main = (s) => [path.join(root, s, 'dist/main.js')];
+  const started = [
+    spawnService('campaign-service', main('campaign-service'), env, () => waitHttp(`http://127.0.0.1:${ports.dashboard}/readyz`)),
+    spawnService('recipient-service', main('recipient-service'), env, () => waitGrpc(`127.0.0.1:${ports.recipientGrpc}`)),
+    spawnService('link-runtime', main('link-runtime'), env, () => waitHttp(`http://127.0.0.1:${ports.link}/readyz`)),
+    spawnService('gateway', main('gateway'), env, () => waitHttp(`http://127.0.0.1:${ports.gateway}/readyz`)),
+  ];
+  children.push(...started);
+  await Promise.all(started.map((c) => c.ready));
+  return { env, ports, natsPrefix: env.NATS_PREFIX };
+}
+
+async function adminCall(ports, method, p, body) {
+  const res = await fetch(`http://127.0.0.1:${ports.dashboard}/admin/v1${p}`, {
+    method,
+    headers: { authorization: 'Bearer bench-admin-token', 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function seed(ports) {
+  const project = await adminCall(ports, 'POST', '/projects', { name: 'bench' });
+  const p = `/projects/${project.id}`;
+  const device = await adminCall(ports, 'POST', `${p}/devices`, { name: 'bench' });
+  const key = await adminCall(ports, 'POST', `${p}/api-keys`, {
+    name: 'bench',
+    scopes: ['recipients:read', 'recipients:write'],
+    rateLimitPerMinute: 100_000_000,
+  });
+  const campaign = (startInMs) =>
+    adminCall(ports, 'POST', `${p}/campaigns`, {
+      name: 'bench',
+      deviceId: device.id,
+      startDate: new Date(Date.now() + startInMs).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+  return { projectId: project.id, key: key.key, campaign, p };
+}
+
+async function main() {
+  const children = [];
+  const db = await freshDatabase();
+  const results = { machine: { cpus: require('node:os').cpus().length, node: process.version }, durationSeconds: DURATION, connections: CONNECTIONS };
+  try {
+    const base = await baselines(children);
+    results.baselines = base;
+    const { ports } = await startSystem(children, db.url);
+    const s = await seed(ports);
+    const gw = `http://127.0.0.1:${ports.gateway}/api/v1/projects/${s.projectId}`;
+    const auth = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' };
+
+    // Bulk create: each request a fresh 200-item batch into a draft campaign without cap.
+    const draft = await s.campaign(3600_000);
+    const items = Array.from({ length: 200 }, (_, i) => ({ label: `Customer ${i}`, metadata: { n: String(i) } }));
+    const createBody = JSON.stringify({ campaignId: draft.id, items });
+    log('gateway: bulk create, 200-item batches');
+    const bulk = await load({
+      url: `${gw}/recipients`,
+      method: 'POST',
+      headers: auth,
+      body: createBody,
+      connections: 8,
+      duration: DURATION,
+    });
+    results.bulkCreate = { ...bulk, recipientsPerSec: bulk.requestsPerSec * 200 };
+
+    // Reads of one recipient.
+    const one = await (await fetch(`${gw}/recipients`, { method: 'POST', headers: auth, body: JSON.stringify({ campaignId: draft.id, items: [{}] }) })).json();
+    const rid = one.results[0].id;
+    log('gateway: single-recipient reads');
+    results.reads = await load({ url: `${gw}/recipients/${rid}`, headers: auth, connections: CONNECTIONS, duration: DURATION });
+
+    // Link runtime: an active campaign with an unlimited recipient.
+    const live = await s.campaign(1500);
+    const lr = await (await fetch(`${gw}/recipients`, { method: 'POST', headers: auth, body: JSON.stringify({ campaignId: live.id, items: [{}] }) })).json();
+    await adminCall(ports, 'POST', `${s.p}/campaigns/${live.id}/launch`);
+    const link = lr.results[0].link;
+    for (let i = 0; i < 100; i++) {
+      if ((await fetch(`${link}/conversations`, { method: 'POST' })).status === 201) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    log('link runtime: page loads');
+    results.pageLoads = await load({ url: link, connections: CONNECTIONS, duration: DURATION });
+    log('link runtime: conversation starts');
+    results.starts = await load({ url: `${link}/conversations`, method: 'POST', connections: CONNECTIONS, duration: DURATION });
+
+    const ratio = (a, b) => Math.round((a / b) * 1000) / 1000;
+    results.ratios = {
+      readsVsKoaGrpc: ratio(results.reads.requestsPerSec, base.koaGrpc.requestsPerSec),
+      startsVsBare: ratio(results.starts.requestsPerSec, base.bare.requestsPerSec),
+      pageLoadsVsBare: ratio(results.pageLoads.requestsPerSec, base.bare.requestsPerSec),
+    };
+    results.targets = {
+      'bulk create >= 20,000 recipients/s': results.bulkCreate.recipientsPerSec >= 20000,
+      'bulk create p50 < 25 ms per batch': results.bulkCreate.p50 < 25,
+      'reads >= 80% of Koa->gRPC echo': results.ratios.readsVsKoaGrpc >= 0.8,
+      'starts >= 35% of bare node:http': results.ratios.startsVsBare >= 0.35,
+      'page loads >= 50% of bare node:http': results.ratios.pageLoadsVsBare >= 0.5,
+      'starts p99 < 20 ms at 50 connections': results.starts.p99 < 20,
+      'page loads p99 < 20 ms at 50 connections': results.pageLoads.p99 < 20,
+    };
+  } finally {
+    await stopAll(children);
+    await db.drop().catch(() => undefined);
+  }
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+  fs.writeFileSync(path.join(__dirname, 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify({ ratios: results.ratios, targets: results.targets }, null, 2));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
