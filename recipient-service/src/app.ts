@@ -1,0 +1,24 @@
+import { Server } from '@grpc/grpc-js';
+import { loadRecipientsProto } from '@outreach/contracts';
+import { addGrpcHealth, type Lifecycle, type Logger, type ServiceMetrics } from '@outreach/platform';
+import type { Pool } from 'pg';
+import { recipientHandlers } from './recipients/recipients.handlers';
+import type { RecipientService } from './recipients/recipients.service';
+
+/** Builds the gRPC server (RecipientService + grpc.health.v1) from injected deps, without listening. */
+export function buildGrpcServer(deps: {
+  service: RecipientService;
+  pool: Pool;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  metrics: ServiceMetrics;
+}): Server {
+  const server = new Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+  const proto = loadRecipientsProto();
+  server.addService(
+    proto.outreach.v1.RecipientService.service,
+    recipientHandlers(deps.service, deps.logger, deps.metrics),
+  );
+  addGrpcHealth(server, deps.lifecycle, { postgres: () => deps.pool.query('SELECT 1').then(() => true) });
+  return server;
+}

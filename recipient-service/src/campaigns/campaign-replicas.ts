@@ -1,0 +1,161 @@
+import type { CampaignMessage, CampaignSnapshot } from '@outreach/contracts';
+import { AppError, callUnary, fromServiceError } from '@outreach/platform';
+import type { Pool, PoolClient } from 'pg';
+
+/** The campaign facts this service keeps, plus the recipient count it maintains. */
+export interface CampaignReplica {
+  id: string;
+  projectId: string;
+  deviceId: string;
+  startDate: Date;
+  endDate: Date;
+  launchedAt: Date | null;
+  haltedAt: Date | null;
+  recipientCap: number | null;
+  version: number;
+  recipientCount: number;
+}
+
+type Db = Pool | PoolClient;
+
+interface ReplicaRow {
+  id: string;
+  project_id: string;
+  device_id: string;
+  start_date: Date;
+  end_date: Date;
+  launched_at: Date | null;
+  halted_at: Date | null;
+  recipient_cap: number | null;
+  version: string;
+  recipient_count: number;
+}
+
+const COLUMNS =
+  'id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version, recipient_count';
+
+/** Maps a replica row. */
+export function toReplica(r: ReplicaRow): CampaignReplica {
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    deviceId: r.device_id,
+    startDate: r.start_date,
+    endDate: r.end_date,
+    launchedAt: r.launched_at,
+    haltedAt: r.halted_at,
+    recipientCap: r.recipient_cap,
+    version: Number(r.version),
+    recipientCount: r.recipient_count,
+  };
+}
+
+/** Reads one replica; `lock` takes the row lock that serialises writes to the campaign. */
+export async function findReplica(db: Db, id: string, lock = false): Promise<CampaignReplica | null> {
+  const { rows } = await db.query<ReplicaRow>(
+    `SELECT ${COLUMNS} FROM recipients.campaign_replicas WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
+  return rows[0] ? toReplica(rows[0]) : null;
+}
+
+/** Every replica of a project, locked, in id order (a stable lock order avoids deadlocks). */
+export async function lockProjectReplicas(db: PoolClient, projectId: string): Promise<CampaignReplica[]> {
+  const { rows } = await db.query<ReplicaRow>(
+    `SELECT ${COLUMNS} FROM recipients.campaign_replicas WHERE project_id = $1 ORDER BY id FOR UPDATE`,
+    [projectId],
+  );
+  return rows.map(toReplica);
+}
+
+/** Applies a campaign snapshot when its version is newer than the one held. Returns true if applied. */
+export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO recipients.campaign_replicas
+       (id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (id) DO UPDATE SET
+       project_id = EXCLUDED.project_id, device_id = EXCLUDED.device_id,
+       start_date = EXCLUDED.start_date, end_date = EXCLUDED.end_date,
+       launched_at = EXCLUDED.launched_at, halted_at = EXCLUDED.halted_at,
+       recipient_cap = EXCLUDED.recipient_cap, version = EXCLUDED.version, updated_at = now()
+     WHERE campaign_replicas.version < EXCLUDED.version`,
+    [
+      s.id,
+      s.projectId,
+      s.deviceId,
+      s.startDate,
+      s.endDate,
+      s.launchedAt,
+      s.haltedAt,
+      s.recipientCap,
+      s.version,
+    ],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Stores a campaign fetched over gRPC (it has no version): it fills a gap only, and any
+ * snapshot that arrives later replaces it.
+ */
+export async function insertFetchedCampaign(db: Db, c: CampaignMessage): Promise<void> {
+  await db.query(
+    `INSERT INTO recipients.campaign_replicas
+       (id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, -1)
+     ON CONFLICT (id) DO NOTHING`,
+    [
+      c.id,
+      c.projectId,
+      c.deviceId,
+      c.startDate,
+      c.endDate,
+      c.launchedAt ?? null,
+      c.haltedAt ?? null,
+      c.recipientCap ?? null,
+    ],
+  );
+}
+
+/** Looks a campaign up for a project, fetching it from the campaign service on a miss. */
+export type CampaignLookup = (projectId: string, campaignId: string) => Promise<CampaignReplica>;
+
+/**
+ * The lookup used by every RPC that names a campaign. A campaign created a moment ago
+ * may not be replicated yet: it is then fetched with CampaignService.GetCampaign and
+ * stored. Unknown campaigns and those of another project are `not_found`.
+ */
+export function campaignLookup(pool: Pool, campaignClient: object | null): CampaignLookup {
+  return async (projectId, campaignId) => {
+    let replica = await findReplica(pool, campaignId);
+    if (!replica && campaignClient) {
+      let campaign: CampaignMessage;
+      try {
+        campaign = await callUnary<object, CampaignMessage>(
+          campaignClient,
+          'GetCampaign',
+          { projectId, campaignId },
+          { deadlineMs: 3000 },
+        );
+      } catch (err) {
+        const mapped = fromServiceError(err);
+        if (mapped.code === 'not_found') throw campaignNotFound(campaignId);
+        throw mapped;
+      }
+      if (campaign.id === campaignId && campaign.projectId === projectId) {
+        await insertFetchedCampaign(pool, campaign);
+        replica = await findReplica(pool, campaignId);
+      }
+    }
+    if (!replica || replica.projectId !== projectId) throw campaignNotFound(campaignId);
+    return replica;
+  };
+}
+
+/** The refusal for a campaign that is not in the project. */
+export function campaignNotFound(campaignId: string): AppError {
+  return new AppError('not_found', 'Campaign not found in this project.', {
+    details: { resource: 'campaign', id: campaignId },
+  });
+}

@@ -1,0 +1,116 @@
+import { LIMITS } from '@outreach/contracts';
+import { type PlaceholderValues, substitutePlaceholders } from './placeholders';
+import { findSafetyViolation, type SafetyRule } from './safety';
+
+export type InjectionMode = 'append' | 'replace';
+
+/** Why stored instructions are refused: which limit, its value and what was sent. */
+export interface InstructionsLimitProblem {
+  rule: 'maxWords' | 'maxLength';
+  limit: number;
+  actual: number;
+  message: string;
+}
+
+/** Words are runs of non-whitespace. */
+export function countWords(text: string): number {
+  return text.split(/\s+/u).filter((w) => w.length > 0).length;
+}
+
+/** Characters are Unicode code points, not UTF-16 units. */
+export function countCodePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/**
+ * Checks the (already substituted) instructions against the limit of `mode`: append
+ * allows 500 words, replace 7500 characters. Returns null when within the limit.
+ */
+export function checkInstructionsLength(text: string, mode: InjectionMode): InstructionsLimitProblem | null {
+  if (mode === 'append') {
+    const actual = countWords(text);
+    return actual > LIMITS.appendWords
+      ? {
+          rule: 'maxWords',
+          limit: LIMITS.appendWords,
+          actual,
+          message: `must have at most ${LIMITS.appendWords} words in append mode (has ${actual})`,
+        }
+      : null;
+  }
+  const actual = countCodePoints(text);
+  return actual > LIMITS.replaceChars
+    ? {
+        rule: 'maxLength',
+        limit: LIMITS.replaceChars,
+        actual,
+        message: `must have at most ${LIMITS.replaceChars} characters in replace mode (has ${actual})`,
+      }
+    : null;
+}
+
+/** A refusal of one field, shaped like every validation refusal of this service. */
+export interface FieldProblem {
+  message: string;
+  details: {
+    field: string;
+    rule: string;
+    errors: { pointer: string; rule: string; message: string }[];
+    [extra: string]: unknown;
+  };
+}
+
+const FIELD = '/injectionInstructions';
+
+/**
+ * Substitutes the placeholders of `template` and checks the text that would be stored:
+ * the mode's length limit first, then the safety rules. Returns the stored text or the
+ * refusal.
+ */
+export function prepareInstructions(
+  template: string,
+  mode: InjectionMode,
+  values: PlaceholderValues,
+  rules: readonly SafetyRule[],
+): { text: string } | { problem: FieldProblem } {
+  const text = substitutePlaceholders(template, values);
+  const problem = checkStoredInstructions(text, mode, rules);
+  return problem ? { problem } : { text };
+}
+
+/** Checks already-substituted instructions against the mode's limit and the safety rules. */
+export function checkStoredInstructions(
+  text: string,
+  mode: InjectionMode,
+  rules: readonly SafetyRule[],
+): FieldProblem | null {
+  const tooLong = checkInstructionsLength(text, mode);
+  if (tooLong) {
+    return {
+      message: `injectionInstructions ${tooLong.message}`,
+      details: {
+        field: FIELD,
+        rule: tooLong.rule,
+        limit: tooLong.limit,
+        actual: tooLong.actual,
+        errors: [{ pointer: FIELD, rule: tooLong.rule, message: tooLong.message }],
+      },
+    };
+  }
+  const unsafe = findSafetyViolation(text, rules);
+  if (unsafe) {
+    const message = `was refused by the safety check: ${unsafe.description}`;
+    return {
+      message: `injectionInstructions ${message}`,
+      details: {
+        field: FIELD,
+        reason: 'safety_refused',
+        rule: unsafe.id,
+        errors: [{ pointer: FIELD, rule: unsafe.id, message }],
+      },
+    };
+  }
+  return null;
+}

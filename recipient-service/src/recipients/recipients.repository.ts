@@ -1,0 +1,285 @@
+import type { RecipientMessage } from '@outreach/contracts';
+import type { Pool, PoolClient } from 'pg';
+import type { NewRecipient } from './items';
+
+type Db = Pool | PoolClient;
+
+/** A stored recipient with its campaign's device. */
+export interface RecipientRow {
+  id: string;
+  project_id: string;
+  campaign_id: string;
+  token: string;
+  external_id: string | null;
+  label: string | null;
+  metadata: Record<string, string>;
+  is_active: boolean;
+  injection_mode: 'append' | 'replace';
+  injection_instructions: string | null;
+  max_total_interactions: number | null;
+  max_interactions_per_window: number | null;
+  window_seconds: number | null;
+  interaction_count: number;
+  last_interaction_at: Date | null;
+  disabled_message: string | null;
+  cooldown_message: string | null;
+  distillation_status: string;
+  distillation_lens_id: string | null;
+  distillation_error: string | null;
+  created_at: Date;
+  device_id: string;
+}
+
+const SELECT = `SELECT r.id, r.project_id, r.campaign_id, r.token, r.external_id, r.label, r.metadata,
+       r.is_active, r.injection_mode, r.injection_instructions, r.max_total_interactions,
+       r.max_interactions_per_window, r.window_seconds, r.interaction_count, r.last_interaction_at,
+       r.disabled_message, r.cooldown_message, r.distillation_status, r.distillation_lens_id,
+       r.distillation_error, r.created_at, c.device_id
+  FROM recipients.recipients r JOIN recipients.campaign_replicas c ON c.id = r.campaign_id`;
+
+const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+/** The link of a token: `<base>/i/<token>`. */
+export function linkOf(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl.replace(/\/+$/, '')}/i/${token}`;
+}
+
+/** Maps a row to the gRPC Recipient message (unset optionals are absent, not null). */
+export function toMessage(row: RecipientRow, publicBaseUrl: string): RecipientMessage {
+  return {
+    id: row.id,
+    campaignId: row.campaign_id,
+    projectId: row.project_id,
+    externalId: opt(row.external_id),
+    label: opt(row.label),
+    metadata: row.metadata,
+    deviceId: row.device_id,
+    isActive: row.is_active,
+    link: linkOf(publicBaseUrl, row.token),
+    injectionMode: row.injection_mode,
+    injectionInstructions: opt(row.injection_instructions),
+    maxTotalInteractions: opt(row.max_total_interactions),
+    maxInteractionsPerWindow: opt(row.max_interactions_per_window),
+    windowSeconds: opt(row.window_seconds),
+    interactionCount: row.interaction_count,
+    lastInteractionAt: row.last_interaction_at ? row.last_interaction_at.toISOString() : undefined,
+    disabledMessage: opt(row.disabled_message),
+    cooldownMessage: opt(row.cooldown_message),
+    distillationStatus: row.distillation_status,
+    distillationLensId: opt(row.distillation_lens_id),
+    distillationError: opt(row.distillation_error),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** The ids of recipients of a campaign holding any of `externalIds`, by externalId. */
+export async function findByExternalIds(
+  db: Db,
+  campaignId: string,
+  externalIds: string[],
+): Promise<Map<string, string>> {
+  if (externalIds.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; external_id: string }>(
+    `SELECT id, external_id FROM recipients.recipients WHERE campaign_id = $1 AND external_id = ANY($2::text[])`,
+    [campaignId, externalIds],
+  );
+  return new Map(rows.map((r) => [r.external_id, r.id]));
+}
+
+/** One recipient to insert. */
+export interface InsertRow extends NewRecipient {
+  id: string;
+  token: string;
+  /** ISO instant with microseconds (the batch position), so list order keeps item order. */
+  createdAt: string;
+}
+
+/**
+ * Inserts a batch with ONE statement (arrays unnested into rows, so the statement has a
+ * fixed number of parameters whatever the batch size). Rows that collide on
+ * (campaign, externalId) are skipped; the ids really inserted are returned.
+ */
+export async function insertRecipients(
+  db: PoolClient,
+  projectId: string,
+  campaignId: string,
+  rows: InsertRow[],
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const col = <T>(f: (r: InsertRow) => T) => rows.map(f);
+  const { rows: inserted } = await db.query<{ id: string }>(
+    `INSERT INTO recipients.recipients
+       (id, project_id, campaign_id, token, external_id, label, metadata, is_active, injection_mode,
+        injection_instructions, max_total_interactions, max_interactions_per_window, window_seconds,
+        disabled_message, cooldown_message, created_at)
+     SELECT u.id, $1, $2, u.token, u.external_id, u.label, u.metadata::jsonb, u.is_active, u.injection_mode,
+            u.injection_instructions, u.max_total, u.per_window, u.window_seconds,
+            u.disabled_message, u.cooldown_message, u.created_at
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[],
+                   $10::text[], $11::int[], $12::int[], $13::int[], $14::text[], $15::text[], $16::timestamptz[])
+         AS u(id, token, external_id, label, metadata, is_active, injection_mode, injection_instructions,
+              max_total, per_window, window_seconds, disabled_message, cooldown_message, created_at)
+     ON CONFLICT DO NOTHING
+     RETURNING id`,
+    [
+      projectId,
+      campaignId,
+      col((r) => r.id),
+      col((r) => r.token),
+      col((r) => r.externalId),
+      col((r) => r.label),
+      col((r) => JSON.stringify(r.metadata)),
+      col((r) => r.isActive),
+      col((r) => r.injectionMode),
+      col((r) => r.injectionInstructions),
+      col((r) => r.maxTotalInteractions),
+      col((r) => r.maxInteractionsPerWindow),
+      col((r) => r.windowSeconds),
+      col((r) => r.disabledMessage),
+      col((r) => r.cooldownMessage),
+      col((r) => r.createdAt),
+    ],
+  );
+  return new Set(inserted.map((r) => r.id));
+}
+
+/** Adds `delta` to a campaign's recipient count. */
+export async function bumpRecipientCount(db: PoolClient, campaignId: string, delta: number): Promise<void> {
+  if (delta === 0) return;
+  await db.query(
+    'UPDATE recipients.campaign_replicas SET recipient_count = recipient_count + $2 WHERE id = $1',
+    [campaignId, delta],
+  );
+}
+
+/** One recipient of a project; `lock` locks the recipient row. */
+export async function findRecipient(
+  db: Db,
+  projectId: string,
+  id: string,
+  lock = false,
+): Promise<RecipientRow | null> {
+  const { rows } = await db.query<RecipientRow>(
+    `${SELECT} WHERE r.id = $1 AND r.project_id = $2${lock ? ' FOR UPDATE OF r' : ''}`,
+    [id, projectId],
+  );
+  return rows[0] ?? null;
+}
+
+/** A recipient by link token. */
+export async function findByToken(db: Db, token: string): Promise<RecipientRow | null> {
+  const { rows } = await db.query<RecipientRow>(`${SELECT} WHERE r.token = $1`, [token]);
+  return rows[0] ?? null;
+}
+
+/** A page of a campaign's recipients in list order (createdAt, then id). */
+export async function listRecipients(
+  db: Db,
+  campaignId: string,
+  page: { limit: number; offset: number; active?: boolean },
+): Promise<RecipientRow[]> {
+  const params: unknown[] = [campaignId, page.limit, page.offset];
+  let filter = '';
+  if (page.active !== undefined) {
+    params.push(page.active);
+    filter = ' AND r.is_active = $4';
+  }
+  const { rows } = await db.query<RecipientRow>(
+    `${SELECT} WHERE r.campaign_id = $1${filter} ORDER BY r.created_at, r.id LIMIT $2 OFFSET $3`,
+    params,
+  );
+  return rows;
+}
+
+/** Column names of the fields a PATCH may change. */
+export const PATCH_COLUMNS = {
+  label: 'label',
+  isActive: 'is_active',
+  injectionMode: 'injection_mode',
+  injectionInstructions: 'injection_instructions',
+  disabledMessage: 'disabled_message',
+  cooldownMessage: 'cooldown_message',
+  maxTotalInteractions: 'max_total_interactions',
+  maxInteractionsPerWindow: 'max_interactions_per_window',
+  windowSeconds: 'window_seconds',
+} as const;
+
+export type PatchField = keyof typeof PATCH_COLUMNS;
+
+/** Writes the changed fields of one recipient. */
+export async function updateRecipient(
+  db: PoolClient,
+  id: string,
+  changes: Partial<Record<PatchField, unknown>>,
+): Promise<void> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [field, value] of Object.entries(changes)) {
+    params.push(value);
+    sets.push(`${PATCH_COLUMNS[field as PatchField]} = $${params.length}`);
+  }
+  if (sets.length === 0) return;
+  await db.query(
+    `UPDATE recipients.recipients SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`,
+    params,
+  );
+}
+
+/** A deleted recipient: what the change event needs. */
+export interface DeletedRow {
+  id: string;
+  campaign_id: string;
+  project_id: string;
+  token: string;
+}
+
+/** Deletes recipients of a project by id within the given campaigns. */
+export async function deleteRecipients(
+  db: PoolClient,
+  projectId: string,
+  filter: { ids?: string[]; campaignIds: string[] },
+): Promise<DeletedRow[]> {
+  if (filter.campaignIds.length === 0) return [];
+  const params: unknown[] = [projectId, filter.campaignIds];
+  let byId = '';
+  if (filter.ids) {
+    params.push(filter.ids);
+    byId = ' AND id = ANY($3::text[])';
+  }
+  const { rows } = await db.query<DeletedRow>(
+    `DELETE FROM recipients.recipients
+      WHERE project_id = $1 AND campaign_id = ANY($2::text[])${byId}
+      RETURNING id, campaign_id, project_id, token`,
+    params,
+  );
+  return rows;
+}
+
+/** The campaigns of a project's recipients among `ids`, with those recipients. */
+export async function campaignsOfRecipients(
+  db: Db,
+  projectId: string,
+  ids: string[],
+): Promise<Map<string, string[]>> {
+  const { rows } = await db.query<{ id: string; campaign_id: string }>(
+    'SELECT id, campaign_id FROM recipients.recipients WHERE project_id = $1 AND id = ANY($2::text[])',
+    [projectId, ids],
+  );
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.campaign_id, [...(out.get(r.campaign_id) ?? []), r.id]);
+  return out;
+}
+
+/** Recipient counts of a project's campaigns. */
+export async function countByCampaign(
+  db: Db,
+  projectId: string,
+  campaignIds: string[],
+): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ id: string; recipient_count: number }>(
+    `SELECT id, recipient_count FROM recipients.campaign_replicas
+      WHERE project_id = $1 AND id = ANY($2::text[])`,
+    [projectId, campaignIds],
+  );
+  return new Map(rows.map((r) => [r.id, r.recipient_count]));
+}

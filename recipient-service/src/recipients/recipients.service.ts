@@ -1,0 +1,499 @@
+import {
+  type CampaignState,
+  deriveCampaignState,
+  isEditable,
+  LIMITS,
+  type RecipientChanged,
+  type RecipientMessage,
+  validator,
+} from '@outreach/contracts';
+import { AppError, type Clock, type Logger, newId, newLinkToken, withTransaction } from '@outreach/platform';
+import type { Pool } from 'pg';
+import {
+  type CampaignLookup,
+  type CampaignReplica,
+  findReplica,
+  lockProjectReplicas,
+} from '../campaigns/campaign-replicas';
+import {
+  checkStoredInstructions,
+  type FieldProblem,
+  type InjectionMode,
+  prepareInstructions,
+} from './instructions';
+import {
+  checkWindowPair,
+  fieldProblem,
+  type ItemOutcome,
+  parseCreateItem,
+  problemsToFieldProblem,
+} from './items';
+import {
+  bumpRecipientCount,
+  campaignsOfRecipients,
+  countByCampaign,
+  type DeletedRow,
+  deleteRecipients,
+  findByExternalIds,
+  findByToken,
+  findRecipient,
+  type InsertRow,
+  insertRecipients,
+  listRecipients,
+  type PatchField,
+  type RecipientRow,
+  toMessage,
+  updateRecipient,
+} from './recipients.repository';
+import type { SafetyRule } from './safety';
+
+/** What the recipient service needs, injected. */
+export interface RecipientServiceDeps {
+  pool: Pool;
+  clock: Clock;
+  logger: Logger;
+  publicBaseUrl: string;
+  safetyRules: readonly SafetyRule[];
+  lookupCampaign: CampaignLookup;
+  /** Publishes a RecipientChanged event; called after the change committed. */
+  publishChange: (event: RecipientChanged) => Promise<void>;
+}
+
+/** One create result as it travels over gRPC (error details as JSON text). */
+export interface CreateResult {
+  status: 'created' | 'duplicate' | 'error';
+  index: number;
+  externalId?: string;
+  id?: string;
+  recipient?: RecipientMessage;
+  code?: string;
+  error?: string;
+  detailsJson?: string;
+}
+
+/** The create response before the gateway picks 201 or 422. */
+export interface CreateOutcome {
+  created: number;
+  failed: number;
+  total: number;
+  results: CreateResult[];
+}
+
+/** Fields a PATCH may never change. */
+const IMMUTABLE_FIELDS = new Set([
+  'id',
+  'campaignId',
+  'projectId',
+  'externalId',
+  'metadata',
+  'token',
+  'link',
+  'interactionCount',
+  'lastInteractionAt',
+  'createdAt',
+  'deviceId',
+  'distillationStatus',
+  'distillationLensId',
+  'distillationError',
+]);
+
+/** The 409 for writes to a campaign that is active or completed. */
+export function notEditable(campaignId: string, state: CampaignState): AppError {
+  return new AppError('conflict', `The campaign is ${state}; its recipients can no longer be changed.`, {
+    details: { reason: 'not_editable', campaignId, state },
+    hint: 'Recipients can be created, updated and deleted only while the campaign is draft or upcoming.',
+  });
+}
+
+/** The 409 for a batch that would take the campaign past its recipient cap. */
+export function capExceeded(cap: number, existing: number, requested: number): AppError {
+  const more = Math.max(cap - existing, 0);
+  return new AppError('conflict', 'The batch would exceed the campaign recipient cap.', {
+    details: { reason: 'cap_exceeded', cap, existing, requested },
+    hint: `The campaign's recipient cap is ${cap} and it holds ${existing} recipients, so at most ${more} more may be sent; this request would create ${requested}. Nothing was created.`,
+  });
+}
+
+function recipientNotFound(id: string): AppError {
+  return new AppError('not_found', 'Recipient not found in this project.', {
+    details: { resource: 'recipient', id },
+  });
+}
+
+function invalid(problem: FieldProblem): AppError {
+  return new AppError('invalid_request', problem.message, { details: problem.details });
+}
+
+/**
+ * Instants of one batch: the clock's millisecond plus the item's position in
+ * microseconds, so that the list order (createdAt, id) keeps the order of the items
+ * while every createdAt still reads as the same millisecond.
+ */
+function batchInstant(base: Date, position: number): string {
+  return `${base.toISOString().slice(0, 23)}${String(position).padStart(3, '0')}Z`;
+}
+
+/** The recipient service's domain operations. */
+export function createRecipientService(deps: RecipientServiceDeps) {
+  const { pool, clock, publicBaseUrl } = deps;
+
+  const stateOf = (c: CampaignReplica) => deriveCampaignState(c, clock());
+  const assertEditable = (c: CampaignReplica) => {
+    const state = stateOf(c);
+    if (!isEditable(state)) throw notEditable(c.id, state);
+  };
+
+  const publishAll = async (rows: DeletedRow[], change: RecipientChanged['change']) => {
+    const at = clock().toISOString();
+    const results = await Promise.allSettled(
+      rows.map((r) =>
+        deps.publishChange({
+          recipientId: r.id,
+          campaignId: r.campaign_id,
+          projectId: r.project_id,
+          token: r.token,
+          change,
+          at,
+        }),
+      ),
+    );
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    // The change is committed; consumers also bound their caches by time, so a lost event delays, never corrupts.
+    if (failed > 0) deps.logger.warn({ failed, change }, 'publishing RecipientChanged failed');
+  };
+
+  return {
+    /** Creates a batch: per-item validation and dedupe, then one atomic cap check and insert. */
+    async createRecipients(
+      projectId: string,
+      campaignId: string,
+      itemsJson: string[],
+    ): Promise<CreateOutcome> {
+      if (itemsJson.length < 1 || itemsJson.length > LIMITS.itemsPerCreate) {
+        throw invalid(
+          fieldProblem(
+            '/items',
+            itemsJson.length < 1 ? 'minItems' : 'maxItems',
+            `must hold 1 to ${LIMITS.itemsPerCreate} items`,
+          ),
+        );
+      }
+      const campaign = await deps.lookupCampaign(projectId, campaignId);
+      assertEditable(campaign);
+
+      const outcomes: ItemOutcome[] = itemsJson.map((json, i) => parseCreateItem(json, i, deps.safetyRules));
+      const results: CreateResult[] = new Array(itemsJson.length);
+      const base = clock();
+      const candidates: { index: number; row: InsertRow }[] = [];
+      // Within the batch the first valid occurrence of an externalId wins.
+      const firstByExternalId = new Map<string, number>();
+      const laterDuplicates: { index: number; first: number }[] = [];
+      outcomes.forEach((o, index) => {
+        if (!o.ok) {
+          const { details, ...rest } = o.error;
+          results[index] = { ...rest, detailsJson: JSON.stringify(details) };
+          return;
+        }
+        const ext = o.value.externalId;
+        if (ext !== null) {
+          const first = firstByExternalId.get(ext);
+          if (first !== undefined) {
+            laterDuplicates.push({ index, first });
+            return;
+          }
+          firstByExternalId.set(ext, index);
+        }
+        candidates.push({
+          index,
+          row: { ...o.value, id: newId('rcp'), token: newLinkToken(), createdAt: batchInstant(base, index) },
+        });
+      });
+
+      const createdIds = await withTransaction(pool, async (client) => {
+        const locked = await findReplica(client, campaignId, true);
+        if (!locked) throw new AppError('not_found');
+        // Facts may have changed while we validated; the locked row is the truth.
+        assertEditable(locked);
+        const existing = await findByExternalIds(
+          client,
+          campaignId,
+          candidates.flatMap((c) => (c.row.externalId === null ? [] : [c.row.externalId])),
+        );
+        const toCreate = candidates.filter(
+          (c) => c.row.externalId === null || !existing.has(c.row.externalId),
+        );
+        for (const c of candidates) {
+          const id = c.row.externalId === null ? undefined : existing.get(c.row.externalId);
+          if (id !== undefined) {
+            results[c.index] = { status: 'duplicate', index: c.index, externalId: c.row.externalId!, id };
+          }
+        }
+        if (locked.recipientCap !== null && locked.recipientCount + toCreate.length > locked.recipientCap) {
+          throw capExceeded(locked.recipientCap, locked.recipientCount, toCreate.length);
+        }
+        const inserted = await insertRecipients(
+          client,
+          projectId,
+          campaignId,
+          toCreate.map((c) => c.row),
+        );
+        // Under the campaign lock no other batch can insert; a skipped row means a broken invariant.
+        if (inserted.size !== toCreate.length) throw new Error('recipient insert skipped rows under lock');
+        await bumpRecipientCount(client, campaignId, inserted.size);
+        return { ids: inserted, existing, device: locked.deviceId };
+      });
+
+      let created = 0;
+      for (const c of candidates) {
+        if (!createdIds.ids.has(c.row.id)) continue;
+        created++;
+        const recipient = toMessage(rowOf(c.row, projectId, campaignId, createdIds.device), publicBaseUrl);
+        results[c.index] = {
+          status: 'created',
+          index: c.index,
+          externalId: recipient.externalId,
+          id: recipient.id,
+          recipient,
+        };
+      }
+      for (const d of laterDuplicates) {
+        const ext = (outcomes[d.index] as Extract<ItemOutcome, { ok: true }>).value.externalId!;
+        const first = candidates.find((c) => c.index === d.first)!;
+        const id = createdIds.existing.get(ext) ?? first.row.id;
+        results[d.index] = { status: 'duplicate', index: d.index, externalId: ext, id };
+      }
+      return { created, failed: itemsJson.length - created, total: itemsJson.length, results };
+    },
+
+    /** A page of a campaign's recipients; total is the campaign's recipient count. */
+    async listRecipients(
+      projectId: string,
+      campaignId: string,
+      page: { limit: number; offset: number; active?: boolean },
+    ): Promise<{ total: number; recipients: RecipientMessage[] }> {
+      const limit = page.limit === 0 ? LIMITS.listDefault : page.limit;
+      if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listMax) {
+        throw invalid(fieldProblem('/limit', 'maximum', `must be an integer from 1 to ${LIMITS.listMax}`));
+      }
+      if (!Number.isInteger(page.offset) || page.offset < 0) {
+        throw invalid(fieldProblem('/offset', 'minimum', 'must be a non-negative integer'));
+      }
+      const campaign = await deps.lookupCampaign(projectId, campaignId);
+      const rows = await listRecipients(pool, campaignId, {
+        limit,
+        offset: page.offset,
+        active: page.active,
+      });
+      return { total: campaign.recipientCount, recipients: rows.map((r) => toMessage(r, publicBaseUrl)) };
+    },
+
+    /** One recipient of the project. */
+    async getRecipient(projectId: string, id: string): Promise<RecipientMessage> {
+      const row = await findRecipient(pool, projectId, id);
+      if (!row) throw recipientNotFound(id);
+      return toMessage(row, publicBaseUrl);
+    },
+
+    /** Applies a PATCH body (JSON text) while the campaign is editable. */
+    async updateRecipient(projectId: string, id: string, patchJson: string): Promise<RecipientMessage> {
+      const patch = parsePatch(patchJson);
+      const row = await withTransaction(pool, async (client) => {
+        const current = await findRecipient(client, projectId, id, true);
+        if (!current) throw recipientNotFound(id);
+        const campaign = await findReplica(client, current.campaign_id);
+        if (!campaign) throw recipientNotFound(id);
+        assertEditable(campaign);
+
+        const changes: Partial<Record<PatchField, unknown>> = { ...patch };
+        const perWindow =
+          'maxInteractionsPerWindow' in patch
+            ? patch.maxInteractionsPerWindow
+            : current.max_interactions_per_window;
+        const windowSeconds = 'windowSeconds' in patch ? patch.windowSeconds : current.window_seconds;
+        const pair = checkWindowPair(
+          (perWindow as number | null) ?? null,
+          (windowSeconds as number | null) ?? null,
+        );
+        if (pair) throw invalid(pair);
+
+        const mode = (patch.injectionMode as InjectionMode | undefined) ?? current.injection_mode;
+        if (typeof patch.injectionInstructions === 'string') {
+          const label = 'label' in patch ? (patch.label as string | null) : current.label;
+          const prepared = prepareInstructions(
+            patch.injectionInstructions,
+            mode,
+            { externalId: current.external_id, label, metadata: current.metadata },
+            deps.safetyRules,
+          );
+          if ('problem' in prepared) throw invalid(prepared.problem);
+          changes.injectionInstructions = prepared.text;
+        } else if (patch.injectionInstructions === undefined && mode !== current.injection_mode) {
+          // A mode switch alone must still leave the stored text within the new mode's limit.
+          const problem = current.injection_instructions
+            ? checkStoredInstructions(current.injection_instructions, mode, deps.safetyRules)
+            : null;
+          if (problem) throw invalid(problem);
+        }
+        await updateRecipient(client, id, changes);
+        return (await findRecipient(client, projectId, id))!;
+      });
+      await publishAll([row], 'updated');
+      return toMessage(row, publicBaseUrl);
+    },
+
+    /** Deletes one recipient while its campaign is editable. */
+    async deleteRecipient(projectId: string, id: string): Promise<{ success: boolean; id: string }> {
+      const found = await findRecipient(pool, projectId, id);
+      if (!found) throw recipientNotFound(id);
+      const deleted = await withTransaction(pool, async (client) => {
+        // Lock order everywhere: campaign row first, then recipient rows.
+        const campaign = await findReplica(client, found.campaign_id, true);
+        if (!campaign) throw recipientNotFound(id);
+        assertEditable(campaign);
+        const rows = await deleteRecipients(client, projectId, { ids: [id], campaignIds: [campaign.id] });
+        await bumpRecipientCount(client, campaign.id, -rows.length);
+        return rows;
+      });
+      if (deleted.length === 0) throw recipientNotFound(id);
+      await publishAll(deleted, 'deleted');
+      return { success: true, id };
+    },
+
+    /** Deletes by ids (one editable campaign) or every recipient of the project's editable campaigns. */
+    async bulkDelete(
+      projectId: string,
+      request: { ids: string[]; all: boolean },
+    ): Promise<{ success: boolean; deleted: number; ids: string[]; skippedCampaignIds: string[] }> {
+      if (request.all) {
+        if (request.ids.length > 0)
+          throw invalid(fieldProblem('/', 'oneOf', 'must send either ids or all, not both'));
+        const { deleted, skipped } = await withTransaction(pool, async (client) => {
+          const campaigns = await lockProjectReplicas(client, projectId);
+          const editable = campaigns.filter((c) => isEditable(stateOf(c)));
+          const skippedIds = campaigns
+            .filter((c) => !isEditable(stateOf(c)) && c.recipientCount > 0)
+            .map((c) => c.id);
+          const rows = await deleteRecipients(client, projectId, { campaignIds: editable.map((c) => c.id) });
+          const perCampaign = new Map<string, number>();
+          for (const r of rows) perCampaign.set(r.campaign_id, (perCampaign.get(r.campaign_id) ?? 0) + 1);
+          for (const [campaignId, n] of perCampaign) await bumpRecipientCount(client, campaignId, -n);
+          return { deleted: rows, skipped: skippedIds };
+        });
+        await publishAll(deleted, 'deleted');
+        return {
+          success: true,
+          deleted: deleted.length,
+          ids: deleted.map((r) => r.id),
+          skippedCampaignIds: skipped,
+        };
+      }
+
+      const ids = [...new Set(request.ids)];
+      if (ids.length < 1 || ids.length > LIMITS.bulkDeleteIds) {
+        throw invalid(
+          fieldProblem(
+            '/ids',
+            ids.length < 1 ? 'minItems' : 'maxItems',
+            `must hold 1 to ${LIMITS.bulkDeleteIds} ids`,
+          ),
+        );
+      }
+      const byCampaign = await campaignsOfRecipients(pool, projectId, ids);
+      if (byCampaign.size > 1) {
+        throw new AppError('invalid_request', 'The ids belong to more than one campaign.', {
+          details: {
+            field: '/ids',
+            reason: 'multiple_campaigns',
+            campaignIds: [...byCampaign.keys()].sort(),
+          },
+          hint: 'Send the ids of one campaign per request.',
+        });
+      }
+      if (byCampaign.size === 0) return { success: true, deleted: 0, ids: [], skippedCampaignIds: [] };
+      const [campaignId] = [...byCampaign.keys()];
+      const deleted = await withTransaction(pool, async (client) => {
+        const campaign = await findReplica(client, campaignId, true);
+        if (!campaign) return [];
+        assertEditable(campaign);
+        const rows = await deleteRecipients(client, projectId, { ids, campaignIds: [campaignId] });
+        await bumpRecipientCount(client, campaignId, -rows.length);
+        return rows;
+      });
+      await publishAll(deleted, 'deleted');
+      return {
+        success: true,
+        deleted: deleted.length,
+        ids: deleted.map((r) => r.id),
+        skippedCampaignIds: [],
+      };
+    },
+
+    /** Recipient counts per campaign of the project (0 for campaigns without any). */
+    async countRecipients(projectId: string, campaignIds: string[]): Promise<Record<string, number>> {
+      const counts = await countByCampaign(pool, projectId, campaignIds);
+      return Object.fromEntries(campaignIds.map((id) => [id, counts.get(id) ?? 0]));
+    },
+
+    /** The recipient behind a link token. */
+    async resolveLink(token: string): Promise<{ recipient: RecipientMessage; token: string }> {
+      const row = token ? await findByToken(pool, token) : null;
+      if (!row) throw new AppError('not_found', 'Link not found.', { details: { resource: 'link' } });
+      return { recipient: toMessage(row, publicBaseUrl), token: row.token };
+    },
+  };
+}
+
+export type RecipientService = ReturnType<typeof createRecipientService>;
+
+/** Parses and validates a PATCH body: 400 on malformed JSON, immutable or unknown fields. */
+export function parsePatch(patchJson: string): Record<string, unknown> {
+  let patch: unknown;
+  try {
+    patch = JSON.parse(patchJson);
+  } catch {
+    throw invalid(fieldProblem('/', 'json', 'is not valid JSON'));
+  }
+  if (patch !== null && typeof patch === 'object' && !Array.isArray(patch)) {
+    const immutable = Object.keys(patch).filter((k) => IMMUTABLE_FIELDS.has(k));
+    if (immutable.length > 0) {
+      const problems = immutable.map((k) => ({
+        pointer: `/${k}`,
+        rule: 'immutable',
+        message: 'cannot be changed',
+      }));
+      throw invalid(problemsToFieldProblem(problems));
+    }
+  }
+  const problems = validator('patch')(patch);
+  if (problems.length > 0) throw invalid(problemsToFieldProblem(problems));
+  return patch as Record<string, unknown>;
+}
+
+/** The row a just-inserted recipient has, without reading it back. */
+function rowOf(row: InsertRow, projectId: string, campaignId: string, deviceId: string): RecipientRow {
+  return {
+    id: row.id,
+    project_id: projectId,
+    campaign_id: campaignId,
+    token: row.token,
+    external_id: row.externalId,
+    label: row.label,
+    metadata: row.metadata,
+    is_active: row.isActive,
+    injection_mode: row.injectionMode,
+    injection_instructions: row.injectionInstructions,
+    max_total_interactions: row.maxTotalInteractions,
+    max_interactions_per_window: row.maxInteractionsPerWindow,
+    window_seconds: row.windowSeconds,
+    interaction_count: 0,
+    last_interaction_at: null,
+    disabled_message: row.disabledMessage,
+    cooldown_message: row.cooldownMessage,
+    distillation_status: 'none',
+    distillation_lens_id: null,
+    distillation_error: null,
+    // The stored instant has microseconds; Date keeps the millisecond it reads as.
+    created_at: new Date(`${row.createdAt.slice(0, 23)}Z`),
+    device_id: deviceId,
+  };
+}
