@@ -1,0 +1,94 @@
+import Router from '@koa/router';
+import {
+  AppError,
+  healthRoutes,
+  type Lifecycle,
+  type Logger,
+  requestContext,
+  type ServiceMetrics,
+} from '@outreach/platform';
+import type Redis from 'ioredis';
+import Koa from 'koa';
+import { Counter } from 'prom-client';
+import type { Backends } from './clients';
+import type { GrantCache } from './grant-cache';
+import { authenticate } from './middleware/authenticate';
+import { countRequests } from './middleware/count-requests';
+import { idempotency } from './middleware/idempotency';
+import { routeNotFound } from './middleware/not-found';
+import { rateLimitPerAddress, rateLimitPerKey } from './middleware/rate-limit';
+import { buildOpenApi } from './openapi';
+import { RateLimiter } from './rate-limiter';
+import { campaignRoutes } from './routes/campaigns.routes';
+import { recipientRoutes } from './routes/recipients.routes';
+
+/** Everything the gateway app is built from. */
+export interface GatewayDeps {
+  logger: Logger;
+  redis: Redis;
+  redisPrefix: string;
+  backends: Backends;
+  grants: GrantCache;
+  metrics: ServiceMetrics;
+  lifecycle: Lifecycle;
+  trustProxy: boolean;
+  /** Failed authentications allowed per client address and minute. */
+  failedAuthPerMinute?: number;
+  /** Requests for the API document per client address and minute. */
+  publicPerMinute?: number;
+}
+
+/** Builds the gateway's Koa app without listening. */
+export function buildApp(deps: GatewayDeps): Koa {
+  const app = new Koa({ proxy: deps.trustProxy });
+  const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
+  const refusals = new Counter({
+    name: 'gateway_rate_limited_total',
+    help: 'Requests refused with 429, by which budget was exhausted',
+    labelNames: ['reason'],
+    registers: [deps.metrics.registry],
+  });
+  const openApi = Buffer.from(JSON.stringify(buildOpenApi()));
+
+  const publicRouter = new Router();
+  publicRouter.get(
+    '/api/v1/openapi.json',
+    rateLimitPerAddress(limiter, deps.publicPerMinute ?? 600),
+    (ctx) => {
+      ctx.type = 'application/json';
+      ctx.body = openApi;
+    },
+  );
+
+  const api = new Router();
+  campaignRoutes(api, deps.backends);
+  recipientRoutes(api, deps.backends, idempotency({ redis: deps.redis, prefix: deps.redisPrefix }));
+
+  app.use(countRequests(deps.metrics));
+  app.use(requestContext(deps.logger));
+  app.use(
+    healthRoutes(deps.lifecycle, {
+      redis: async () => (await deps.redis.ping()) === 'PONG',
+      recipientService: deps.backends.recipientsHealthy,
+      campaignService: deps.backends.campaignsHealthy,
+    }),
+  );
+  app.use(publicRouter.routes());
+  // Only /api is the public API; anything else is simply not found, without auth.
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/api' || ctx.path.startsWith('/api/')) return next();
+    throw new AppError('not_found', 'No such endpoint.', { details: { reason: 'unknown_route' } });
+  });
+  app.use(
+    authenticate({
+      cache: deps.grants,
+      limiter,
+      failedAuthPerMinute: deps.failedAuthPerMinute ?? 30,
+      refusals,
+    }),
+  );
+  app.use(rateLimitPerKey(limiter, refusals));
+  app.use(api.routes());
+  app.use(routeNotFound);
+  return app;
+}

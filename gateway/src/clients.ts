@@ -1,0 +1,59 @@
+import { type Client, credentials, Metadata } from '@grpc/grpc-js';
+import { loadCampaignsProto, loadHealthProto, loadRecipientsProto } from '@outreach/contracts';
+import { callUnary, fromServiceError } from '@outreach/platform';
+
+/** A typed unary call to one backend: request in, response out, failures already mapped to AppError. */
+export type Call = <Res>(method: string, request: object, requestId?: string) => Promise<Res>;
+
+/** The two gRPC backends the gateway talks to. */
+export interface Backends {
+  recipients: Call;
+  campaigns: Call;
+  /** grpc.health.v1 checks; true when the backend answers SERVING. */
+  recipientsHealthy: () => Promise<boolean>;
+  campaignsHealthy: () => Promise<boolean>;
+  close: () => void;
+}
+
+/** Wraps a client so every call has the deadline, forwards the request id and maps errors back. */
+function caller(client: Client, deadlineMs: number): Call {
+  return async <Res>(method: string, request: object, requestId?: string) => {
+    const metadata = new Metadata();
+    if (requestId) metadata.set('x-request-id', requestId);
+    try {
+      return await callUnary<object, Res>(client, method, request, { deadlineMs, metadata });
+    } catch (err) {
+      throw fromServiceError(err, requestId);
+    }
+  };
+}
+
+function healthOf(client: Client, deadlineMs: number): () => Promise<boolean> {
+  return async () => {
+    const res = await callUnary<object, { status: string }>(client, 'Check', { service: '' }, { deadlineMs });
+    return res.status === 'SERVING';
+  };
+}
+
+/** Connects (lazily, as grpc-js does) to both backends over plaintext inside the cluster. */
+export function createBackends(
+  addrs: { recipients: string; campaigns: string },
+  deadlineMs: number,
+): Backends {
+  const creds = credentials.createInsecure();
+  const recipients = new (loadRecipientsProto().outreach.v1.RecipientService)(addrs.recipients, creds);
+  const campaigns = new (loadCampaignsProto().outreach.v1.CampaignService)(addrs.campaigns, creds);
+  const Health = loadHealthProto().grpc.health.v1.Health;
+  const recipientsHealth = new Health(addrs.recipients, creds);
+  const campaignsHealth = new Health(addrs.campaigns, creds);
+  const healthDeadline = Math.min(deadlineMs, 2000);
+  return {
+    recipients: caller(recipients, deadlineMs),
+    campaigns: caller(campaigns, deadlineMs),
+    recipientsHealthy: healthOf(recipientsHealth, healthDeadline),
+    campaignsHealthy: healthOf(campaignsHealth, healthDeadline),
+    close: () => {
+      for (const c of [recipients, campaigns, recipientsHealth, campaignsHealth]) c.close();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { AppError, type Clock } from '@outreach/platform';
+
+/** What a verified API key allows. */
+export interface Grant {
+  keyId: string;
+  projectId: string;
+  scopes: string[];
+  rateLimitPerMinute: number;
+  expiresAt: string | null;
+}
+
+/** Looks a key hash up at the source of truth; throws `unauthorized` for an unknown key. */
+export type VerifyKey = (keyHash: string) => Promise<Grant>;
+
+/** A revocation must be effective on every gateway within one second, so no grant is trusted longer. */
+export const GRANT_TTL_MS = 1000;
+
+/**
+ * In-process cache of verified grants by key hash. Entries live at most `ttlMs`; a
+ * revocation snapshot drops them at once and keeps the key refused on this instance.
+ * Concurrent look-ups of the same hash share one backend call.
+ */
+export class GrantCache {
+  private readonly entries = new Map<string, { grant: Grant; until: number }>();
+  private readonly inflight = new Map<string, Promise<Grant>>();
+  private readonly revoked = new Set<string>();
+
+  constructor(
+    private readonly verify: VerifyKey,
+    private readonly clock: Clock,
+    private readonly ttlMs = GRANT_TTL_MS,
+  ) {}
+
+  /** The grant of a key hash, or an `unauthorized` AppError when unknown, revoked or expired. */
+  async get(keyHash: string): Promise<Grant> {
+    const now = this.clock().getTime();
+    const hit = this.entries.get(keyHash);
+    let grant: Grant;
+    if (hit && hit.until > now) {
+      grant = hit.grant;
+    } else {
+      if (hit) this.entries.delete(keyHash);
+      grant = await this.lookUp(keyHash);
+    }
+    if (this.revoked.has(grant.keyId)) {
+      this.entries.delete(keyHash);
+      throw new AppError('unauthorized', 'The API key was revoked.', { details: { reason: 'revoked' } });
+    }
+    if (grant.expiresAt !== null && Date.parse(grant.expiresAt) <= this.clock().getTime()) {
+      this.entries.delete(keyHash);
+      throw new AppError('unauthorized', 'The API key has expired.', { details: { reason: 'expired' } });
+    }
+    return grant;
+  }
+
+  /** Drops every cached grant of `keyId` and refuses it from now on. */
+  revoke(keyId: string): void {
+    this.revoked.add(keyId);
+    for (const [hash, entry] of this.entries) if (entry.grant.keyId === keyId) this.entries.delete(hash);
+  }
+
+  /** Number of cached grants (for tests and metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private lookUp(keyHash: string): Promise<Grant> {
+    const pending = this.inflight.get(keyHash);
+    if (pending) return pending;
+    const p = this.verify(keyHash)
+      .then((grant) => {
+        const now = this.clock().getTime();
+        const expires = grant.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(grant.expiresAt);
+        if (!this.revoked.has(grant.keyId)) {
+          this.entries.set(keyHash, { grant, until: Math.min(now + this.ttlMs, expires) });
+        }
+        return grant;
+      })
+      .finally(() => this.inflight.delete(keyHash));
+    this.inflight.set(keyHash, p);
+    return p;
+  }
+}

@@ -1,0 +1,103 @@
+import type {
+  AllowanceMessage,
+  CampaignMessage,
+  CreateResultMessage,
+  RecipientMessage,
+} from '@outreach/contracts';
+
+// Proto3 `optional` fields arrive as undefined when unset; the JSON API says null.
+const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+
+/** A recipient in the list-entry shape (list, get, update responses). */
+export function toListEntry(r: RecipientMessage) {
+  return {
+    id: r.id,
+    campaignId: r.campaignId,
+    externalId: orNull(r.externalId),
+    label: orNull(r.label),
+    isActive: r.isActive,
+    link: r.link,
+    interactionCount: r.interactionCount,
+    maxTotalInteractions: orNull(r.maxTotalInteractions),
+    maxInteractionsPerWindow: orNull(r.maxInteractionsPerWindow),
+    windowSeconds: orNull(r.windowSeconds),
+    lastInteractionAt: orNull(r.lastInteractionAt),
+    createdAt: r.createdAt,
+  };
+}
+
+/** A recipient in the full shape (created results). */
+export function toFullRecipient(r: RecipientMessage) {
+  return {
+    ...toListEntry(r),
+    metadata: { ...r.metadata },
+    deviceId: r.deviceId,
+    injectionMode: r.injectionMode,
+    injectionInstructions: orNull(r.injectionInstructions),
+    disabledMessage: orNull(r.disabledMessage),
+    cooldownMessage: orNull(r.cooldownMessage),
+    distillationStatus: r.distillationStatus,
+    distillationLensId: orNull(r.distillationLensId),
+    distillationError: orNull(r.distillationError),
+  };
+}
+
+function parseDetails(json: string | undefined): Record<string, unknown> {
+  if (!json) return {};
+  try {
+    const v = JSON.parse(json);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** One per-item result of a create batch, by its status. */
+export function toCreateResult(r: CreateResultMessage) {
+  if (r.status === 'created' && r.recipient) {
+    return { status: 'created' as const, index: r.index, ...toFullRecipient(r.recipient) };
+  }
+  if (r.status === 'duplicate') {
+    return { status: 'duplicate' as const, index: r.index, externalId: r.externalId ?? '', id: r.id ?? '' };
+  }
+  return {
+    status: 'error' as const,
+    index: r.index,
+    ...(r.externalId !== undefined ? { externalId: r.externalId } : {}),
+    code: r.code ?? 'invalid_request',
+    error: r.error ?? 'The item is invalid.',
+    details: parseDetails(r.detailsJson),
+  };
+}
+
+/** The allowance object; an uncapped campaign reports null included/remaining. */
+export function toAllowance(a: AllowanceMessage) {
+  return {
+    used: a.used,
+    included: orNull(a.included),
+    remaining: orNull(a.remaining),
+    exhausted: a.exhausted,
+  };
+}
+
+/** A campaign as the API shows it, with the recipient count joined in. */
+export function toCampaign(c: CampaignMessage, recipientCount: number) {
+  const t = c.timing;
+  return {
+    id: c.id,
+    name: c.name,
+    state: c.state,
+    budgetMode: c.budgetMode,
+    deviceId: c.deviceId,
+    startDate: c.startDate,
+    endDate: c.endDate,
+    recipientCount,
+    timing: {
+      state: t?.state ?? c.state,
+      now: t?.now ?? new Date().toISOString(),
+      startsInSeconds: orNull(t?.startsInSeconds),
+      runningForSeconds: orNull(t?.runningForSeconds),
+      endedAgoSeconds: orNull(t?.endedAgoSeconds),
+    },
+  };
+}

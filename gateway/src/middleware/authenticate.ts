@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '@outreach/platform';
+import type { Middleware } from 'koa';
+import type { Counter } from 'prom-client';
+import type { Grant, GrantCache } from '../grant-cache';
+import { type RateLimiter, rateLimited, rateLimitHeaders } from '../rate-limiter';
+
+/** Options of `authenticate`. */
+export interface AuthenticateOptions {
+  cache: GrantCache;
+  limiter: RateLimiter;
+  /** Failed authentications allowed per client address and minute. */
+  failedAuthPerMinute: number;
+  refusals: Counter<'reason'>;
+}
+
+// A key is an opaque token; anything outside this alphabet or length cannot be one.
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]{8,512})$/i;
+// Codes the key look-up answers for a key that does not grant access.
+const DENIED = new Set(['unauthorized', 'not_found', 'forbidden', 'invalid_request']);
+
+/** SHA-256 (hex) of a presented key: keys are stored and looked up only as this hash. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/**
+ * Resolves `Authorization: Bearer <key>` into `ctx.state.grant`. Every failure is the same
+ * 401 with `WWW-Authenticate: Bearer`, and counts against the client address: an address
+ * past its failed-authentication budget is refused with 429 before any look-up, so keys
+ * cannot be guessed at speed and the key store is not flooded.
+ */
+export function authenticate(opts: AuthenticateOptions): Middleware {
+  return async (ctx, next) => {
+    const bucket = `authfail:${ctx.ip}`;
+    const seen = await opts.limiter.hit('auth-failures', bucket, opts.failedAuthPerMinute, false);
+    // Until the key's own figures replace them, the address budget is what the client sees.
+    ctx.set(rateLimitHeaders(seen));
+    if (seen.used >= opts.failedAuthPerMinute) {
+      opts.refusals.inc({ reason: 'auth_failures' });
+      throw rateLimited(seen);
+    }
+    const fail = async (reason: string, message: string): Promise<never> => {
+      const after = await opts.limiter.hit('auth-failures', bucket, opts.failedAuthPerMinute, true);
+      ctx.set(rateLimitHeaders(after));
+      const challenge =
+        reason === 'missing' ? 'Bearer realm="outreach"' : 'Bearer realm="outreach", error="invalid_token"';
+      throw new AppError('unauthorized', message, {
+        details: { reason },
+        headers: { 'WWW-Authenticate': challenge },
+      });
+    };
+    const header = ctx.get('authorization');
+    if (header === '') return fail('missing', 'The Authorization header is missing.');
+    const match = BEARER.exec(header.trim());
+    if (!match) return fail('malformed', 'The Authorization header must be "Bearer <key>".');
+    let grant: Grant;
+    try {
+      grant = await opts.cache.get(hashKey(match[1]));
+    } catch (err) {
+      if (err instanceof AppError && DENIED.has(err.code)) {
+        const reason = typeof err.details.reason === 'string' ? err.details.reason : 'unknown_key';
+        return fail(reason, 'The API key is not valid.');
+      }
+      throw err;
+    }
+    ctx.state.grant = grant;
+    await next();
+  };
+}

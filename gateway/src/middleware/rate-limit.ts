@@ -1,0 +1,32 @@
+import type { Middleware } from 'koa';
+import type { Counter } from 'prom-client';
+import type { Grant } from '../grant-cache';
+import { type RateLimiter, rateLimited, rateLimitHeaders } from '../rate-limiter';
+
+/** Requests per minute of a key that has no limit of its own. */
+export const DEFAULT_KEY_LIMIT = 600;
+
+/** Counts the request against its key's per-minute budget and sets the rate-limit headers; 429 past it. */
+export function rateLimitPerKey(limiter: RateLimiter, refusals: Counter<'reason'>): Middleware {
+  return async (ctx, next) => {
+    const grant = ctx.state.grant as Grant;
+    const limit = grant.rateLimitPerMinute > 0 ? grant.rateLimitPerMinute : DEFAULT_KEY_LIMIT;
+    const state = await limiter.hit('per-key', `key:${grant.keyId}`, limit, true);
+    ctx.set(rateLimitHeaders(state));
+    if (!state.allowed) {
+      refusals.inc({ reason: 'key' });
+      throw rateLimited(state);
+    }
+    await next();
+  };
+}
+
+/** Per-address budget for the unauthenticated API document, so it too carries the headers. */
+export function rateLimitPerAddress(limiter: RateLimiter, perMinute: number): Middleware {
+  return async (ctx, next) => {
+    const state = await limiter.hit('per-address', `addr:${ctx.ip}`, perMinute, true);
+    ctx.set(rateLimitHeaders(state));
+    if (!state.allowed) throw rateLimited(state);
+    await next();
+  };
+}

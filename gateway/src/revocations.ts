@@ -1,0 +1,36 @@
+import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
+import { type JetStreamClient, type Logger, streamNames } from '@outreach/platform';
+import { DeliverPolicy, JSONCodec } from 'nats';
+
+const codec = JSONCodec<ApiKeySnapshot>();
+
+/**
+ * Follows API-key snapshots from now on (an ordered, ephemeral consumer: each gateway
+ * instance sees every message) and reports each revoked key id. Returns a stop function.
+ */
+export async function watchRevocations(
+  js: JetStreamClient,
+  prefix: string,
+  onRevoked: (keyId: string) => void,
+  logger: Logger,
+): Promise<() => Promise<void>> {
+  const consumer = await js.consumers.get(streamNames(prefix).state, {
+    filterSubjects: subjects(prefix).apiKeyStateAll,
+    deliver_policy: DeliverPolicy.New,
+  });
+  const messages = await consumer.consume();
+  const done = (async () => {
+    for await (const msg of messages) {
+      try {
+        const snapshot = codec.decode(msg.data);
+        if (snapshot.revoked) onRevoked(snapshot.id);
+      } catch (err) {
+        logger.warn({ err, subject: msg.subject }, 'unreadable api key snapshot');
+      }
+    }
+  })();
+  return async () => {
+    await messages.close();
+    await done;
+  };
+}

@@ -1,0 +1,130 @@
+import type Router from '@koa/router';
+import {
+  type AllowanceMessage,
+  type CreateResultMessage,
+  LIMITS,
+  type RecipientMessage,
+} from '@outreach/contracts';
+import type { Middleware } from 'koa';
+import type { Backends } from '../clients';
+import { toAllowance, toCreateResult, toListEntry } from '../mappers';
+import { jsonBody } from '../middleware/json-body';
+import { projectIsolation } from '../middleware/project-isolation';
+import { requireScope } from '../middleware/require-scope';
+import { check } from './validate';
+
+export const RECIPIENTS_PATH = '/api/v1/projects/:projectId/recipients';
+export const RECIPIENT_PATH = '/api/v1/projects/:projectId/recipients/:recipientId';
+export const BULK_DELETE_PATH = '/api/v1/projects/:projectId/recipients/bulk-delete';
+
+/** The recipient endpoints; `idempotency` guards every POST and PATCH. */
+export function recipientRoutes(router: Router, backends: Backends, idempotency: Middleware): void {
+  const read = [projectIsolation, requireScope('recipients:read')];
+  const write = [projectIsolation, requireScope('recipients:write')];
+  const withBody = [...write, idempotency, jsonBody];
+
+  router.post(RECIPIENTS_PATH, ...withBody, async (ctx) => {
+    const body = ctx.state.body;
+    check('create-request', body);
+    const { campaignId, items } = body as { campaignId: string; items: unknown[] };
+    const res = await backends.recipients<{
+      created: number;
+      failed: number;
+      total: number;
+      results: CreateResultMessage[];
+    }>(
+      'CreateRecipients',
+      { projectId: ctx.params.projectId, campaignId, itemsJson: items.map((i) => JSON.stringify(i)) },
+      ctx.state.requestId,
+    );
+    ctx.status = res.created > 0 ? 201 : 422;
+    ctx.body = {
+      created: res.created,
+      failed: res.failed,
+      total: res.total,
+      results: res.results.map(toCreateResult),
+    };
+  });
+
+  router.post(BULK_DELETE_PATH, ...withBody, async (ctx) => {
+    const body = ctx.state.body;
+    check('bulk-delete', body);
+    const { ids, all } = body as { ids?: string[]; all?: true };
+    const res = await backends.recipients<{
+      success: boolean;
+      deleted: number;
+      ids: string[];
+      skippedCampaignIds: string[];
+    }>(
+      'BulkDeleteRecipients',
+      { projectId: ctx.params.projectId, ids: ids ?? [], all: all === true },
+      ctx.state.requestId,
+    );
+    ctx.body = {
+      success: res.success,
+      deleted: res.deleted,
+      ids: res.ids,
+      ...(all === true ? { skippedCampaignIds: res.skippedCampaignIds } : {}),
+    };
+  });
+
+  router.get(RECIPIENTS_PATH, ...read, async (ctx) => {
+    const query: Record<string, unknown> = { ...ctx.query };
+    check('list-query', query, 'query');
+    const projectId = ctx.params.projectId;
+    const campaignId = query.campaignId as string;
+    const limit = (query.limit as number | undefined) ?? LIMITS.listDefault;
+    const offset = (query.offset as number | undefined) ?? 0;
+    const active = query.active === undefined ? undefined : query.active === 'true';
+    const rid = ctx.state.requestId;
+    const [list, allowance] = await Promise.all([
+      backends.recipients<{ total: number; recipients: RecipientMessage[] }>(
+        'ListRecipients',
+        { projectId, campaignId, limit, offset, active },
+        rid,
+      ),
+      backends.campaigns<AllowanceMessage>('GetAllowance', { projectId, campaignId }, rid),
+    ]);
+    ctx.body = {
+      projectId,
+      campaignId,
+      total: list.total,
+      limit,
+      offset,
+      allowance: toAllowance(allowance),
+      recipients: list.recipients.map(toListEntry),
+    };
+  });
+
+  router.get(RECIPIENT_PATH, ...read, async (ctx) => {
+    const r = await backends.recipients<RecipientMessage>(
+      'GetRecipient',
+      { projectId: ctx.params.projectId, recipientId: ctx.params.recipientId },
+      ctx.state.requestId,
+    );
+    ctx.body = toListEntry(r);
+  });
+
+  router.patch(RECIPIENT_PATH, ...withBody, async (ctx) => {
+    // The recipient service owns the update rules; it needs the body exactly as sent.
+    const r = await backends.recipients<RecipientMessage>(
+      'UpdateRecipient',
+      {
+        projectId: ctx.params.projectId,
+        recipientId: ctx.params.recipientId,
+        patchJson: JSON.stringify(ctx.state.body ?? null),
+      },
+      ctx.state.requestId,
+    );
+    ctx.body = toListEntry(r);
+  });
+
+  router.delete(RECIPIENT_PATH, ...write, async (ctx) => {
+    const res = await backends.recipients<{ success: boolean; id: string }>(
+      'DeleteRecipient',
+      { projectId: ctx.params.projectId, recipientId: ctx.params.recipientId },
+      ctx.state.requestId,
+    );
+    ctx.body = { success: res.success, id: res.id };
+  });
+}

@@ -1,0 +1,15 @@
+import { validator } from '@outreach/contracts';
+import { AppError } from '@outreach/platform';
+
+/**
+ * Validates `data` against a contracts schema; 400 `invalid_request` naming the first
+ * offending field and rule, with every problem in `details.problems`.
+ */
+export function check(schema: string, data: unknown, where = 'body'): void {
+  const problems = validator(schema)(data);
+  if (problems.length === 0) return;
+  const first = problems[0];
+  throw new AppError('invalid_request', `Invalid ${where}: ${first.pointer} ${first.message}.`, {
+    details: { pointer: first.pointer, rule: first.rule, problems },
+  });
+}
