@@ -11,3 +11,4 @@ export * from './metrics';
 export * from './nats';
 export * from './redis';
 export * from './service';
+export * from './cidr';

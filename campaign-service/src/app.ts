@@ -1,0 +1,57 @@
+import {
+  AppError,
+  healthRoutes,
+  type Lifecycle,
+  type ReadinessCheck,
+  requestContext,
+  type ServiceMetrics,
+} from '@outreach/platform';
+import Koa from 'koa';
+import type { CampaignDeps } from './deps';
+import { adminAuth } from './http/admin.auth';
+import { adminRouter } from './http/admin.routes';
+import type { RecipientsForwarder } from './recipients/recipients.client';
+
+/** What the HTTP app is built from; nothing here listens. */
+export interface HttpAppDeps {
+  domain: CampaignDeps;
+  recipients: RecipientsForwarder;
+  adminToken: string;
+  lifecycle: Lifecycle;
+  metrics: ServiceMetrics;
+  readiness: Record<string, ReadinessCheck>;
+}
+
+/** Builds the Koa app: request context, metrics, health, then the authenticated admin API. */
+export function buildHttpApp(deps: HttpAppDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.use(requestContext(deps.domain.logger));
+  app.use(async (ctx, next) => {
+    const end = deps.metrics.httpDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      // The route template, never the raw path, keeps label cardinality bounded.
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      deps.metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      end({ method: ctx.method, route });
+    }
+  });
+  app.use(healthRoutes(deps.lifecycle, deps.readiness));
+  const router = adminRouter(deps.domain, deps.recipients);
+  const auth = adminAuth(deps.adminToken);
+  app.use(async (ctx, next) => (ctx.path.startsWith('/admin/') ? auth(ctx, next) : next()));
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new AppError('method_not_allowed'),
+      notImplemented: () => new AppError('method_not_allowed'),
+    }),
+  );
+  app.use(async (ctx) => {
+    throw new AppError('not_found', 'No such route.', { details: { path: ctx.path } });
+  });
+  return app;
+}

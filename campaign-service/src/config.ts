@@ -1,0 +1,29 @@
+import { COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+
+/** Environment of the campaign service: the common stores plus its own ports and secrets. */
+export const CONFIG_SPEC = {
+  ...COMMON_CONFIG,
+  DASHBOARD_PORT: { type: 'int', default: 8082, min: 0, max: 65535, doc: 'admin HTTP API port' },
+  CAMPAIGN_GRPC_PORT: { type: 'int', default: 50052, min: 0, max: 65535, doc: 'CampaignService gRPC port' },
+  HOST: { type: 'string', default: '0.0.0.0', doc: 'address to listen on' },
+  ADMIN_TOKEN: {
+    type: 'string',
+    secret: true,
+    doc: 'bearer token of the admin API (required in production)',
+  },
+  RECIPIENT_SERVICE_ADDR: {
+    type: 'string',
+    default: '127.0.0.1:50051',
+    doc: 'host:port of RecipientService',
+  },
+  SCHEDULER_INTERVAL_MS: {
+    type: 'int',
+    default: 1000,
+    min: 10,
+    max: 60000,
+    doc: 'how often the lifecycle scheduler and outbox relay sweep',
+  },
+} as const satisfies Record<string, VarSpec>;
+
+/** The parsed configuration. */
+export type CampaignConfig = ConfigOf<typeof CONFIG_SPEC>;

@@ -1,0 +1,16 @@
+import type { Clock, Logger } from '@outreach/platform';
+import type { Pool } from 'pg';
+
+/**
+ * What the domain modules need. The admin routes, the gRPC handlers and the dashboard
+ * all call the same functions with this object.
+ */
+export interface CampaignDeps {
+  pool: Pool;
+  clock: Clock;
+  logger: Logger;
+  /** NATS_PREFIX: subjects of published snapshots. */
+  natsPrefix: string;
+  /** Called after a transaction that wrote outbox rows committed; publishes them now. */
+  afterCommit: () => void;
+}

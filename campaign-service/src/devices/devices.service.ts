@@ -1,0 +1,215 @@
+import { type DeviceSnapshot, type KnowledgeEntry, subjects } from '@outreach/contracts';
+import { AppError, newId, parseCidr, randomBase62, withTransaction } from '@outreach/platform';
+import type { PoolClient } from 'pg';
+import type { CampaignDeps } from '../deps';
+import { enqueue } from '../events/outbox';
+import { invalid } from '../problems';
+import { assertProject } from '../projects/projects.service';
+
+/** A device (the channel a campaign renders through) as the admin API shows it. */
+export interface Device extends Omit<DeviceSnapshot, 'version'> {
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Fields a device is created or patched with. */
+export interface DeviceInput {
+  name?: string;
+  isActive?: boolean;
+  ipAllowList?: string[];
+  languages?: string[];
+  defaultLanguage?: string;
+  styling?: DeviceSnapshot['styling'];
+  voice?: DeviceSnapshot['voice'];
+  persona?: string;
+  customInstructions?: string;
+  knowledge?: { title: string; content: string }[];
+}
+
+interface DeviceRow {
+  id: string;
+  project_id: string;
+  name: string;
+  is_active: boolean;
+  ip_allow_list: string[];
+  languages: string[];
+  default_language: string;
+  styling: DeviceSnapshot['styling'];
+  voice: DeviceSnapshot['voice'];
+  persona: string;
+  custom_instructions: string;
+  knowledge: KnowledgeEntry[];
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+const toDevice = (r: DeviceRow): Device => ({
+  id: r.id,
+  projectId: r.project_id,
+  name: r.name,
+  isActive: r.is_active,
+  ipAllowList: r.ip_allow_list,
+  languages: r.languages,
+  defaultLanguage: r.default_language,
+  styling: r.styling,
+  voice: r.voice,
+  persona: r.persona,
+  customInstructions: r.custom_instructions,
+  knowledge: r.knowledge,
+  version: r.version,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+/** The snapshot other services rebuild device state from. */
+export function deviceSnapshot(d: Device): DeviceSnapshot {
+  const { createdAt: _c, updatedAt: _u, ...rest } = d;
+  return rest;
+}
+
+/** Checks what JSON Schema cannot: CIDR blocks and the default language being offered. */
+function checkDevice(d: Pick<Device, 'ipAllowList' | 'languages' | 'defaultLanguage'>): void {
+  const problems = d.ipAllowList.flatMap((block, i) =>
+    parseCidr(block)
+      ? []
+      : [{ pointer: `/ipAllowList/${i}`, rule: 'cidr', message: 'is not an IPv4 or IPv6 CIDR block' }],
+  );
+  if (d.languages.length > 0 && !d.languages.includes(d.defaultLanguage)) {
+    problems.push({
+      pointer: '/defaultLanguage',
+      rule: 'oneOfLanguages',
+      message: 'must be one of languages',
+    });
+  }
+  if (problems.length > 0) throw invalid(problems);
+}
+
+const withIds = (k: { title: string; content: string }[]): KnowledgeEntry[] =>
+  k.map((e) => ({ id: `kn_${randomBase62(16)}`, title: e.title, content: e.content }));
+
+async function write(client: PoolClient, deps: CampaignDeps, row: DeviceRow): Promise<Device> {
+  const device = toDevice(row);
+  await enqueue(client, subjects(deps.natsPrefix).deviceState(device.id), deviceSnapshot(device));
+  return device;
+}
+
+/** Creates a device with defaults for every omitted field. */
+export async function createDevice(
+  deps: CampaignDeps,
+  projectId: string,
+  input: DeviceInput & { name: string },
+): Promise<Device> {
+  await assertProject(deps.pool, projectId);
+  const languages = input.languages ?? ['en'];
+  const d = {
+    ipAllowList: input.ipAllowList ?? [],
+    languages,
+    defaultLanguage: input.defaultLanguage ?? languages[0] ?? 'en',
+  };
+  checkDevice(d);
+  const now = deps.clock();
+  const device = await withTransaction(deps.pool, async (client) => {
+    const { rows } = await client.query<DeviceRow>(
+      `INSERT INTO devices (id, project_id, name, is_active, ip_allow_list, languages, default_language,
+         styling, voice, persona, custom_instructions, knowledge, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING *`,
+      [
+        newId('dev'),
+        projectId,
+        input.name,
+        input.isActive ?? true,
+        d.ipAllowList,
+        d.languages,
+        d.defaultLanguage,
+        JSON.stringify(input.styling ?? {}),
+        JSON.stringify(input.voice ?? { enabled: false }),
+        input.persona ?? '',
+        input.customInstructions ?? '',
+        JSON.stringify(withIds(input.knowledge ?? [])),
+        now,
+      ],
+    );
+    return write(client, deps, rows[0]);
+  });
+  deps.afterCommit();
+  return device;
+}
+
+/** Applies a partial update; knowledge, when given, replaces the whole list. */
+export async function updateDevice(
+  deps: CampaignDeps,
+  projectId: string,
+  deviceId: string,
+  patch: DeviceInput,
+): Promise<Device> {
+  const device = await withTransaction(deps.pool, async (client) => {
+    const { rows } = await client.query<DeviceRow>(
+      'SELECT * FROM devices WHERE id = $1 AND project_id = $2 FOR UPDATE',
+      [deviceId, projectId],
+    );
+    if (rows.length === 0) throw notFound(deviceId);
+    const cur = toDevice(rows[0]);
+    const next = {
+      name: patch.name ?? cur.name,
+      isActive: patch.isActive ?? cur.isActive,
+      ipAllowList: patch.ipAllowList ?? cur.ipAllowList,
+      languages: patch.languages ?? cur.languages,
+      defaultLanguage: patch.defaultLanguage ?? cur.defaultLanguage,
+      styling: patch.styling ?? cur.styling,
+      voice: patch.voice ?? cur.voice,
+      persona: patch.persona ?? cur.persona,
+      customInstructions: patch.customInstructions ?? cur.customInstructions,
+      knowledge: patch.knowledge ? withIds(patch.knowledge) : cur.knowledge,
+    };
+    checkDevice(next);
+    const updated = await client.query<DeviceRow>(
+      `UPDATE devices SET name = $2, is_active = $3, ip_allow_list = $4, languages = $5, default_language = $6,
+         styling = $7, voice = $8, persona = $9, custom_instructions = $10, knowledge = $11, updated_at = $12,
+         version = version + 1
+       WHERE id = $1 RETURNING *`,
+      [
+        deviceId,
+        next.name,
+        next.isActive,
+        next.ipAllowList,
+        next.languages,
+        next.defaultLanguage,
+        JSON.stringify(next.styling),
+        JSON.stringify(next.voice),
+        next.persona,
+        next.customInstructions,
+        JSON.stringify(next.knowledge),
+        deps.clock(),
+      ],
+    );
+    return write(client, deps, updated.rows[0]);
+  });
+  deps.afterCommit();
+  return device;
+}
+
+/** The project's devices, oldest first. */
+export async function listDevices(deps: CampaignDeps, projectId: string): Promise<Device[]> {
+  await assertProject(deps.pool, projectId);
+  const { rows } = await deps.pool.query<DeviceRow>(
+    'SELECT * FROM devices WHERE project_id = $1 ORDER BY created_at, id',
+    [projectId],
+  );
+  return rows.map(toDevice);
+}
+
+/** One device of the project, or 404. */
+export async function getDevice(deps: CampaignDeps, projectId: string, deviceId: string): Promise<Device> {
+  const { rows } = await deps.pool.query<DeviceRow>(
+    'SELECT * FROM devices WHERE id = $1 AND project_id = $2',
+    [deviceId, projectId],
+  );
+  if (rows.length === 0) throw notFound(deviceId);
+  return toDevice(rows[0]);
+}
+
+function notFound(deviceId: string): AppError {
+  return new AppError('not_found', 'Device not found.', { details: { deviceId } });
+}

@@ -1,0 +1,109 @@
+import { type JetStreamClient, type Logger, publishJson } from '@outreach/platform';
+import type { Pool, PoolClient } from 'pg';
+
+/** Adds a message to the outbox inside the caller's transaction. */
+export async function enqueue(client: PoolClient, subject: string, payload: unknown): Promise<void> {
+  await client.query('INSERT INTO outbox (subject, payload) VALUES ($1, $2)', [
+    subject,
+    JSON.stringify(payload),
+  ]);
+}
+
+// Any constant shared by every instance works; it only serialises relays.
+const RELAY_LOCK = 'campaigns:outbox-relay';
+
+/**
+ * Publishes outbox rows in id order, then marks them sent. One relay at a time holds an
+ * advisory lock so instances do not interleave; the row id is the JetStream msgID, so a
+ * crash between publishing and marking repeats nothing a consumer can see.
+ */
+export class OutboxRelay {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly js: JetStreamClient,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Starts the periodic sweep that catches rows a kick missed (crash, NATS down). */
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.kick();
+      this.timer = setTimeout(loop, this.intervalMs);
+      this.timer.unref();
+    };
+    loop();
+  }
+
+  /** Requests a publish pass now; passes never overlap, one more runs if asked meanwhile. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          while ((await this.publishBatch()) > 0) {
+            // keep draining
+          }
+        } catch (err) {
+          this.logger.warn({ err }, 'outbox relay pass failed; the sweep retries');
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  /** Waits for the current pass, for tests and shutdown. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Stops sweeping and waits for the pass in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.idle();
+  }
+
+  private async publishBatch(): Promise<number> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const lock = await client.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok',
+        [RELAY_LOCK],
+      );
+      if (!lock.rows[0].ok) {
+        await client.query('ROLLBACK');
+        return 0;
+      }
+      const { rows } = await client.query<{ id: string; subject: string; payload: unknown }>(
+        'SELECT id, subject, payload FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200',
+      );
+      for (const row of rows) await publishJson(this.js, row.subject, row.payload, `outbox:${row.id}`);
+      if (rows.length > 0) {
+        await client.query('UPDATE outbox SET sent_at = now() WHERE id = ANY($1::bigint[])', [
+          rows.map((r) => r.id),
+        ]);
+      }
+      await client.query('COMMIT');
+      return rows.length;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}

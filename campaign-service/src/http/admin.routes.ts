@@ -1,0 +1,149 @@
+import Router from '@koa/router';
+import type { CampaignState } from '@outreach/contracts';
+import { AppError, readJsonBody } from '@outreach/platform';
+import type { Context } from 'koa';
+import { createApiKey, listApiKeys, revokeApiKey } from '../api-keys/api-keys.service';
+import { getCampaignStatement, getProjectStatement } from '../billing/statements.service';
+import {
+  addTopOff,
+  createCampaign,
+  getCampaign,
+  haltCampaign,
+  launchCampaign,
+  listCampaigns,
+  updateCampaign,
+} from '../campaigns/campaigns.service';
+import type { CampaignDeps } from '../deps';
+import { createDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
+import { invalid } from '../problems';
+import { createProject, listProjects } from '../projects/projects.service';
+import type { RecipientsForwarder } from '../recipients/recipients.client';
+import { type AdminSchema, compileAdminSchemas } from './admin.schemas';
+
+/**
+ * The admin API under /admin/v1. Handlers are thin: validate, call the domain module,
+ * shape the status. The dashboard calls the same domain modules.
+ */
+export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder): Router {
+  const check = compileAdminSchemas();
+  const body = async <T>(ctx: Context, schema: AdminSchema): Promise<T> => {
+    const data = (await readJsonBody(ctx)) ?? {};
+    const problems = check(schema, data);
+    if (problems.length > 0) throw invalid(problems);
+    return data as T;
+  };
+  const query = <T>(ctx: Context, schema: AdminSchema): T => {
+    const data: Record<string, unknown> = { ...ctx.query };
+    const problems = check(schema, data);
+    if (problems.length > 0) throw invalid(problems);
+    return data as T;
+  };
+  const rid = (ctx: Context) => ctx.state.requestId as string;
+
+  const r = new Router({ prefix: '/admin/v1' });
+
+  r.post('/projects', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createProject(deps, await body(ctx, 'create-project'));
+  });
+  r.get('/projects', async (ctx) => {
+    ctx.body = { projects: await listProjects(deps) };
+  });
+
+  r.post('/projects/:p/api-keys', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createApiKey(deps, ctx.params.p, await body(ctx, 'create-api-key'));
+  });
+  r.get('/projects/:p/api-keys', async (ctx) => {
+    ctx.body = { apiKeys: await listApiKeys(deps, ctx.params.p) };
+  });
+  r.delete('/projects/:p/api-keys/:id', async (ctx) => {
+    ctx.body = await revokeApiKey(deps, ctx.params.p, ctx.params.id);
+  });
+
+  r.post('/projects/:p/devices', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createDevice(deps, ctx.params.p, await body(ctx, 'create-device'));
+  });
+  r.get('/projects/:p/devices', async (ctx) => {
+    ctx.body = { devices: await listDevices(deps, ctx.params.p) };
+  });
+  r.get('/projects/:p/devices/:id', async (ctx) => {
+    ctx.body = await getDevice(deps, ctx.params.p, ctx.params.id);
+  });
+  r.patch('/projects/:p/devices/:id', async (ctx) => {
+    ctx.body = await updateDevice(deps, ctx.params.p, ctx.params.id, await body(ctx, 'patch-device'));
+  });
+
+  r.post('/projects/:p/campaigns', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createCampaign(deps, ctx.params.p, await body(ctx, 'create-campaign'));
+  });
+  r.get('/projects/:p/campaigns', async (ctx) => {
+    const q = query<{ state?: CampaignState }>(ctx, 'campaign-list-query');
+    ctx.body = { campaigns: await listCampaigns(deps, ctx.params.p, q.state) };
+  });
+  r.get('/projects/:p/campaigns/:id', async (ctx) => {
+    ctx.body = await getCampaign(deps, ctx.params.p, ctx.params.id);
+  });
+  r.patch('/projects/:p/campaigns/:id', async (ctx) => {
+    ctx.body = await updateCampaign(deps, ctx.params.p, ctx.params.id, await body(ctx, 'patch-campaign'));
+  });
+  r.post('/projects/:p/campaigns/:id/launch', async (ctx) => {
+    ctx.body = await launchCampaign(deps, ctx.params.p, ctx.params.id);
+  });
+  r.post('/projects/:p/campaigns/:id/halt', async (ctx) => {
+    ctx.body = await haltCampaign(deps, ctx.params.p, ctx.params.id);
+  });
+  r.post('/projects/:p/campaigns/:id/top-offs', async (ctx) => {
+    const input = await body<{ conversations: number; pricePerConversation?: number }>(ctx, 'create-top-off');
+    ctx.status = 201;
+    ctx.body = await addTopOff(deps, ctx.params.p, ctx.params.id, input);
+  });
+  r.get('/projects/:p/campaigns/:id/statement', async (ctx) => {
+    const q = query<{ month: string }>(ctx, 'statement-query');
+    ctx.body = await getCampaignStatement(deps, ctx.params.p, ctx.params.id, q.month);
+  });
+  r.get('/projects/:p/statement', async (ctx) => {
+    const q = query<{ month: string }>(ctx, 'statement-query');
+    ctx.body = await getProjectStatement(deps, ctx.params.p, q.month);
+  });
+
+  // Recipients: forwarded to RecipientService, which owns their rules (editability, caps).
+  r.get('/projects/:p/campaigns/:id/recipients', async (ctx) => {
+    const q = query<{ limit?: number; offset?: number; active?: boolean }>(ctx, 'recipient-list-query');
+    await getCampaign(deps, ctx.params.p, ctx.params.id);
+    ctx.body = await recipients.list(
+      ctx.params.p,
+      ctx.params.id,
+      { limit: q.limit ?? 50, offset: q.offset ?? 0, active: q.active },
+      rid(ctx),
+    );
+  });
+  r.post('/projects/:p/campaigns/:id/recipients', async (ctx) => {
+    const input = await body<{ items: unknown[] }>(ctx, 'create-recipients');
+    await getCampaign(deps, ctx.params.p, ctx.params.id);
+    const result = await recipients.create(ctx.params.p, ctx.params.id, input.items, rid(ctx));
+    ctx.status = result.created > 0 ? 201 : 422;
+    ctx.body = result;
+  });
+  const recipientOfCampaign = async (ctx: Context) => {
+    const found = await recipients.get(ctx.params.p, ctx.params.rid, rid(ctx));
+    if (found.campaignId !== ctx.params.id) {
+      throw new AppError('not_found', 'Recipient not found in this campaign.', {
+        details: { recipientId: ctx.params.rid },
+      });
+    }
+  };
+  r.patch('/projects/:p/campaigns/:id/recipients/:rid', async (ctx) => {
+    const patch = (await readJsonBody(ctx)) ?? {};
+    await recipientOfCampaign(ctx);
+    ctx.body = await recipients.update(ctx.params.p, ctx.params.rid, patch, rid(ctx));
+  });
+  r.delete('/projects/:p/campaigns/:id/recipients/:rid', async (ctx) => {
+    await recipientOfCampaign(ctx);
+    ctx.body = await recipients.remove(ctx.params.p, ctx.params.rid, rid(ctx));
+  });
+
+  return r;
+}

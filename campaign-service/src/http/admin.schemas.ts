@@ -1,0 +1,160 @@
+import { SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
+import { parseCidr } from '@outreach/platform';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+/** JSON Schemas of the admin API bodies; every object refuses unknown fields. */
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const minor = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 } as const;
+const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
+const instant = { type: 'string', format: 'date-time' } as const;
+
+const deviceFields = {
+  name,
+  isActive: { type: 'boolean' },
+  ipAllowList: { type: 'array', maxItems: 100, items: { type: 'string', format: 'cidr' } },
+  languages: {
+    type: 'array',
+    maxItems: 50,
+    uniqueItems: true,
+    items: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' },
+  },
+  defaultLanguage: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' },
+  styling: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      title: { type: 'string', maxLength: 200 },
+      primaryColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
+      backgroundColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
+      logoUrl: { type: 'string', format: 'uri', maxLength: 2000 },
+    },
+  },
+  voice: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: { enabled: { type: 'boolean' }, voiceName: { type: 'string', maxLength: 100 } },
+  },
+  persona: { type: 'string', maxLength: 4000 },
+  customInstructions: { type: 'string', maxLength: 7500 },
+  knowledge: {
+    type: 'array',
+    maxItems: 200,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['title', 'content'],
+      properties: { title: name, content: { type: 'string', minLength: 1, maxLength: 20000 } },
+    },
+  },
+} as const;
+
+const campaignFields = {
+  name,
+  deviceId: { type: 'string', minLength: 1, maxLength: 64 },
+  startDate: instant,
+  endDate: instant,
+  budgetMode: { enum: ['metered', 'fixed'] },
+  pricePerConversation: nullable(minor),
+  fixedPrice: nullable(minor),
+  recipientCap: nullable({ type: 'integer', minimum: 0, maximum: 10_000_000 }),
+} as const;
+
+const SCHEMAS = {
+  'create-project': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: { name },
+  },
+  'create-api-key': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'scopes'],
+    properties: {
+      name,
+      scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...SCOPES] } },
+      expiresAt: nullable(instant),
+      rateLimitPerMinute: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    },
+  },
+  'create-device': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: deviceFields,
+  },
+  'patch-device': { type: 'object', additionalProperties: false, minProperties: 1, properties: deviceFields },
+  'create-campaign': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'deviceId', 'startDate', 'endDate', 'budgetMode'],
+    properties: campaignFields,
+  },
+  'patch-campaign': {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: campaignFields,
+  },
+  'create-top-off': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['conversations'],
+    properties: {
+      conversations: { type: 'integer', minimum: 1, maximum: 100_000_000 },
+      pricePerConversation: minor,
+    },
+  },
+  'create-recipients': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items'],
+    // Items are checked one by one by RecipientService, so a bad item fails alone.
+    properties: { items: { type: 'array', minItems: 1, maxItems: 200 } },
+  },
+  'campaign-list-query': {
+    type: 'object',
+    additionalProperties: false,
+    properties: { state: { enum: ['draft', 'upcoming', 'active', 'completed'] } },
+  },
+  'statement-query': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['month'],
+    properties: { month: { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' } },
+  },
+  'recipient-list-query': {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: 200 },
+      offset: { type: 'integer', minimum: 0 },
+      active: { type: 'boolean' },
+    },
+  },
+} as const;
+
+/** Names of the admin schemas. */
+export type AdminSchema = keyof typeof SCHEMAS;
+
+/** Compiles every admin schema once; query schemas coerce text. Returns a checker by name. */
+export function compileAdminSchemas(): (schema: AdminSchema, data: unknown) => ValidationProblem[] {
+  const make = (coerce: boolean) => {
+    const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce });
+    addFormats(ajv, ['date-time', 'uri']);
+    ajv.addFormat('cidr', { type: 'string', validate: (s: string) => parseCidr(s) !== null });
+    return ajv;
+  };
+  const plain = make(false);
+  const coercing = make(true);
+  const compiled = new Map<AdminSchema, ValidateFunction>();
+  for (const [key, schema] of Object.entries(SCHEMAS) as [AdminSchema, object][]) {
+    compiled.set(key, (key.endsWith('-query') ? coercing : plain).compile(schema));
+  }
+  return (schema, data) => {
+    const fn = compiled.get(schema) as ValidateFunction;
+    return fn(data) ? [] : toProblems(fn.errors ?? []);
+  };
+}

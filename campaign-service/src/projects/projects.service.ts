@@ -1,0 +1,49 @@
+import { AppError, newId } from '@outreach/platform';
+import type { Pool } from 'pg';
+import type { CampaignDeps } from '../deps';
+
+/** A project: the owner of keys, devices and campaigns. */
+export interface Project {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+interface ProjectRow {
+  id: string;
+  name: string;
+  created_at: Date;
+}
+
+const toProject = (r: ProjectRow): Project => ({
+  id: r.id,
+  name: r.name,
+  createdAt: r.created_at.toISOString(),
+});
+
+/** Creates a project. */
+export async function createProject(deps: CampaignDeps, input: { name: string }): Promise<Project> {
+  const { rows } = await deps.pool.query<ProjectRow>(
+    'INSERT INTO projects (id, name, created_at) VALUES ($1, $2, $3) RETURNING *',
+    [newId('prj'), input.name, deps.clock()],
+  );
+  return toProject(rows[0]);
+}
+
+/** Every project, oldest first. */
+export async function listProjects(deps: CampaignDeps): Promise<Project[]> {
+  const { rows } = await deps.pool.query<ProjectRow>('SELECT * FROM projects ORDER BY created_at, id');
+  return rows.map(toProject);
+}
+
+/** The project, or 404 `not_found`. */
+export async function getProject(deps: Pick<CampaignDeps, 'pool'>, projectId: string): Promise<Project> {
+  const { rows } = await deps.pool.query<ProjectRow>('SELECT * FROM projects WHERE id = $1', [projectId]);
+  if (rows.length === 0) throw new AppError('not_found', 'Project not found.', { details: { projectId } });
+  return toProject(rows[0]);
+}
+
+/** Throws 404 unless the project exists. */
+export async function assertProject(pool: Pool, projectId: string): Promise<void> {
+  await getProject({ pool }, projectId);
+}
