@@ -1,3 +1,4 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { CampaignMessage, CampaignSnapshot } from '@outreach/contracts';
 import { AppError, callUnary, fromServiceError } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
@@ -140,7 +141,10 @@ export function campaignLookup(pool: Pool, campaignClient: object | null): Campa
         );
       } catch (err) {
         const mapped = fromServiceError(err);
-        if (mapped.code === 'not_found') throw campaignNotFound(campaignId);
+        // A plain NOT_FOUND status counts too, whether or not it carries our error code.
+        if (mapped.code === 'not_found' || (err as { code?: number }).code === GrpcStatus.NOT_FOUND) {
+          throw campaignNotFound(campaignId);
+        }
         throw mapped;
       }
       if (campaign.id === campaignId && campaign.projectId === projectId) {
