@@ -1,6 +1,6 @@
 import type { RunningService } from '@outreach/platform';
 import { createTestNamespace, type TestNamespace } from '../../../test/support/isolation';
-import { start, type StartOptions } from '../../src/server';
+import { type StartOptions, start } from '../../src/server';
 import { startTestBackends, type TestBackends } from './test-backends';
 
 /** One HTTP exchange as a test sees it. */

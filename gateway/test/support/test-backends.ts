@@ -66,7 +66,11 @@ export class TestData {
   }
 
   /** Creates a key and returns its secret text. */
-  addKey(projectId: string, scopes: string[], options: Partial<TestKey> = {}): { key: string; keyId: string } {
+  addKey(
+    projectId: string,
+    scopes: string[],
+    options: Partial<TestKey> = {},
+  ): { key: string; keyId: string } {
     const key = `ok_test_${randomBytes(16).toString('hex')}`;
     const keyId = `key_${randomBytes(6).toString('hex')}`;
     this.keys.set(hashKey(key), {
@@ -153,7 +157,9 @@ function recipientService(data: TestData) {
   };
   const editable = (c: TestCampaign) => {
     if (c.state !== 'draft' && c.state !== 'upcoming')
-      throw new AppError('conflict', 'The campaign is not editable.', { details: { reason: 'not_editable' } });
+      throw new AppError('conflict', 'The campaign is not editable.', {
+        details: { reason: 'not_editable' },
+      });
   };
   return {
     CreateRecipients: wrap(
@@ -185,7 +191,10 @@ function recipientService(data: TestData) {
             externalId: item.externalId as string | undefined,
             label: item.label as string | undefined,
             metadata: Object.fromEntries(
-              Object.entries((item.metadata as Record<string, unknown>) ?? {}).map(([k, v]) => [k, String(v)]),
+              Object.entries((item.metadata as Record<string, unknown>) ?? {}).map(([k, v]) => [
+                k,
+                String(v),
+              ]),
             ),
             deviceId: 'dev_test',
             isActive: (item.isActive as boolean | undefined) ?? true,
@@ -206,7 +215,13 @@ function recipientService(data: TestData) {
     ),
     ListRecipients: wrap(
       'ListRecipients',
-      async (req: { projectId: string; campaignId: string; limit: number; offset: number; active?: boolean }) => {
+      async (req: {
+        projectId: string;
+        campaignId: string;
+        limit: number;
+        offset: number;
+        active?: boolean;
+      }) => {
         findCampaign(req.projectId, req.campaignId);
         const all = data.recipients.filter(
           (r) => r.campaignId === req.campaignId && (req.active === undefined || r.isActive === req.active),
@@ -225,7 +240,8 @@ function recipientService(data: TestData) {
         const problems = patchValid(patch);
         if (problems.length) throw new AppError('invalid_request', undefined, { details: { problems } });
         editable(findCampaign(req.projectId, r.campaignId));
-        for (const [k, v] of Object.entries(patch)) (r as unknown as Record<string, unknown>)[k] = v ?? undefined;
+        for (const [k, v] of Object.entries(patch))
+          (r as unknown as Record<string, unknown>)[k] = v ?? undefined;
         return r;
       },
     ),
@@ -242,7 +258,12 @@ function recipientService(data: TestData) {
           (r) => r.projectId === req.projectId && (req.all || req.ids.includes(r.id)),
         );
         data.recipients = data.recipients.filter((r) => !doomed.includes(r));
-        return { success: true, deleted: doomed.length, ids: doomed.map((r) => r.id), skippedCampaignIds: [] };
+        return {
+          success: true,
+          deleted: doomed.length,
+          ids: doomed.map((r) => r.id),
+          skippedCampaignIds: [],
+        };
       },
     ),
     CountRecipients: wrap('CountRecipients', async (req: { projectId: string; campaignIds: string[] }) => ({
@@ -271,7 +292,9 @@ async function serve(add: (s: Server) => void): Promise<{ addr: string; stop: ()
   add(server);
   addGrpcHealth(server, new Lifecycle(logger), {});
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
   let stopped = false;
   return {
@@ -303,4 +326,3 @@ export async function startTestBackends(): Promise<TestBackends> {
     },
   };
 }
-

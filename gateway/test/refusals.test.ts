@@ -1,0 +1,238 @@
+import { expectRateLimitHeaders, type Harness, startHarness } from './support/harness';
+
+/** Every endpoint with the scope it needs and a body when it takes one. */
+const ENDPOINTS = (campaignId: string) => [
+  { method: 'GET', path: 'campaigns', scope: 'recipients:read' },
+  { method: 'GET', path: `recipients?campaignId=${campaignId}`, scope: 'recipients:read' },
+  { method: 'GET', path: 'recipients/rcp_x', scope: 'recipients:read' },
+  {
+    method: 'POST',
+    path: 'recipients',
+    scope: 'recipients:write',
+    body: { campaignId, items: [{ externalId: 'x' }] },
+  },
+  { method: 'PATCH', path: 'recipients/rcp_x', scope: 'recipients:write', body: { label: 'x' } },
+  { method: 'DELETE', path: 'recipients/rcp_x', scope: 'recipients:write' },
+  { method: 'POST', path: 'recipients/bulk-delete', scope: 'recipients:write', body: { ids: ['rcp_x'] } },
+];
+
+let h: Harness;
+let campaignId: string;
+let full: string;
+let readOnly: string;
+let writeOnly: string;
+
+beforeAll(async () => {
+  h = await startHarness({ failedAuthPerMinute: 1000 });
+  campaignId = h.backends.data.addCampaign('prj_a').id;
+  full = h.backends.data.addKey('prj_a', ['recipients:read', 'recipients:write']).key;
+  readOnly = h.backends.data.addKey('prj_a', ['recipients:read']).key;
+  writeOnly = h.backends.data.addKey('prj_a', ['recipients:write']).key;
+});
+afterAll(() => h?.stop());
+
+describe('401 unauthorized', () => {
+  const expired = () =>
+    h.backends.data.addKey('prj_a', ['recipients:read'], {
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    }).key;
+  const revoked = () => {
+    const k = h.backends.data.addKey('prj_a', ['recipients:read']);
+    h.backends.data.revoke(k.keyId);
+    return k.key;
+  };
+  const cases: [string, () => Record<string, string>][] = [
+    ['missing header', () => ({})],
+    ['wrong scheme', () => ({ authorization: `Basic ${full}` })],
+    ['bearer without key', () => ({ authorization: 'Bearer ' })],
+    ['malformed key', () => ({ authorization: 'Bearer a b c' })],
+    ['unknown key', () => ({ authorization: 'Bearer ok_test_00000000000000000000' })],
+    ['expired key', () => ({ authorization: `Bearer ${expired()}` })],
+    ['revoked key', () => ({ authorization: `Bearer ${revoked()}` })],
+  ];
+  test.each(cases)('%s', async (_name, headers) => {
+    const r = await h.request('GET', '/api/v1/projects/prj_a/campaigns', { headers: headers() });
+    expect(r.status).toBe(401);
+    expect(r.body).toMatchObject({ code: 'unauthorized', retryable: false });
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expectRateLimitHeaders(r);
+  });
+
+  test('on every endpoint', async () => {
+    for (const e of ENDPOINTS(campaignId)) {
+      const r = await h.request(e.method, `/api/v1/projects/prj_a/${e.path}`, { body: e.body });
+      expect([e.path, r.status, r.body.code]).toEqual([e.path, 401, 'unauthorized']);
+    }
+  });
+});
+
+describe('403', () => {
+  test('project mismatch on every endpoint, whether or not the project exists', async () => {
+    h.backends.data.addCampaign('prj_b');
+    for (const project of ['prj_b', 'prj_nonexistent']) {
+      for (const e of ENDPOINTS(campaignId)) {
+        const r = await h.request(e.method, `/api/v1/projects/${project}/${e.path}`, {
+          key: full,
+          body: e.body,
+        });
+        expect([e.method, e.path, r.status]).toEqual([e.method, e.path, 403]);
+        expect(r.body).toMatchObject({ code: 'forbidden', details: { reason: 'project_mismatch' } });
+        expectRateLimitHeaders(r);
+      }
+    }
+  });
+
+  test('missing scope on every endpoint names the scope', async () => {
+    for (const e of ENDPOINTS(campaignId)) {
+      const key = e.scope === 'recipients:read' ? writeOnly : readOnly;
+      const r = await h.request(e.method, `/api/v1/projects/prj_a/${e.path}`, { key, body: e.body });
+      expect([e.method, e.path, r.status]).toEqual([e.method, e.path, 403]);
+      expect(r.body).toMatchObject({ code: 'forbidden', details: { requiredScope: e.scope } });
+      expectRateLimitHeaders(r);
+    }
+  });
+});
+
+describe('routing and bodies', () => {
+  test('unknown route under /api is 404 not_found', async () => {
+    const r = await h.request('GET', '/api/v1/projects/prj_a/nothing-here', { key: full });
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe('not_found');
+    expectRateLimitHeaders(r);
+  });
+
+  test('wrong method is 405 with Allow', async () => {
+    const r = await h.request('PUT', '/api/v1/projects/prj_a/recipients', { key: full });
+    expect(r.status).toBe(405);
+    expect(r.body.code).toBe('method_not_allowed');
+    const allow = (r.headers.get('allow') ?? '').split(', ');
+    expect(allow).toEqual(expect.arrayContaining(['GET', 'POST']));
+    expect(allow).not.toContain('PUT');
+    expectRateLimitHeaders(r);
+  });
+
+  test('body over 1 MiB is 413', async () => {
+    const big = JSON.stringify({ campaignId, items: [{ label: 'x'.repeat(1024 * 1024) }] });
+    const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
+      key: full,
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(413);
+    expect(r.body.code).toBe('payload_too_large');
+    expectRateLimitHeaders(r);
+  });
+
+  test('non-JSON body is 415', async () => {
+    const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
+      key: full,
+      raw: 'campaignId=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(r.status).toBe(415);
+    expect(r.body.code).toBe('unsupported_media_type');
+    expectRateLimitHeaders(r);
+  });
+
+  test('malformed JSON is 400 without parser internals leaking beyond the message', async () => {
+    const r = await h.request('PATCH', '/api/v1/projects/prj_a/recipients/rcp_x', {
+      key: full,
+      raw: '{"label":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'invalid_request', details: { reason: 'malformed_json' } });
+    expect(r.text).not.toMatch(/at .*\.js:\d+/);
+    expectRateLimitHeaders(r);
+  });
+
+  test('request-level create faults are 400 naming the field', async () => {
+    const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
+      key: full,
+      body: { campaignId, items: [], extra: 1 },
+    });
+    expect(r.status).toBe(400);
+    const pointers = r.body.details.problems.map((p: { pointer: string }) => p.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(['/items', '/extra']));
+  });
+
+  test('list query outside the rules is 400, never clamped', async () => {
+    for (const q of ['limit=0', 'limit=201', 'offset=-1', 'limit=2.5', 'active=yes', '']) {
+      const r = await h.request('GET', `/api/v1/projects/prj_a/recipients?campaignId=${campaignId}&${q}`, {
+        key: full,
+      });
+      if (q === '') expect(r.status).toBe(200);
+      else expect([q, r.status, r.body.code]).toEqual([q, 400, 'invalid_request']);
+    }
+    const missing = await h.request('GET', '/api/v1/projects/prj_a/recipients', { key: full });
+    expect(missing.status).toBe(400);
+  });
+
+  test('campaign state filter outside the four states is 400', async () => {
+    const r = await h.request('GET', '/api/v1/projects/prj_a/campaigns?state=running', { key: full });
+    expect(r.status).toBe(400);
+  });
+});
+
+describe('rate limits', () => {
+  test('per key: 429 rate_limited with Retry-After and headers; other keys unaffected', async () => {
+    const { key } = h.backends.data.addKey('prj_a', ['recipients:read'], { rateLimitPerMinute: 3 });
+    const seen = [];
+    for (let i = 0; i < 4; i++)
+      seen.push(await h.request('GET', '/api/v1/projects/prj_a/campaigns', { key }));
+    expect(seen.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(seen.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
+    expect(seen.map((r) => r.headers.get('x-ratelimit-used'))).toEqual(['1', '2', '3', '3']);
+    const refused = seen[3];
+    expect(refused.body).toMatchObject({ code: 'rate_limited', retryable: true });
+    const retryAfter = refused.headers.get('retry-after') ?? '';
+    expect(retryAfter).toMatch(/^\d+$/);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(refused.headers.get('ratelimit-policy')).toBe('"per-key";q=3;w=60');
+    expect(refused.headers.get('ratelimit')).toMatch(/^"per-key";r=0;t=\d+$/);
+    const other = await h.request('GET', '/api/v1/projects/prj_a/campaigns', { key: full });
+    expect(other.status).toBe(200);
+  });
+
+  test('default limit is 600 a minute', async () => {
+    const { key } = h.backends.data.addKey('prj_a', ['recipients:read'], { rateLimitPerMinute: 0 });
+    const r = await h.request('GET', '/api/v1/projects/prj_a/campaigns', { key });
+    expect(r.headers.get('x-ratelimit-limit')).toBe('600');
+  });
+});
+
+test('failed authentications are limited per client address', async () => {
+  const g = await startHarness({ failedAuthPerMinute: 3 });
+  try {
+    const statuses = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await g.request('GET', '/api/v1/projects/prj_a/campaigns', {
+        key: 'ok_test_wrong_wrong_wrong',
+      });
+      statuses.push(r.status);
+      expectRateLimitHeaders(r);
+      if (r.status === 429) {
+        expect(r.body.code).toBe('rate_limited');
+        expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+      }
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+  } finally {
+    await g.stop();
+  }
+});
+
+test('TRUST_PROXY takes the client address from X-Forwarded-For', async () => {
+  const g = await startHarness({ failedAuthPerMinute: 1 }, { TRUST_PROXY: 'true' });
+  try {
+    const bad = (ip: string) =>
+      g.request('GET', '/api/v1/projects/prj_a/campaigns', { headers: { 'x-forwarded-for': ip } });
+    expect((await bad('203.0.113.1')).status).toBe(401);
+    expect((await bad('203.0.113.1')).status).toBe(429);
+    expect((await bad('203.0.113.2')).status).toBe(401);
+  } finally {
+    await g.stop();
+  }
+});
