@@ -1,0 +1,93 @@
+/**
+ * The admission script: every cap of one conversation start, checked and consumed in one
+ * atomic step so that no burst, however parallel, admits more than a cap allows.
+ *
+ * KEYS[1] recipient hash  {count, seeded}     lifetime interactions of the recipient
+ * KEYS[2] recipient zset  member=conversation, score=start ms (the rolling window)
+ * KEYS[3] campaign string                     conversations admitted in the campaign
+ * ARGV: now ms, window ms (0 = no window), max per window (-1 = none), max total (-1 = none),
+ *       budget (-1 = unlimited), conversation id, 1 = consume / 0 = only check, key ttl seconds
+ *
+ * Replies: {1, count, used} admitted (or would be);
+ *          {0, 'missing'} a counter is not in Redis: rebuild it from PostgreSQL, then retry;
+ *          {0, 'link_disabled'} | {0, 'cooldown', retryAfterMs} | {0, 'budget_exhausted'}.
+ * Checks run in the product's order: lifetime cap, rolling window, budget.
+ */
+export const ADMIT_SCRIPT = `
+local now = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local perWindow = tonumber(ARGV[3])
+local maxTotal = tonumber(ARGV[4])
+local budget = tonumber(ARGV[5])
+local consume = ARGV[7] == '1'
+local ttl = tonumber(ARGV[8])
+if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 or redis.call('EXISTS', KEYS[3]) == 0 then
+  return {0, 'missing'}
+end
+local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
+if maxTotal >= 0 and count >= maxTotal then
+  return {0, 'link_disabled'}
+end
+if windowMs > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - windowMs)
+  if perWindow >= 0 and redis.call('ZCARD', KEYS[2]) >= perWindow then
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    local wait = windowMs
+    if oldest[2] then wait = tonumber(oldest[2]) + windowMs - now end
+    return {0, 'cooldown', wait}
+  end
+end
+local used = tonumber(redis.call('GET', KEYS[3]))
+if budget >= 0 and used >= budget then
+  return {0, 'budget_exhausted'}
+end
+if not consume then
+  return {1, count, used}
+end
+count = redis.call('HINCRBY', KEYS[1], 'count', 1)
+redis.call('EXPIRE', KEYS[1], ttl)
+if windowMs > 0 then
+  redis.call('ZADD', KEYS[2], now, ARGV[6])
+  redis.call('PEXPIRE', KEYS[2], windowMs + 1000)
+end
+used = redis.call('INCR', KEYS[3])
+redis.call('EXPIRE', KEYS[3], ttl)
+return {1, count, used}
+`;
+
+/**
+ * Seeds the counters from the durable record when they are missing. Existing counters are
+ * never lowered (another instance may have seeded and admitted meanwhile, and admissions still
+ * being written are only in Redis): a seed only raises a count and adds window starts by
+ * conversation id, so a rebuild can never refund anything.
+ * KEYS as in ADMIT_SCRIPT; ARGV: recipient count, campaign count, ttl seconds, window ms,
+ * then pairs of (start ms, conversation id) for the starts inside the window.
+ */
+export const SEED_SCRIPT = `
+local ttl = tonumber(ARGV[3])
+if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then
+  local held = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
+  local count = math.max(held, tonumber(ARGV[1]))
+  redis.call('HSET', KEYS[1], 'count', count, 'seeded', '1')
+  redis.call('EXPIRE', KEYS[1], ttl)
+  for i = 5, #ARGV, 2 do
+    redis.call('ZADD', KEYS[2], tonumber(ARGV[i]), ARGV[i + 1])
+  end
+  if #ARGV >= 5 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) + 1000) end
+end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('SET', KEYS[3], ARGV[2], 'EX', ttl)
+end
+return 1
+`;
+
+/**
+ * Takes back one admission whose durable record could not be written, so the cache does not
+ * keep a conversation that never happened. KEYS as in ADMIT_SCRIPT; ARGV[1] conversation id.
+ */
+export const RELEASE_SCRIPT = `
+if redis.call('HEXISTS', KEYS[1], 'seeded') == 1 then redis.call('HINCRBY', KEYS[1], 'count', -1) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('DECR', KEYS[3]) end
+return 1
+`;

@@ -1,0 +1,210 @@
+import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { AppError, type Clock, type JetStreamClient, newId, publishJson } from '@outreach/platform';
+import type Redis from 'ioredis';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { ADMIT_SCRIPT, RELEASE_SCRIPT, SEED_SCRIPT } from './admission.lua';
+import {
+  type ConversationRecord,
+  insertConversations,
+  listUnpublished,
+  loadUsageFacts,
+  markPublished,
+} from './conversations.repository';
+import { GroupCommit } from './group-commit';
+import { budgetExhausted, cooldown, linkDisabled, type OpenLink } from './link-checks';
+
+/** Redis keys of the usage counters, all under the configured prefix. */
+export function usageKeys(prefix: string, recipientId: string, campaignId: string): [string, string, string] {
+  return [
+    `${prefix}link:rcp:${recipientId}`,
+    `${prefix}link:rcp:${recipientId}:starts`,
+    `${prefix}link:cmp:${campaignId}:used`,
+  ];
+}
+
+// Counters outlive any window; when they expire they are rebuilt from PostgreSQL like after a flush.
+const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
+
+type ScriptReply = [number, string | number, number?];
+
+/** Dependencies of the admission step. */
+export interface AdmissionDeps {
+  redis: Redis;
+  pool: Pool;
+  js: JetStreamClient;
+  redisPrefix: string;
+  natsPrefix: string;
+  clock: Clock;
+  logger: Logger;
+  groupCommitMs: number;
+}
+
+/** What the counters say about one start: consumed, or the refusal. */
+export interface Admitted {
+  conversationId: string;
+  startedAt: Date;
+}
+
+/**
+ * Admission of conversations. Redis holds the counters (a cache, rebuilt from the durable record
+ * whenever a key is missing); PostgreSQL holds the record; NATS carries UsageAdmitted to the
+ * services that show usage. Each admission is written to PostgreSQL before it is acknowledged,
+ * in batches, and its event is republished until JetStream confirms it.
+ */
+export class Admission {
+  private readonly commits: GroupCommit<ConversationRecord>;
+  private readonly published: GroupCommit<string>;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping = false;
+
+  constructor(private readonly deps: AdmissionDeps) {
+    this.commits = new GroupCommit((rows) => insertConversations(deps.pool, rows), deps.groupCommitMs);
+    this.published = new GroupCommit((ids) => markPublished(deps.pool, ids, deps.clock()), 20);
+  }
+
+  /** Throws the refusal a new conversation would get now, consuming nothing. */
+  async check(link: OpenLink): Promise<void> {
+    await this.run(link, 'none', false);
+  }
+
+  /** Admits one conversation: consumes one of every cap atomically, records it, announces it. */
+  async admit(link: OpenLink): Promise<Admitted> {
+    const conversationId = newId('cnv');
+    const startedAt = this.deps.clock();
+    await this.run(link, conversationId, true, startedAt);
+    const record: ConversationRecord = {
+      id: conversationId,
+      recipientId: link.recipient.id,
+      campaignId: link.campaign.id,
+      projectId: link.campaign.projectId,
+      startedAt,
+    };
+    try {
+      await this.commits.add(record);
+    } catch (err) {
+      // The start never became durable: take it back from the cache, refuse it as retryable.
+      const keys = usageKeys(this.deps.redisPrefix, record.recipientId, record.campaignId);
+      await this.deps.redis.eval(RELEASE_SCRIPT, 3, ...keys, conversationId).catch(() => undefined);
+      throw new AppError('unavailable', undefined, { cause: err });
+    }
+    void this.publish(record);
+    return { conversationId, startedAt };
+  }
+
+  /** Republishes, every `intervalMs`, the events JetStream has not confirmed. */
+  startSweeper(intervalMs = 5000): void {
+    this.sweeper = setInterval(() => void this.sweep(intervalMs), intervalMs);
+    this.sweeper.unref();
+  }
+
+  /** Writes what waits and stops the sweeper. */
+  async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.commits.close();
+    await this.published.close();
+  }
+
+  /** Marks a recipient's counters for a rebuild (its limits changed, so its window may have). */
+  async forgetRecipient(recipientId: string): Promise<void> {
+    await this.deps.redis.hdel(`${this.deps.redisPrefix}link:rcp:${recipientId}`, 'seeded');
+  }
+
+  private async run(link: OpenLink, conversationId: string, consume: boolean, at?: Date): Promise<void> {
+    const { recipient, campaign } = link;
+    const now = (at ?? this.deps.clock()).getTime();
+    const windowed =
+      recipient.maxInteractionsPerWindow !== undefined && recipient.windowSeconds !== undefined;
+    const windowMs = windowed ? recipient.windowSeconds! * 1000 : 0;
+    const capped = campaign.budgetMode === 'metered' && campaign.includedConversations !== null;
+    const keys = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
+    const args = [
+      now,
+      windowMs,
+      windowed ? recipient.maxInteractionsPerWindow! : -1,
+      recipient.maxTotalInteractions ?? -1,
+      capped ? campaign.includedConversations! : -1,
+      conversationId,
+      consume ? 1 : 0,
+      COUNTER_TTL_SECONDS,
+    ];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const reply = (await this.deps.redis.eval(ADMIT_SCRIPT, 3, ...keys, ...args)) as ScriptReply;
+      if (reply[0] === 1) return;
+      switch (reply[1]) {
+        case 'missing':
+          await this.seed(link, keys, now, windowMs);
+          continue;
+        case 'link_disabled':
+          throw linkDisabled(recipient);
+        case 'cooldown':
+          throw cooldown(recipient, Number(reply[2]));
+        case 'budget_exhausted':
+          throw budgetExhausted();
+        default:
+          throw new Error(`unexpected admission reply ${String(reply[1])}`);
+      }
+    }
+    throw new AppError('unavailable', undefined, { details: { reason: 'counters_unavailable' } });
+  }
+
+  /** Rebuilds missing counters from PostgreSQL (the durable record) before admitting. */
+  private async seed(link: OpenLink, keys: string[], now: number, windowMs: number): Promise<void> {
+    const facts = await loadUsageFacts(
+      this.deps.pool,
+      link.recipient.id,
+      link.campaign.id,
+      windowMs > 0 ? new Date(now - windowMs) : null,
+    );
+    // The recipient service's count also survives a flush; never seed below it.
+    const recipientCount = Math.max(facts.recipientCount, link.recipient.interactionCount ?? 0);
+    const starts = facts.windowStarts.flatMap((s) => [s.startedAtMs, s.id]);
+    this.deps.logger.info(
+      { recipientId: link.recipient.id, campaignId: link.campaign.id },
+      'usage counters rebuilt',
+    );
+    await this.deps.redis.eval(
+      SEED_SCRIPT,
+      3,
+      ...keys,
+      recipientCount,
+      facts.campaignCount,
+      COUNTER_TTL_SECONDS,
+      windowMs,
+      ...starts,
+    );
+  }
+
+  private async publish(record: ConversationRecord): Promise<void> {
+    const event: UsageAdmitted = {
+      conversationId: record.id,
+      recipientId: record.recipientId,
+      campaignId: record.campaignId,
+      projectId: record.projectId,
+      startedAt: record.startedAt.toISOString(),
+    };
+    try {
+      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmitted, event, record.id);
+      await this.published.add(record.id);
+    } catch (err) {
+      this.deps.logger.warn(
+        { err, conversationId: record.id },
+        'UsageAdmitted not confirmed yet; will retry',
+      );
+    }
+  }
+
+  private async sweep(graceMs: number): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const before = new Date(this.deps.clock().getTime() - graceMs);
+      const rows = await listUnpublished(this.deps.pool, before, 200);
+      for (const row of rows) await this.publish(row);
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'UsageAdmitted sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { type CampaignSnapshot, type DeviceSnapshot, deriveCampaignState } from '@outreach/contracts';
+import { AppError } from '@outreach/platform';
+import type { LinkedRecipient } from '../state/recipient.cache';
+import { ipAllowed } from './client-ip';
+
+/** Everything a link's page and conversations are built from. */
+export interface OpenLink {
+  token: string;
+  recipient: LinkedRecipient;
+  campaign: CampaignSnapshot;
+  device: DeviceSnapshot;
+}
+
+/**
+ * The checks of a link that need no counter, in the product's order: the token is known, the
+ * campaign is active, the device is active and admits the client address, the link is enabled.
+ * They hold for a page view, a conversation start and every message alike.
+ */
+export function checkLink(
+  token: string,
+  recipient: LinkedRecipient | null,
+  lookup: {
+    campaign(id: string): CampaignSnapshot | undefined;
+    device(id: string): DeviceSnapshot | undefined;
+  },
+  clientIp: string,
+  now: Date,
+): OpenLink {
+  if (!recipient) throw new AppError('not_found', 'This link does not exist.');
+  const campaign = lookup.campaign(recipient.campaignId);
+  if (!campaign || deriveCampaignState(campaign, now) !== 'active') {
+    throw new AppError('unavailable', 'This conversation is currently unavailable.', {
+      details: { reason: 'campaign_not_active' },
+    });
+  }
+  const device = lookup.device(campaign.deviceId);
+  if (!device?.isActive) {
+    throw new AppError('unavailable', 'This conversation is currently unavailable.', {
+      details: { reason: 'device_inactive' },
+    });
+  }
+  if (!ipAllowed(clientIp, device.ipAllowList)) {
+    throw new AppError('forbidden', 'This conversation is not available from your network.', {
+      details: { reason: 'ip_not_allowed' },
+      hint: 'Open the link from a network the sender allows.',
+    });
+  }
+  if (!recipient.isActive) throw linkDisabled(recipient);
+  return { token, recipient, campaign, device };
+}
+
+/** The refusal of a disabled link (or one at its lifetime cap), carrying the operator's message. */
+export function linkDisabled(recipient: LinkedRecipient): AppError {
+  return new AppError('link_disabled', undefined, {
+    details: { message: recipient.disabledMessage ?? null },
+  });
+}
+
+/** The refusal of a link at its rolling-window cap, with the wait in whole seconds. */
+export function cooldown(recipient: LinkedRecipient, retryAfterMs: number): AppError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new AppError('cooldown', undefined, {
+    details: { message: recipient.cooldownMessage ?? null, retryAfterSeconds: seconds },
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
+
+/** The refusal of a new conversation once the campaign's metered budget is used up. */
+export function budgetExhausted(): AppError {
+  return new AppError('budget_exhausted', undefined, { details: { reason: 'budget_exhausted' } });
+}

@@ -1,0 +1,61 @@
+import { COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+
+/** Every environment variable the link runtime reads. */
+export const CONFIG_SPEC = {
+  ...COMMON_CONFIG,
+  HOST: { type: 'string', default: '0.0.0.0', doc: 'address to listen on' },
+  LINK_PORT: { type: 'int', default: 8081, min: 0, max: 65535, doc: 'HTTP port of the link pages' },
+  RECIPIENT_SERVICE_ADDR: {
+    type: 'string',
+    default: '127.0.0.1:50051',
+    doc: 'host:port of the recipient-service gRPC server',
+  },
+  TRUST_PROXY: {
+    type: 'bool',
+    default: false,
+    doc: 'take the client address from X-Forwarded-For (only behind a trusted proxy)',
+  },
+  ASSISTANT_BASE_URL: {
+    type: 'url',
+    doc: 'base URL of an OpenAI-compatible API (…/v1); unset = offline assistant',
+  },
+  ASSISTANT_API_KEY: { type: 'string', secret: true, doc: 'bearer key of the assistant API' },
+  ASSISTANT_MODEL: { type: 'string', default: 'gpt-4o-mini', doc: 'model name sent to the assistant API' },
+  ASSISTANT_TIMEOUT_MS: { type: 'int', default: 30000, min: 100, doc: 'deadline of one assistant call' },
+  CONVERSATION_TTL_SECONDS: {
+    type: 'int',
+    default: 86400,
+    min: 60,
+    doc: 'how long an idle conversation and its history are kept',
+  },
+  MESSAGE_MAX_CHARS: { type: 'int', default: 4000, min: 1, doc: 'longest customer message accepted' },
+  MESSAGES_PER_MINUTE: {
+    type: 'int',
+    default: 20,
+    min: 1,
+    doc: 'messages one conversation may send per minute',
+  },
+  HISTORY_MAX_MESSAGES: {
+    type: 'int',
+    default: 40,
+    min: 2,
+    doc: 'most recent messages of a conversation sent to the model',
+  },
+  KNOWLEDGE_ENTRIES: { type: 'int', default: 3, min: 0, doc: 'knowledge entries placed in a system prompt' },
+  RECIPIENT_CACHE_TTL_SECONDS: {
+    type: 'int',
+    default: 300,
+    min: 1,
+    doc: 'safety-net lifetime of a cached recipient (changes arrive as events first)',
+  },
+  GROUP_COMMIT_MS: {
+    type: 'int',
+    default: 2,
+    min: 0,
+    max: 1000,
+    doc: 'how long admissions wait to be written together in one INSERT',
+  },
+} as const satisfies Record<string, VarSpec>;
+
+/** The link runtime's typed configuration. */
+export type LinkConfig = ConfigOf<typeof CONFIG_SPEC>;

@@ -1,0 +1,73 @@
+import type Redis from 'ioredis';
+import type { ChatMessage } from '../assistant/assistant.client';
+
+/** What a conversation remembers about where it started. */
+export interface ConversationInfo {
+  id: string;
+  recipientId: string;
+  campaignId: string;
+  startedAt: string;
+}
+
+/**
+ * Conversations and their history in Redis, expiring after `ttlSeconds` without a message.
+ * Keys: `<prefix>link:conv:<id>` (hash) and `<prefix>link:conv:<id>:history` (list of JSON
+ * messages), `<prefix>link:conv:<id>:rate:<minute>` (message counter).
+ */
+export class ConversationStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private key(id: string): string {
+    return `${this.prefix}link:conv:${id}`;
+  }
+
+  /** Remembers a newly admitted conversation. */
+  async create(info: ConversationInfo): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.key(info.id), { ...info })
+      .expire(this.key(info.id), this.ttlSeconds)
+      .exec();
+  }
+
+  /** The conversation, or null when unknown or expired. */
+  async get(id: string): Promise<ConversationInfo | null> {
+    const h = await this.redis.hgetall(this.key(id));
+    if (!h.id) return null;
+    return { id: h.id, recipientId: h.recipientId, campaignId: h.campaignId, startedAt: h.startedAt };
+  }
+
+  /** The last `max` messages of the conversation, oldest first. */
+  async history(id: string, max: number): Promise<ChatMessage[]> {
+    const raw = await this.redis.lrange(`${this.key(id)}:history`, -max, -1);
+    return raw.map((r) => JSON.parse(r) as ChatMessage);
+  }
+
+  /** Appends one exchange, keeping at most `max` messages, and extends the conversation's life. */
+  async append(id: string, messages: ChatMessage[], max: number): Promise<void> {
+    const history = `${this.key(id)}:history`;
+    await this.redis
+      .multi()
+      .rpush(history, ...messages.map((m) => JSON.stringify(m)))
+      .ltrim(history, -max, -1)
+      .expire(history, this.ttlSeconds)
+      .expire(this.key(id), this.ttlSeconds)
+      .exec();
+  }
+
+  /**
+   * Counts one message against the per-minute budget of the conversation; returns the seconds
+   * to wait when the budget is spent, else 0.
+   */
+  async takeMessageSlot(id: string, perMinute: number, nowMs: number): Promise<number> {
+    const minute = Math.floor(nowMs / 60_000);
+    const key = `${this.key(id)}:rate:${minute}`;
+    const [[, count]] = (await this.redis.multi().incr(key).expire(key, 120).exec()) as [[null, number]];
+    if (count <= perMinute) return 0;
+    return Math.max(1, Math.ceil(((minute + 1) * 60_000 - nowMs) / 1000));
+  }
+}

@@ -1,0 +1,202 @@
+import type { DeviceSnapshot } from '@outreach/contracts';
+import type { UiStrings } from './i18n';
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON that is safe inside a `<script type="application/json">` block. */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+const COLOR = /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i;
+
+function color(value: string | undefined, fallback: string): string {
+  return value && COLOR.test(value.trim()) ? value.trim() : fallback;
+}
+
+function logoUrl(value: string | undefined): string | null {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The Content-Security-Policy of a page: only the page's own nonce-bearing script and style run. */
+export function contentSecurityPolicy(nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' https: http: data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** What a page shows: the chat, or one refusal with its text. */
+export type PageBody =
+  | { kind: 'chat'; token: string }
+  | { kind: 'message'; code: string; text: string; note?: string };
+
+/** Inputs of one page render. */
+export interface PageInput {
+  nonce: string;
+  lang: string;
+  strings: UiStrings;
+  device?: Pick<DeviceSnapshot, 'styling' | 'voice' | 'name'>;
+  body: PageBody;
+}
+
+const CSS = `
+*{box-sizing:border-box}
+html,body{margin:0;height:100%}
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:#1d1d1f;display:flex;flex-direction:column;min-height:100vh}
+header{display:flex;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:#fff}
+header img{height:2rem;width:auto;max-width:8rem;object-fit:contain;background:#fff;border-radius:.25rem}
+header h1{font-size:1.125rem;margin:0;font-weight:600}
+header button{margin-left:auto;background:transparent;color:#fff;border:1px solid rgba(255,255,255,.7);border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
+main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;flex-direction:column;gap:.75rem}
+#log{flex:1;display:flex;flex-direction:column;gap:.5rem;overflow-y:auto}
+.msg{max-width:85%;padding:.5rem .75rem;border-radius:1rem;white-space:pre-wrap;word-wrap:break-word}
+.user{align-self:flex-end;background:var(--primary);color:#fff;border-bottom-right-radius:.25rem}
+.assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-bottom-left-radius:.25rem}
+.notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
+#status{min-height:1.5em;font-size:.875rem;color:#55555a}
+form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
+textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
+textarea:focus,button:focus-visible{outline:3px solid var(--primary);outline-offset:2px}
+#send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:#fff;cursor:pointer;min-height:2.75rem}
+#send:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
+.sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
+@media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
+`;
+
+// Runs in the browser. Every text from the server is set with textContent, never as HTML.
+const SCRIPT = `
+(function(){
+var cfg=JSON.parse(document.getElementById('cfg').textContent);
+var s=cfg.strings,log=document.getElementById('log'),form=document.getElementById('chat'),
+input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
+voiceBtn=document.getElementById('voice');
+var base=location.pathname.replace(/\\/+$/,''),conversation=null,speaking=cfg.voice&&'speechSynthesis' in window;
+function setStatus(t){status.textContent=t||'';}
+function bubble(cls,text){var d=document.createElement('div');d.className='msg '+cls;d.textContent=text;log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
+function lock(){input.disabled=true;send.disabled=true;}
+function unlock(){input.disabled=false;send.disabled=false;input.focus();}
+function refusal(body,retryAfter){
+  var d=(body&&body.details)||{},c=body&&body.code,t;
+  if(c==='not_found')t=s.notFound;else if(c==='forbidden')t=s.forbidden;
+  else if(c==='link_disabled')t=d.message||s.disabled;
+  else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+s.retryIn.replace('{minutes}',String(Math.ceil(sec/60)));}
+  else if(c==='unavailable'||c==='budget_exhausted')t=s.unavailable;
+  else if(c==='rate_limited')t=s.rateLimited;
+  else if(c==='invalid_request'&&d.reason==='too_long')t=s.tooLong;
+  else t=s.failed;
+  return t;
+}
+function ends(c){return c==='not_found'||c==='forbidden'||c==='link_disabled'||c==='unavailable'||c==='budget_exhausted'||c==='cooldown';}
+function fail(res){return res.json().catch(function(){return{};}).then(function(b){
+  var t=refusal(b,res.headers.get('Retry-After'));
+  if(ends(b.code)){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);setStatus('');}
+  else{setStatus(t);unlock();}
+});}
+function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
+  if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];if(v)u.voice=v;}
+  speechSynthesis.speak(u);}catch(e){}}
+if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function(){voiceBtn.textContent=speaking?s.voiceOff:s.voiceOn;voiceBtn.setAttribute('aria-pressed',String(speaking));};
+  label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();label();});}
+function start(){lock();setStatus(s.starting);
+  fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json'}}).then(function(res){
+    if(res.status!==201)return fail(res);
+    return res.json().then(function(b){conversation=b.conversationId;setStatus('');unlock();});
+  }).catch(function(){setStatus(s.failed);});}
+function readStream(res,target){
+  var reader=res.body.getReader(),dec=new TextDecoder(),buf='',text='';
+  function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
+    if(!data)return;var p=JSON.parse(data);
+    if(ev==='error'){target.remove();var t=refusal(p);if(ends(p.code)){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);}else setStatus(t);return;}
+    if(ev==='done'){text=p.reply;target.textContent=text;speak(text);return;}
+    if(p.token){text+=p.token;target.textContent=text;target.scrollIntoView({block:'end'});}}
+  function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);return;}buf+=dec.decode(r.value,{stream:true});
+    var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
+  return pump();
+}
+form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||!conversation)return;
+  bubble('user',text);input.value='';lock();setStatus(s.thinking);
+  var target=bubble('assistant','');target.setAttribute('aria-busy','true');
+  fetch(base+'/conversations/'+encodeURIComponent(conversation)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})})
+  .then(function(res){if(!res.ok){target.remove();return fail(res);}
+    return readStream(res,target).then(function(){target.removeAttribute('aria-busy');setStatus('');if(!log.querySelector('.notice'))unlock();});})
+  .catch(function(){target.remove();setStatus(s.failed);unlock();});});
+input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey){e.preventDefault();form.requestSubmit();}});
+start();
+})();
+`;
+
+/** Renders the whole page; every operator-supplied string is escaped. */
+export function renderPage(input: PageInput): string {
+  const { nonce, strings, device, body } = input;
+  const styling = device?.styling ?? {};
+  const primary = color(styling.primaryColor, '#2f5bea');
+  const background = color(styling.backgroundColor, '#f5f5f7');
+  const title = styling.title?.trim() || strings.title;
+  const logo = logoUrl(styling.logoUrl);
+  const voice = body.kind === 'chat' && device?.voice.enabled === true;
+  const head = `<!doctype html>
+<html lang="${escapeHtml(input.lang)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex,nofollow">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">:root{--primary:${primary};--bg:${background}}${CSS}</style>
+</head>
+<body>
+<header>${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}<h1>${escapeHtml(title)}</h1>${
+    voice
+      ? `<button type="button" id="voice" aria-pressed="true">${escapeHtml(strings.voiceOff)}</button>`
+      : ''
+  }</header>
+<main>`;
+  if (body.kind === 'message') {
+    const note = body.note ? `\n${body.note}` : '';
+    return `${head}
+<p class="notice" role="alert" data-code="${escapeHtml(body.code)}">${escapeHtml(body.text + note)}</p>
+</main>
+</body>
+</html>`;
+  }
+  const cfg = {
+    lang: input.lang,
+    strings,
+    voice,
+    voiceName: device?.voice.voiceName ?? null,
+  };
+  return `${head}
+<div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
+<p id="status" role="status" aria-live="polite"></p>
+<form id="chat" autocomplete="off">
+<label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
+<textarea id="text" rows="1" maxlength="4000" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
+<button id="send" type="submit" disabled>${escapeHtml(strings.send)}</button>
+</form>
+</main>
+<script type="application/json" id="cfg">${scriptJson(cfg)}</script>
+<script nonce="${nonce}">${SCRIPT}</script>
+</body>
+</html>`;
+}

@@ -1,0 +1,168 @@
+import type { Server } from 'node:http';
+import path from 'node:path';
+import { credentials } from '@grpc/grpc-js';
+import { loadRecipientsProto } from '@outreach/contracts';
+import {
+  type Clock,
+  connectNats,
+  createLogger,
+  createPool,
+  createRedis,
+  ensureStreams,
+  Lifecycle,
+  type Logger,
+  loadConfig,
+  migrate,
+  type RunningService,
+  serveMetrics,
+  systemClock,
+} from '@outreach/platform';
+import { Admission } from './admission/admission.service';
+import { buildLinkApp } from './app';
+import { createAssistant } from './assistant/assistant.client';
+import { CONFIG_SPEC } from './config';
+import { ConversationStore } from './conversations/conversations.store';
+import { createLinkMetrics } from './metrics';
+import { RecipientCache } from './state/recipient.cache';
+import { StateCache } from './state/state.cache';
+
+export { CONFIG_SPEC } from './config';
+
+const MIGRATIONS = path.resolve(__dirname, '../migrations');
+
+/** Options a caller (a test, main) may inject. */
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+}
+
+/** Applies the `link` schema's migrations and exits. */
+export async function runMigrations(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const config = loadConfig(CONFIG_SPEC, env);
+  const logger = createLogger('link-runtime', config.LOG_LEVEL);
+  const pool = createPool(config.DATABASE_URL, 2, logger);
+  try {
+    return await migrate(pool, 'link', MIGRATIONS, logger);
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * Starts the link runtime: connects PostgreSQL, Redis, NATS and the recipient service, migrates,
+ * replays campaign and device state, and serves the link pages on LINK_PORT (0 picks a free port).
+ */
+export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
+  const config = loadConfig(CONFIG_SPEC, env);
+  const logger = options.logger ?? createLogger('link-runtime', config.LOG_LEVEL);
+  const clock = options.clock ?? systemClock;
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  const metrics = createLinkMetrics();
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
+    cleanups.push(() => pool.end());
+    await migrate(pool, 'link', MIGRATIONS, logger);
+    const redis = createRedis(config.REDIS_URL, logger);
+    cleanups.push(() => redis.quit());
+    const nc = await connectNats(config.NATS_URL, 'link-runtime', logger);
+    cleanups.push(() => nc.drain());
+    const jsm = await nc.jetstreamManager();
+    await ensureStreams(jsm, config.NATS_PREFIX);
+    const js = nc.jetstream();
+
+    const proto = loadRecipientsProto();
+    const recipientClient = new proto.outreach.v1.RecipientService(
+      config.RECIPIENT_SERVICE_ADDR,
+      credentials.createInsecure(),
+    );
+    cleanups.push(async () => recipientClient.close());
+    const recipients = new RecipientCache(recipientClient, config.RECIPIENT_CACHE_TTL_SECONDS * 1000);
+
+    const admission = new Admission({
+      redis,
+      pool,
+      js,
+      redisPrefix: config.REDIS_PREFIX,
+      natsPrefix: config.NATS_PREFIX,
+      clock,
+      logger,
+      groupCommitMs: config.GROUP_COMMIT_MS,
+    });
+    cleanups.push(() => admission.close());
+
+    const state = new StateCache(logger);
+    cleanups.push(() => state.stop());
+    await state.followRecipientChanges(js, config.NATS_PREFIX, (event) => {
+      recipients.invalidate(event.token, event.recipientId);
+      // Limits may have changed: rebuild the recipient's window counters from the record.
+      admission
+        .forgetRecipient(event.recipientId)
+        .catch((err) => logger.warn({ err }, 'counter reset failed'));
+    });
+    await state.start(js, config.NATS_PREFIX);
+    admission.startSweeper();
+
+    const app = buildLinkApp({
+      logger,
+      clock,
+      lifecycle,
+      readiness: {
+        postgres: () => pool.query('SELECT 1'),
+        redis: async () => (await redis.ping()) === 'PONG',
+        nats: async () => !nc.isClosed(),
+      },
+      state,
+      recipients,
+      admission,
+      conversations: new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS),
+      assistant: createAssistant({
+        baseUrl: config.ASSISTANT_BASE_URL,
+        apiKey: config.ASSISTANT_API_KEY,
+        model: config.ASSISTANT_MODEL,
+        timeoutMs: config.ASSISTANT_TIMEOUT_MS,
+      }),
+      metrics,
+      trustProxy: config.TRUST_PROXY,
+      messagesPerMinute: config.MESSAGES_PER_MINUTE,
+      limits: {
+        maxChars: config.MESSAGE_MAX_CHARS,
+        historyMessages: config.HISTORY_MAX_MESSAGES,
+        knowledgeEntries: config.KNOWLEDGE_ENTRIES,
+      },
+    });
+
+    const server: Server = await new Promise((resolve, reject) => {
+      const s = app.listen(config.LINK_PORT, config.HOST, () => resolve(s));
+      s.once('error', reject);
+    });
+    const ports: Record<string, number> = { http: addressPort(server) };
+    let metricsServer: Server | undefined;
+    if (config.METRICS_PORT > 0) {
+      metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+      ports.metrics = addressPort(metricsServer);
+    }
+
+    lifecycle.onShutdown('http', () => closeServer(server));
+    if (metricsServer) lifecycle.onShutdown('metrics', () => closeServer(metricsServer));
+    // Remaining steps in reverse order of creation: admissions flushed before PostgreSQL closes.
+    for (const cleanup of [...cleanups].reverse()) lifecycle.onShutdown('cleanup', cleanup);
+    logger.info({ ports }, 'link runtime listening');
+    return { name: 'link-runtime', ports, stop: () => lifecycle.shutdown('stop') };
+  } catch (err) {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    throw err;
+  }
+}
+
+function addressPort(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

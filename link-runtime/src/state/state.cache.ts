@@ -1,0 +1,138 @@
+import {
+  type CampaignSnapshot,
+  type DeviceSnapshot,
+  type RecipientChanged,
+  subjects,
+} from '@outreach/contracts';
+import { type JetStreamClient, type JsMsg, streamNames } from '@outreach/platform';
+import { type ConsumerMessages, DeliverPolicy, JSONCodec } from 'nats';
+import type { Logger } from 'pino';
+
+const codec = JSONCodec();
+
+/**
+ * Campaigns and devices held in memory, fed by ordered consumers on the state stream. Each
+ * consumer first replays the latest snapshot of every subject, then follows changes; only a
+ * snapshot with a higher version than the one held replaces it, so a late or replayed message
+ * never rolls state back. Reads are plain map lookups: no store is queried per request.
+ */
+export class StateCache {
+  private readonly campaigns = new Map<string, CampaignSnapshot>();
+  private readonly devices = new Map<string, DeviceSnapshot>();
+  private readonly subscriptions: ConsumerMessages[] = [];
+  private readonly loops: Promise<void>[] = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  /** The campaign's latest snapshot, if one was published. */
+  campaign(id: string): CampaignSnapshot | undefined {
+    return this.campaigns.get(id);
+  }
+
+  /** The device's latest snapshot, if one was published. */
+  device(id: string): DeviceSnapshot | undefined {
+    return this.devices.get(id);
+  }
+
+  /** Applies a campaign snapshot when it is newer than the one held. */
+  applyCampaign(s: CampaignSnapshot): void {
+    const held = this.campaigns.get(s.id);
+    if (!held || s.version > held.version) this.campaigns.set(s.id, s);
+  }
+
+  /** Applies a device snapshot when it is newer than the one held. */
+  applyDevice(s: DeviceSnapshot): void {
+    const held = this.devices.get(s.id);
+    if (!held || s.version > held.version) this.devices.set(s.id, s);
+  }
+
+  /**
+   * Starts the two state consumers and resolves once both have replayed what the stream held
+   * when they started (or after `readyTimeoutMs`, so a slow broker does not block start-up).
+   */
+  async start(js: JetStreamClient, prefix: string, readyTimeoutMs = 5000): Promise<void> {
+    const subj = subjects(prefix);
+    const stream = streamNames(prefix).state;
+    await Promise.all([
+      this.follow(
+        js,
+        stream,
+        subj.campaignStateAll,
+        (d) => this.applyCampaign(d as CampaignSnapshot),
+        readyTimeoutMs,
+      ),
+      this.follow(
+        js,
+        stream,
+        subj.deviceStateAll,
+        (d) => this.applyDevice(d as DeviceSnapshot),
+        readyTimeoutMs,
+      ),
+    ]);
+  }
+
+  /** Follows RecipientChanged events from now on, calling `onChange` for each. */
+  async followRecipientChanges(
+    js: JetStreamClient,
+    prefix: string,
+    onChange: (event: RecipientChanged) => void,
+  ): Promise<void> {
+    const consumer = await js.consumers.get(streamNames(prefix).events, {
+      filterSubjects: subjects(prefix).recipientChanged,
+      deliver_policy: DeliverPolicy.New,
+    });
+    const messages = await consumer.consume();
+    this.subscriptions.push(messages);
+    this.loops.push(
+      (async () => {
+        for await (const msg of messages) {
+          try {
+            onChange(codec.decode(msg.data) as RecipientChanged);
+          } catch (err) {
+            this.logger.warn({ err, subject: msg.subject }, 'bad RecipientChanged event skipped');
+          }
+        }
+      })(),
+    );
+  }
+
+  private async follow(
+    js: JetStreamClient,
+    stream: string,
+    filter: string,
+    apply: (data: unknown) => void,
+    readyTimeoutMs: number,
+  ): Promise<void> {
+    const consumer = await js.consumers.get(stream, {
+      filterSubjects: filter,
+      deliver_policy: DeliverPolicy.LastPerSubject,
+    });
+    const info = await consumer.info();
+    const messages = await consumer.consume();
+    this.subscriptions.push(messages);
+    let markReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve;
+    });
+    if (info.num_pending === 0) markReady();
+    this.loops.push(
+      (async () => {
+        for await (const msg of messages as AsyncIterable<JsMsg>) {
+          try {
+            apply(codec.decode(msg.data));
+          } catch (err) {
+            this.logger.warn({ err, subject: msg.subject }, 'bad state snapshot skipped');
+          }
+          if (msg.info.pending === 0) markReady();
+        }
+      })(),
+    );
+    await Promise.race([ready, new Promise((r) => setTimeout(r, readyTimeoutMs).unref())]);
+  }
+
+  /** Stops every consumer. */
+  async stop(): Promise<void> {
+    for (const s of this.subscriptions) s.stop();
+    await Promise.allSettled(this.loops);
+  }
+}

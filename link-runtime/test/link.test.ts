@@ -1,0 +1,380 @@
+import { subjects } from '@outreach/contracts';
+import { streamNames } from '@outreach/platform';
+import Redis from 'ioredis';
+import { JSONCodec } from 'nats';
+import { Client } from 'pg';
+import { clearRedisPrefix } from '../../test/support/isolation';
+import { recipient } from './support/fixtures';
+import { type Harness, post, startHarness, waitFor } from './support/harness';
+
+let h: Harness;
+let db: Client;
+
+beforeAll(async () => {
+  h = await startHarness({ MESSAGES_PER_MINUTE: '5' });
+  db = new Client({ connectionString: h.ns.databaseUrl });
+  await db.connect();
+});
+
+afterAll(async () => {
+  await db.end();
+  await h.close();
+});
+
+const conversationsOf = async (recipientId: string) =>
+  Number(
+    (await db.query('SELECT count(*) AS n FROM link.conversations WHERE recipient_id = $1', [recipientId]))
+      .rows[0].n,
+  );
+
+async function page(token: string, lang = 'en') {
+  const res = await fetch(`${h.base}/i/${token}`, { headers: { 'accept-language': lang } });
+  return { status: res.status, headers: res.headers, html: await res.text() };
+}
+
+describe('the refusal table, on the page and on a start', () => {
+  it('404 not_found for an unknown token', async () => {
+    const p = await page('Zz0000000000000000000000zz');
+    expect(p.status).toBe(404);
+    expect(p.html).toContain('This link does not exist.');
+    const r = await post(`${h.base}/i/Zz0000000000000000000000zz/conversations`);
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe('not_found');
+  });
+
+  it.each([
+    ['draft', { launchedAt: null }],
+    ['upcoming', { startDate: new Date(Date.now() + 3600_000).toISOString() }],
+    ['completed', { endDate: new Date(Date.now() - 1000).toISOString() }],
+    ['halted', { haltedAt: new Date(Date.now() - 1000).toISOString() }],
+  ])('503 unavailable for a %s campaign', async (_name, campaign) => {
+    const l = await h.link({ campaign, waitLive: false });
+    await waitFor(async () => (await page(l.token)).html.includes('currently unavailable'));
+    const p = await page(l.token);
+    expect(p.status).toBe(503);
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(await conversationsOf(l.recipient.id)).toBe(0);
+  });
+
+  it('503 unavailable for an inactive device', async () => {
+    const l = await h.link({ device: { isActive: false }, waitLive: false });
+    await waitFor(async () => (await page(l.token)).status === 503);
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).body.details.reason).toBe('device_inactive');
+  });
+
+  it('403 forbidden outside the allow-list, admitted inside it', async () => {
+    const outside = await h.link({
+      device: { ipAllowList: ['10.0.0.0/8', '2001:db8::/32'] },
+      waitLive: false,
+    });
+    await waitFor(async () => (await page(outside.token)).status === 403);
+    const r = await post(`${h.base}/i/${outside.token}/conversations`);
+    expect(r.body.code).toBe('forbidden');
+    const inside = await h.link({ device: { ipAllowList: ['127.0.0.0/8'] } });
+    expect((await page(inside.token)).status).toBe(200);
+    expect((await post(`${h.base}/i/${inside.token}/conversations`)).status).toBe(201);
+  });
+
+  it('403 link_disabled with the escaped disabledMessage, or a default in the device language', async () => {
+    const l = await h.link({ recipient: { isActive: false, disabledMessage: 'Closed <b>for</b> now' } });
+    const p = await page(l.token);
+    expect(p.status).toBe(403);
+    expect(p.html).toContain('Closed &#60;b&#62;for&#60;/b&#62; now');
+    expect(p.html).not.toContain('<b>for</b>');
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.body).toMatchObject({ code: 'link_disabled', details: { message: 'Closed <b>for</b> now' } });
+    const plain = await h.link({ recipient: { isActive: false } });
+    const de = await page(plain.token, 'de-CH,de;q=0.9,en;q=0.5');
+    expect(de.html).toContain('Dieser Link ist nicht mehr aktiv.');
+    expect(de.html).toContain('lang="de"');
+  });
+
+  it('403 link_disabled once interactionCount reaches maxTotalInteractions', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe('link_disabled');
+    expect((await page(l.token)).status).toBe(403);
+    expect(await conversationsOf(l.recipient.id)).toBe(2);
+  });
+
+  it('429 cooldown with cooldownMessage and Retry-After', async () => {
+    const l = await h.link({
+      recipient: { maxInteractionsPerWindow: 1, windowSeconds: 600, cooldownMessage: 'Back soon!' },
+    });
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.status).toBe(429);
+    expect(r.body).toMatchObject({ code: 'cooldown', retryable: true, details: { message: 'Back soon!' } });
+    expect(Number(r.headers.get('retry-after'))).toBe(600);
+    const p = await page(l.token);
+    expect(p.status).toBe(429);
+    expect(p.headers.get('retry-after')).toBe('600');
+    expect(p.html).toContain('Back soon!');
+  });
+
+  it('403 budget_exhausted with the neutral unavailable text', async () => {
+    const l = await h.link({ campaign: { includedConversations: 1 } });
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe('budget_exhausted');
+    const p = await page(l.token);
+    expect(p.status).toBe(403);
+    expect(p.html).toContain('This conversation is currently unavailable.');
+  });
+
+  it('a fixed-price campaign is uncapped even with included conversations set', async () => {
+    const l = await h.link({ campaign: { budgetMode: 'fixed', includedConversations: 1 } });
+    for (let i = 0; i < 3; i++) expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+  });
+});
+
+describe('what consumes', () => {
+  it('a page view consumes nothing, a start one, messages none, a reload a new one', async () => {
+    const l = await h.link();
+    for (let i = 0; i < 5; i++) expect((await page(l.token)).status).toBe(200);
+    expect(await conversationsOf(l.recipient.id)).toBe(0);
+
+    const first = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(first.status).toBe(201);
+    expect(first.body.conversationId).toMatch(/^cnv_/);
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
+
+    for (let i = 0; i < 3; i++) {
+      const m = await post(`${h.base}/i/${l.token}/conversations/${first.body.conversationId}/messages`, {
+        text: `hello ${i}`,
+      });
+      expect(m.status).toBe(200);
+      expect(m.body.reply).toContain('No language model is configured');
+    }
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
+
+    const reload = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(reload.body.conversationId).not.toBe(first.body.conversationId);
+    expect(await conversationsOf(l.recipient.id)).toBe(2);
+  });
+
+  it('publishes UsageAdmitted once per conversation, with the conversation id as message id', async () => {
+    const l = await h.link();
+    const a = await post(`${h.base}/i/${l.token}/conversations`);
+    const b = await post(`${h.base}/i/${l.token}/conversations`);
+    const js = h.publisher.connection.jetstream();
+    const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+    });
+    const seen = new Map<string, string>();
+    await waitFor(async () => {
+      const msg = await consumer.next({ expires: 1000 });
+      if (msg) {
+        const data = JSONCodec<{ conversationId: string; recipientId: string }>().decode(msg.data);
+        if (data.recipientId === l.recipient.id)
+          seen.set(data.conversationId, msg.headers?.get('Nats-Msg-Id') ?? '');
+      }
+      return seen.size === 2;
+    }, 5000);
+    expect(seen.get(a.body.conversationId)).toBe(a.body.conversationId);
+    expect(seen.get(b.body.conversationId)).toBe(b.body.conversationId);
+    await waitFor(async () => {
+      const { rows } = await db.query(
+        'SELECT count(*) AS n FROM link.conversations WHERE recipient_id = $1 AND published_at IS NOT NULL',
+        [l.recipient.id],
+      );
+      return Number(rows[0].n) === 2;
+    });
+  });
+});
+
+describe('messages', () => {
+  it('bounds size and rate with clear JSON errors, and refuses unknown conversations', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    const url = `${h.base}/i/${l.token}/conversations/${c}/messages`;
+    const long = await post(url, { text: 'x'.repeat(4001) });
+    expect(long.status).toBe(400);
+    expect(long.body).toMatchObject({
+      code: 'invalid_request',
+      details: { pointer: '/text', reason: 'too_long' },
+    });
+    expect((await post(url, { text: '' })).body.code).toBe('invalid_request');
+    expect((await post(url, { text: 'hi', extra: 1 })).body.details.pointer).toBe('/extra');
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await post(url, { text: `m${i}` })).status);
+    // Five a minute: refused bodies took no slot, the sixth and seventh valid messages are limited.
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    const limited = await post(url, { text: 'again' });
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const other = await h.link();
+    const foreign = await post(`${h.base}/i/${other.token}/conversations/${c}/messages`, { text: 'hi' });
+    expect(foreign.status).toBe(404);
+  });
+
+  it('streams tokens as server-sent events when asked', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    const res = await fetch(`${h.base}/i/${l.token}/conversations/${c}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ text: 'stream please' }),
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const text = await res.text();
+    const tokens = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+    const done = tokens.at(-1);
+    expect(text).toContain('event: done');
+    expect(
+      tokens
+        .slice(0, -1)
+        .map((t) => t.token)
+        .join(''),
+    ).toBe(done.reply);
+  });
+});
+
+describe('the rolling window is exact', () => {
+  it('admits iff fewer than the cap lie in (now - window, now], Retry-After to the second', async () => {
+    const l = await h.link({ recipient: { maxInteractionsPerWindow: 2, windowSeconds: 60 } });
+    const t0 = Date.now();
+    const at = async (offsetMs: number) => {
+      h.clock.fixed = t0 + offsetMs;
+      return post(`${h.base}/i/${l.token}/conversations`);
+    };
+    try {
+      expect((await at(0)).status).toBe(201);
+      expect((await at(10_000)).status).toBe(201);
+      let r = await at(20_000);
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).toBe('40');
+      r = await at(59_500);
+      expect(r.headers.get('retry-after')).toBe('1');
+      r = await at(59_999);
+      expect(r.status).toBe(429);
+      expect((await at(60_000)).status).toBe(201); // the first start left the window at t0 + 60 s
+      r = await at(60_001);
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).toBe('10');
+      expect((await at(70_000)).status).toBe(201);
+    } finally {
+      h.clock.fixed = null;
+    }
+  });
+});
+
+describe('no burst exceeds a cap', () => {
+  it('250 parallel starts against a lifetime cap of 37 admit exactly 37', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 37 } });
+    const results = await Promise.all(
+      Array.from({ length: 250 }, () => post(`${h.base}/i/${l.token}/conversations`)),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(37);
+    expect(results.filter((r) => r.status === 403 && r.body.code === 'link_disabled')).toHaveLength(213);
+    expect(await conversationsOf(l.recipient.id)).toBe(37);
+  });
+
+  it('250 parallel starts over five links against a budget of 41 admit exactly 41', async () => {
+    const first = await h.link({ campaign: { includedConversations: 41 } });
+    const tokens = [first.token];
+    for (let i = 0; i < 4; i++) {
+      const extra = recipient(first.campaign);
+      h.recipients.recipients.set(extra.token, extra.recipient);
+      tokens.push(extra.token);
+    }
+    const results = await Promise.all(
+      Array.from({ length: 250 }, (_, i) => post(`${h.base}/i/${tokens[i % 5]}/conversations`)),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(41);
+    expect(results.filter((r) => r.body.code === 'budget_exhausted')).toHaveLength(209);
+    const { rows } = await db.query('SELECT count(*) AS n FROM link.conversations WHERE campaign_id = $1', [
+      first.campaign.id,
+    ]);
+    expect(Number(rows[0].n)).toBe(41);
+  });
+});
+
+describe('Redis is a cache of the durable record', () => {
+  it('a flush refunds no lifetime cap, window slot or budget', async () => {
+    const capped = await h.link({
+      recipient: { maxTotalInteractions: 2 },
+      campaign: { includedConversations: 3 },
+    });
+    const windowed = await h.link({ recipient: { maxInteractionsPerWindow: 1, windowSeconds: 3600 } });
+    const budgeted = { ...capped.recipient, id: `${capped.recipient.id}b`, maxTotalInteractions: undefined };
+    const budgetToken = `${capped.token.slice(0, 20)}bbbbbb`;
+    h.recipients.recipients.set(budgetToken, budgeted);
+    expect((await post(`${h.base}/i/${capped.token}/conversations`)).status).toBe(201);
+    expect((await post(`${h.base}/i/${capped.token}/conversations`)).status).toBe(201);
+    expect((await post(`${h.base}/i/${budgetToken}/conversations`)).status).toBe(201);
+    expect((await post(`${h.base}/i/${windowed.token}/conversations`)).status).toBe(201);
+
+    await clearRedisPrefix(h.ns.redisPrefix);
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    expect(await redis.keys(`${h.ns.redisPrefix}*`)).toEqual([]);
+    await redis.quit();
+
+    expect((await post(`${h.base}/i/${capped.token}/conversations`)).body.code).toBe('link_disabled');
+    expect((await post(`${h.base}/i/${budgetToken}/conversations`)).body.code).toBe('budget_exhausted');
+    const w = await post(`${h.base}/i/${windowed.token}/conversations`);
+    expect(w.body.code).toBe('cooldown');
+    expect(Number(w.headers.get('retry-after'))).toBeGreaterThan(3590);
+  });
+});
+
+describe('changes take effect within a second', () => {
+  it('budget exhaustion stops new starts only; a top-off re-admits; a halt ends the conversation', async () => {
+    const l = await h.link({ campaign: { includedConversations: 1 } });
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).body.code).toBe('budget_exhausted');
+    expect(
+      (await post(`${h.base}/i/${l.token}/conversations/${c}/messages`, { text: 'still here?' })).status,
+    ).toBe(200);
+
+    await h.publisher.campaign({ ...l.campaign, includedConversations: 2 });
+    const readmitted = await waitFor(async () => (await page(l.token)).status === 200, 1000);
+    expect(readmitted).toBeLessThan(1000);
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+
+    await h.publisher.campaign({
+      ...l.campaign,
+      includedConversations: 2,
+      haltedAt: new Date().toISOString(),
+    });
+    await waitFor(
+      async () =>
+        (await post(`${h.base}/i/${l.token}/conversations/${c}/messages`, { text: 'hello?' })).status === 503,
+      1000,
+    );
+  });
+
+  it('a disable and a delete end a conversation in progress', async () => {
+    const l = await h.link({ recipient: { disabledMessage: 'Paused by the sender.' } });
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    const url = `${h.base}/i/${l.token}/conversations/${c}/messages`;
+    expect((await post(url, { text: 'one' })).status).toBe(200);
+
+    h.recipients.recipients.set(l.token, {
+      ...l.recipient,
+      isActive: false,
+      disabledMessage: 'Paused by the sender.',
+    });
+    await h.publisher.recipientChanged(l.recipient, 'updated', l.token);
+    await waitFor(async () => (await post(url, { text: 'two' })).status === 403, 1000);
+    const r = await post(url, { text: 'three' });
+    expect(r.body).toMatchObject({ code: 'link_disabled', details: { message: 'Paused by the sender.' } });
+
+    h.recipients.recipients.delete(l.token);
+    await h.publisher.recipientChanged(l.recipient, 'deleted', l.token);
+    await waitFor(async () => (await post(url, { text: 'four' })).status === 404, 1000);
+  });
+
+  it('a device change (deactivation) takes effect within a second', async () => {
+    const l = await h.link();
+    await h.publisher.device({ ...l.device, isActive: false });
+    await waitFor(async () => (await page(l.token)).status === 503, 1000);
+  });
+});

@@ -1,0 +1,102 @@
+import type { CampaignSnapshot, DeviceSnapshot, RecipientMessage } from '@outreach/contracts';
+import type { RunningService } from '@outreach/platform';
+import { createTestNamespace, type TestNamespace } from '../../../test/support/isolation';
+import { start } from '../../src/server';
+import { activeCampaign, device, recipient, StatePublisher } from './fixtures';
+import { TestResolveLinkServer } from './resolve-link-server';
+
+/** A running link runtime in its own namespace, with a test ResolveLink server and a publisher. */
+export interface Harness {
+  ns: TestNamespace;
+  service: RunningService;
+  base: string;
+  recipients: TestResolveLinkServer;
+  publisher: StatePublisher;
+  /** The service's clock: frozen at `fixed` when set, else real time. */
+  clock: { fixed: number | null };
+  /** Publishes a device and a campaign and registers one recipient; waits until the link is live. */
+  link(options?: {
+    campaign?: Partial<CampaignSnapshot>;
+    device?: Partial<DeviceSnapshot>;
+    recipient?: Partial<RecipientMessage>;
+    waitLive?: boolean;
+  }): Promise<{
+    token: string;
+    recipient: RecipientMessage;
+    campaign: CampaignSnapshot;
+    device: DeviceSnapshot;
+  }>;
+  close(): Promise<void>;
+}
+
+/** Starts a link runtime exactly as main does, with the namespace env plus `env`. */
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const ns = await createTestNamespace();
+  const recipients = new TestResolveLinkServer();
+  const addr = await recipients.start();
+  const publisher = await StatePublisher.connect(ns.env.NATS_URL, ns.natsPrefix);
+  const clock: { fixed: number | null } = { fixed: null };
+  const service = await start(
+    { ...ns.env, LINK_PORT: '0', HOST: '127.0.0.1', RECIPIENT_SERVICE_ADDR: addr, ...env },
+    { clock: () => new Date(clock.fixed ?? Date.now()) },
+  );
+  const base = `http://127.0.0.1:${service.ports.http}`;
+  return {
+    ns,
+    service,
+    base,
+    recipients,
+    publisher,
+    clock,
+    async link(options = {}) {
+      const d = await publisher.device(device(options.device));
+      const c = await publisher.campaign(activeCampaign({ deviceId: d.id, ...options.campaign }));
+      const r = recipient(c, options.recipient);
+      recipients.recipients.set(r.token, r.recipient);
+      if (options.waitLive !== false) {
+        await waitFor(async () => (await fetch(`${base}/i/${r.token}`)).status !== 503);
+      }
+      return { token: r.token, recipient: r.recipient, campaign: c, device: d };
+    },
+    async close() {
+      await service.stop();
+      await publisher.close();
+      await recipients.stop();
+      await ns.cleanup();
+    },
+  };
+}
+
+/** Polls `check` until it is true or `timeoutMs` passes; returns how long it took. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** POST helper returning status, headers and the parsed JSON body. */
+// biome-ignore lint/suspicious/noExplicitAny: tests inspect response bodies field by field
+type Json = any;
+
+export async function post(
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Json }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Streams and pages are returned as text.
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
