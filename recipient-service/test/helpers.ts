@@ -15,6 +15,8 @@ import { start } from '../src/server';
 export interface Harness {
   ns: TestNamespace;
   campaignService: FakeCampaignService;
+  /** host:port of the service's gRPC server. */
+  address: string;
   pool: Pool;
   nc: NatsConnection;
   call: <T = Record<string, unknown>>(method: string, request: object) => Promise<T>;
@@ -130,6 +132,7 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
   return {
     ns,
     campaignService,
+    address: `127.0.0.1:${running.ports.grpc}`,
     pool,
     nc,
     call,
