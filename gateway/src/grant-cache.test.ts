@@ -1,0 +1,73 @@
+import { AppError } from '@outreach/platform';
+import { type Grant, GrantCache } from './grant-cache';
+
+const grant = (over: Partial<Grant> = {}): Grant => ({
+  keyId: 'key_1',
+  projectId: 'prj_a',
+  scopes: ['recipients:read'],
+  rateLimitPerMinute: 600,
+  expiresAt: null,
+  ...over,
+});
+
+function setup(g: Grant | (() => Grant), ttl = 1000) {
+  let now = Date.parse('2026-11-22T10:00:00.000Z');
+  const calls: string[] = [];
+  const cache = new GrantCache(
+    async (hash) => {
+      calls.push(hash);
+      return typeof g === 'function' ? g() : g;
+    },
+    () => new Date(now),
+    ttl,
+  );
+  return { cache, calls, advance: (ms: number) => (now += ms) };
+}
+
+test('a grant is reused for at most the lifetime, then looked up again', async () => {
+  const { cache, calls, advance } = setup(grant());
+  await cache.get('h');
+  advance(999);
+  await cache.get('h');
+  expect(calls).toHaveLength(1);
+  advance(1);
+  await cache.get('h');
+  expect(calls).toHaveLength(2);
+});
+
+test('concurrent look-ups of one hash share a backend call', async () => {
+  const { cache, calls } = setup(grant());
+  await Promise.all([cache.get('h'), cache.get('h'), cache.get('h')]);
+  expect(calls).toHaveLength(1);
+});
+
+test('revoke drops the cached grant and refuses the key from then on', async () => {
+  const { cache, calls } = setup(grant());
+  await cache.get('h');
+  cache.revoke('key_1');
+  expect(cache.size).toBe(0);
+  await expect(cache.get('h')).rejects.toMatchObject({
+    code: 'unauthorized',
+    details: { reason: 'revoked' },
+  });
+  expect(calls).toHaveLength(2);
+});
+
+test('an expired key is refused, and a grant never outlives its expiry in the cache', async () => {
+  const { cache, advance } = setup(grant({ expiresAt: '2026-11-22T10:00:00.500Z' }), 60_000);
+  await cache.get('h');
+  advance(500);
+  const err = await cache.get('h').catch((e) => e);
+  expect(err).toBeInstanceOf(AppError);
+  expect(err.details.reason).toBe('expired');
+});
+
+test('backend refusals pass through unchanged', async () => {
+  const cache = new GrantCache(
+    async () => {
+      throw new AppError('unavailable');
+    },
+    () => new Date(),
+  );
+  await expect(cache.get('h')).rejects.toMatchObject({ code: 'unavailable' });
+});

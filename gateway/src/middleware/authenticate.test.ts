@@ -1,0 +1,71 @@
+import { AppError } from '@outreach/platform';
+import Redis from 'ioredis';
+import { Counter, Registry } from 'prom-client';
+import { clearRedisPrefix, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
+import { serveMiddleware } from '../../test/support/koa';
+import { type Grant, GrantCache } from '../grant-cache';
+import { RateLimiter } from '../rate-limiter';
+import { authenticate, hashKey } from './authenticate';
+
+const prefix = `test:${uniqueName('auth')}:`;
+const good = 'ok_live_0123456789abcdef';
+const grant: Grant = {
+  keyId: 'key_1',
+  projectId: 'prj_a',
+  scopes: [],
+  rateLimitPerMinute: 600,
+  expiresAt: null,
+};
+let redis: Redis;
+let s: Awaited<ReturnType<typeof serveMiddleware>>;
+const looked: string[] = [];
+
+beforeAll(async () => {
+  redis = new Redis(TEST_SERVERS.redis);
+  // The key store is another service; a function stands in for its answer.
+  const cache = new GrantCache(
+    async (hash) => {
+      looked.push(hash);
+      if (hash === hashKey(good)) return grant;
+      throw new AppError('unauthorized');
+    },
+    () => new Date(),
+  );
+  const refusals = new Counter({ name: 'r', help: 'r', labelNames: ['reason'], registers: [new Registry()] });
+  s = await serveMiddleware(
+    [authenticate({ cache, limiter: new RateLimiter(redis, prefix), failedAuthPerMinute: 2, refusals })],
+    { proxy: true },
+  );
+});
+afterAll(async () => {
+  await s.close();
+  await clearRedisPrefix(prefix);
+  await redis.quit();
+});
+
+const get = (auth: string | undefined, ip: string) =>
+  fetch(`${s.url}/p/x`, { headers: { 'x-forwarded-for': ip, ...(auth ? { authorization: auth } : {}) } });
+
+test('a valid key puts its grant on the context; only the SHA-256 of the key is looked up', async () => {
+  const r = await get(`Bearer ${good}`, '10.0.0.1');
+  expect(r.status).toBe(200);
+  expect((await r.json()).state.grant).toEqual(grant);
+  expect(looked).toContain(hashKey(good));
+  expect(looked).not.toContain(good);
+});
+
+test('failures are 401 with a Bearer challenge and count per address; then 429 before any look-up', async () => {
+  const a = await get(undefined, '10.0.0.2');
+  expect(a.status).toBe(401);
+  expect(a.headers.get('www-authenticate')).toBe('Bearer realm="outreach"');
+  expect(a.headers.get('x-ratelimit-remaining')).toBe('1');
+  const b = await get('Bearer ok_live_nope_nope_nope', '10.0.0.2');
+  expect(b.status).toBe(401);
+  expect(b.headers.get('www-authenticate')).toContain('invalid_token');
+  const before = looked.length;
+  const c = await get(`Bearer ${good}`, '10.0.0.2');
+  expect(c.status).toBe(429);
+  expect(c.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(looked.length).toBe(before);
+  expect((await get(`Bearer ${good}`, '10.0.0.3')).status).toBe(200);
+});

@@ -1,0 +1,54 @@
+import Redis from 'ioredis';
+import { clearRedisPrefix, TEST_SERVERS, uniqueName } from '../../test/support/isolation';
+import { RateLimiter, rateLimited, rateLimitHeaders } from './rate-limiter';
+
+const prefix = `test:${uniqueName('rl')}:`;
+let redis: Redis;
+beforeAll(() => {
+  redis = new Redis(TEST_SERVERS.redis);
+});
+afterAll(async () => {
+  await clearRedisPrefix(prefix);
+  await redis.quit();
+});
+
+test('concurrent hits never admit more than the limit (one atomic script)', async () => {
+  const limiter = new RateLimiter(redis, prefix);
+  const results = await Promise.all(Array.from({ length: 40 }, () => limiter.hit('p', 'burst', 10)));
+  expect(results.filter((r) => r.allowed)).toHaveLength(10);
+  const last = await limiter.hit('p', 'burst', 10);
+  expect(last).toMatchObject({ allowed: false, used: 10, remaining: 0, limit: 10 });
+  expect(last.resetInSeconds).toBeGreaterThan(0);
+  expect(last.resetInSeconds).toBeLessThanOrEqual(60);
+});
+
+test('a peek does not count', async () => {
+  const limiter = new RateLimiter(redis, prefix);
+  await limiter.hit('p', 'peek', 5, false);
+  await limiter.hit('p', 'peek', 5, false);
+  expect((await limiter.hit('p', 'peek', 5)).used).toBe(1);
+});
+
+test('headers: legacy X- names and the IETF draft fields; refusal has integer Retry-After', async () => {
+  const limiter = new RateLimiter(redis, prefix);
+  const s = await limiter.hit('per-key', 'hdr', 2);
+  const h = rateLimitHeaders(s);
+  expect(h).toMatchObject({
+    'X-RateLimit-Limit': '2',
+    'X-RateLimit-Remaining': '1',
+    'X-RateLimit-Used': '1',
+    'RateLimit-Policy': '"per-key";q=2;w=60',
+  });
+  expect(Number(h['X-RateLimit-Reset'])).toBeGreaterThan(Date.now() / 1000);
+  const err = rateLimited(s);
+  expect(err.code).toBe('rate_limited');
+  expect(err.headers['Retry-After']).toMatch(/^\d+$/);
+});
+
+test('Redis down is 503 unavailable, not a crash', async () => {
+  const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true });
+  dead.on('error', () => undefined);
+  const limiter = new RateLimiter(dead, prefix);
+  await expect(limiter.hit('p', 'x', 1)).rejects.toMatchObject({ code: 'unavailable' });
+  dead.disconnect();
+});
