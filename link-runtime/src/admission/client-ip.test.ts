@@ -1,0 +1,19 @@
+import { clientAddress, ipAllowed } from './client-ip';
+
+describe('client address and allow-lists', () => {
+  it('uses the socket address unless a trusted proxy forwards one', () => {
+    expect(clientAddress('::ffff:10.1.2.3', '203.0.113.9', false)).toBe('10.1.2.3');
+    expect(clientAddress('10.0.0.1', '203.0.113.9, 10.0.0.1', true)).toBe('203.0.113.9');
+    expect(clientAddress('10.0.0.1', '', true)).toBe('10.0.0.1');
+  });
+
+  it('matches IPv4 and IPv6 CIDR blocks; an empty list allows all', () => {
+    expect(ipAllowed('1.2.3.4', [])).toBe(true);
+    expect(ipAllowed('10.20.30.40', ['10.0.0.0/8'])).toBe(true);
+    expect(ipAllowed('11.0.0.1', ['10.0.0.0/8'])).toBe(false);
+    expect(ipAllowed('192.168.1.7', ['192.168.1.7'])).toBe(true);
+    expect(ipAllowed('2001:db8::1', ['2001:db8::/32'])).toBe(true);
+    expect(ipAllowed('2001:db9::1', ['2001:db8::/32'])).toBe(false);
+    expect(ipAllowed('not-an-ip', ['0.0.0.0/0'])).toBe(false);
+  });
+});

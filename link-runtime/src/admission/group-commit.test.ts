@@ -1,0 +1,30 @@
+import { GroupCommit } from './group-commit';
+
+describe('GroupCommit', () => {
+  it('writes concurrent items in one batch and resolves every caller', async () => {
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number>(async (items) => {
+      batches.push(items);
+    }, 5);
+    await Promise.all([1, 2, 3, 4].map((n) => gc.add(n)));
+    expect(batches).toEqual([[1, 2, 3, 4]]);
+  });
+
+  it('fails only the callers of a failed batch and flushes at maxBatch', async () => {
+    let calls = 0;
+    const gc = new GroupCommit<number>(
+      async () => {
+        calls++;
+        if (calls === 1) throw new Error('disk full');
+      },
+      1000,
+      2,
+    );
+    const first = Promise.allSettled([gc.add(1), gc.add(2)]);
+    const third = gc.add(3);
+    expect((await first).map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    await gc.close(); // writes the waiting item without waiting for the timer
+    await expect(third).resolves.toBeUndefined();
+    expect(calls).toBe(2);
+  });
+});

@@ -1,0 +1,131 @@
+import { composeSystemPrompt, selectKnowledge } from '@outreach/contracts';
+import { FakeOpenAi } from './support/fake-openai';
+import { type Harness, post, startHarness } from './support/harness';
+
+let h: Harness;
+const model = new FakeOpenAi();
+
+beforeAll(async () => {
+  const baseUrl = await model.start();
+  h = await startHarness({
+    ASSISTANT_BASE_URL: baseUrl,
+    ASSISTANT_API_KEY: 'sk-test-123',
+    ASSISTANT_MODEL: 'test-model',
+    ASSISTANT_TIMEOUT_MS: '500',
+  });
+});
+
+afterAll(async () => {
+  await h.close();
+  await model.stop();
+});
+
+const SECRET = 'customer-secret-phrase-7731';
+
+async function chat(token: string, conversationId: string, text: string, stream = false) {
+  const res = await fetch(`${h.base}/i/${token}/conversations/${conversationId}/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    },
+    body: JSON.stringify({ text }),
+  });
+  return { status: res.status, text: await res.text(), type: res.headers.get('content-type') };
+}
+
+describe('the system prompt and history reaching the model', () => {
+  it('append: device persona, safety, knowledge, device then recipient instructions; history as messages', async () => {
+    const l = await h.link({
+      recipient: { injectionMode: 'append', injectionInstructions: 'Offer Bob the loyalty discount.' },
+    });
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    model.reply = 'We are open on weekdays.';
+    const first = await chat(l.token, c, `What are your opening hours? ${SECRET}`);
+    expect(JSON.parse(first.text)).toEqual({ reply: 'We are open on weekdays.' });
+
+    model.reply = 'Returns take 30 days.';
+    await chat(l.token, c, 'And returns?');
+    const sent = model.requests.at(-1)!;
+    expect(sent.authorization).toBe('Bearer sk-test-123');
+    expect(sent.body.model).toBe('test-model');
+    const customerText = `What are your opening hours? ${SECRET}\nAnd returns?`;
+    const expectedSystem = composeSystemPrompt(
+      l.device,
+      { injectionMode: 'append', injectionInstructions: 'Offer Bob the loyalty discount.' },
+      selectKnowledge(l.device.knowledge, customerText, 3),
+    );
+    expect(sent.body.messages).toEqual([
+      { role: 'system', content: expectedSystem },
+      { role: 'user', content: `What are your opening hours? ${SECRET}` },
+      { role: 'assistant', content: 'We are open on weekdays.' },
+      { role: 'user', content: 'And returns?' },
+    ]);
+    const system = sent.body.messages[0].content;
+    expect(system.indexOf(l.device.customInstructions)).toBeLessThan(system.indexOf('Offer Bob'));
+    expect(system).toContain(l.device.persona);
+    expect(system).not.toContain(SECRET);
+    expect(system).not.toContain('And returns?');
+  });
+
+  it('replace: the recipient instructions take the place of the device ones; streaming works', async () => {
+    const l = await h.link({
+      recipient: { injectionMode: 'replace', injectionInstructions: 'Only discuss the contract renewal.' },
+    });
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    model.reply = 'Your renewal is due in May.';
+    const res = await chat(l.token, c, `Tell me about my renewal ${SECRET}`, true);
+    expect(res.type).toContain('text/event-stream');
+    const events = [...res.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+    expect(
+      events
+        .filter((e) => e.token)
+        .map((e) => e.token)
+        .join(''),
+    ).toBe('Your renewal is due in May.');
+    expect(events.at(-1)).toEqual({ reply: 'Your renewal is due in May.' });
+    const sent = model.requests.at(-1)!;
+    expect(sent.body.stream).toBe(true);
+    const system = sent.body.messages[0].content;
+    expect(system).toBe(
+      composeSystemPrompt(
+        l.device,
+        { injectionMode: 'replace', injectionInstructions: 'Only discuss the contract renewal.' },
+        selectKnowledge(l.device.knowledge, `Tell me about my renewal ${SECRET}`, 3),
+      ),
+    );
+    expect(system).not.toContain(l.device.customInstructions);
+    expect(system).toContain('Only discuss the contract renewal.');
+    expect(system).not.toContain(SECRET);
+    // The streamed reply is kept as history for the next turn.
+    model.reply = 'ok';
+    await chat(l.token, c, 'thanks');
+    expect(model.requests.at(-1)!.body.messages.slice(1)).toEqual([
+      { role: 'user', content: `Tell me about my renewal ${SECRET}` },
+      { role: 'assistant', content: 'Your renewal is due in May.' },
+      { role: 'user', content: 'thanks' },
+    ]);
+  });
+
+  it('a model slower than ASSISTANT_TIMEOUT_MS gives a clear retryable error, never a hang', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    model.delayMs = 2000;
+    try {
+      const started = Date.now();
+      const res = await chat(l.token, c, 'hello?');
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(res.status).toBe(503);
+      expect(JSON.parse(res.text)).toMatchObject({
+        code: 'unavailable',
+        retryable: true,
+        details: { reason: 'assistant_timeout' },
+      });
+      const streamed = await chat(l.token, c, 'hello again?', true);
+      expect(streamed.text).toContain('event: error');
+      expect(streamed.text).toContain('assistant_timeout');
+    } finally {
+      model.delayMs = 0;
+    }
+  });
+});

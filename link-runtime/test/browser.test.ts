@@ -1,0 +1,141 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { FakeOpenAi } from './support/fake-openai';
+import { type Harness, post, startHarness } from './support/harness';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(__dirname, 'artifacts');
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+}
+const suite = haveChromium ? describe : describe.skip;
+
+suite('the link page in a real browser', () => {
+  let h: Harness;
+  let browser: Browser;
+  const model = new FakeOpenAi();
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    h = await startHarness({ ASSISTANT_BASE_URL: await model.start() });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await model.stop();
+  });
+
+  it('opens a link, starts one conversation, sends a message and shows the streamed reply', async () => {
+    const l = await h.link({
+      device: {
+        styling: { title: 'Acme <Help>', primaryColor: '#7a1fa2', backgroundColor: '#faf7fc' },
+        voice: { enabled: true },
+      },
+    });
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 390, height: 740 } });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') violations.push(m.text());
+    });
+    model.reply = 'We are open Monday to Friday.';
+    await page.goto(`${h.base}/i/${l.token}`);
+    await expectTitle(page, 'Acme <Help>');
+    await page.locator('#text:not([disabled])').waitFor();
+    await page.fill('#text', 'When are you open?');
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
+    expect(await page.locator('.msg.user').textContent()).toBe('When are you open?');
+    expect(await page.locator('#voice').isVisible()).toBe(true);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true });
+    expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
+    const { rows } = await pgCount(h, l.recipient.id);
+    expect(rows).toBe(1);
+    await context.close();
+  });
+
+  it('shows each refusal page, and a hostile disabledMessage runs no script', async () => {
+    const hostile = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>Closed.';
+    const cases = {
+      'not-found': { token: 'Zz0000000000000000000000zz', status: 404 },
+      unavailable: { link: await h.link({ campaign: { launchedAt: null }, waitLive: false }), status: 503 },
+      forbidden: {
+        link: await h.link({ device: { ipAllowList: ['10.0.0.0/8'] }, waitLive: false }),
+        status: 403,
+      },
+      'link-disabled': {
+        link: await h.link({ recipient: { isActive: false, disabledMessage: hostile }, waitLive: false }),
+        status: 403,
+      },
+      cooldown: {
+        link: await h.link({
+          recipient: {
+            maxInteractionsPerWindow: 1,
+            windowSeconds: 3600,
+            cooldownMessage: 'Back in an hour.',
+          },
+        }),
+        status: 429,
+      },
+      'budget-exhausted': { link: await h.link({ campaign: { includedConversations: 1 } }), status: 403 },
+    };
+    await post(`${h.base}/i/${cases.cooldown.link.token}/conversations`);
+    await post(`${h.base}/i/${cases['budget-exhausted'].link.token}/conversations`);
+    await new Promise((r) => setTimeout(r, 300)); // let the state consumers see the new snapshots
+
+    const context = await browser.newContext({ locale: 'de-DE' });
+    for (const [name, c] of Object.entries(cases)) {
+      const page = await context.newPage();
+      const token = 'token' in c ? c.token : c.link.token;
+      const res = await page.goto(`${h.base}/i/${token}`);
+      expect([name, res?.status()]).toEqual([name, c.status]);
+      const notice = await page.locator('.notice').textContent();
+      expect(notice?.length).toBeGreaterThan(0);
+      if (name === 'link-disabled') {
+        expect(notice).toContain('<img src=x onerror="window.__pwned=1">');
+        expect(
+          await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+        ).toBeUndefined();
+        expect(await page.locator('img[src=x], .notice script').count()).toBe(0);
+      }
+      if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
+      if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
+      await page.screenshot({ path: path.join(ARTIFACTS, `refusal-${name}.png`), fullPage: true });
+      await page.close();
+    }
+    await context.close();
+  });
+});
+
+async function expectTitle(page: import('playwright-core').Page, title: string): Promise<void> {
+  expect(await page.title()).toBe(title);
+  expect(await page.locator('h1').textContent()).toBe(title);
+}
+
+async function pgCount(h: Harness, recipientId: string): Promise<{ rows: number }> {
+  const { Client } = await import('pg');
+  const db = new Client({ connectionString: h.ns.databaseUrl });
+  await db.connect();
+  try {
+    const r = await db.query('SELECT count(*) AS n FROM link.conversations WHERE recipient_id = $1', [
+      recipientId,
+    ]);
+    return { rows: Number(r.rows[0].n) };
+  } finally {
+    await db.end();
+  }
+}

@@ -1,0 +1,64 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+
+/** One request the test model received. */
+export interface ModelRequest {
+  authorization: string | undefined;
+  body: { model: string; stream?: boolean; messages: { role: string; content: string }[] };
+}
+
+/**
+ * A TEST-ONLY OpenAI-compatible server speaking the real wire protocol: `POST /v1/chat/completions`
+ * answers JSON, or `text/event-stream` chunks ending in `data: [DONE]` when `stream` is true.
+ * It records every request so a test can see exactly what reached the model.
+ */
+export class FakeOpenAi {
+  readonly requests: ModelRequest[] = [];
+  reply = 'Hello from the model.';
+  delayMs = 0;
+  private server: Server | undefined;
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    const address = this.server.address();
+    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1`;
+  }
+
+  private async handle(req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> {
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      res.writeHead(404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ModelRequest['body'];
+    this.requests.push({ authorization: req.headers.authorization, body });
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs).unref());
+    if (res.destroyed) return;
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-test',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: this.reply }, finish_reason: 'stop' }],
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const parts = this.reply.split(/(?<= )/);
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant' } }] })}\n\n`);
+    for (const part of parts) {
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: part } }] })}\n\n`);
+    }
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+}
