@@ -313,6 +313,11 @@ spec:
       path: /metrics
       interval: {{ $root.Values.metrics.serviceMonitor.interval }}
       scrapeTimeout: {{ $root.Values.metrics.serviceMonitor.scrapeTimeout }}
+      relabelings:
+        # The target's `service` label is the Kubernetes Service name by default; make it the
+        # component name, which is also the `service` label every metric carries.
+        - sourceLabels: [__meta_kubernetes_service_label_app_kubernetes_io_component]
+          targetLabel: service
 {{- end }}
 {{- end }}
 {{- end }}

@@ -87,18 +87,23 @@ is given. Returns YAML: {NAME: {item, trial?, generate?, optional?}}.
 */}}
 {{- define "outreach.secretItems" -}}
 DATABASE_URL:
+  key: databaseUrl
   item: {{ toJson .Values.secrets.databaseUrl }}
   trial: true
 REDIS_URL:
+  key: redisUrl
   item: {{ toJson .Values.secrets.redisUrl }}
   trial: true
 NATS_URL:
+  key: natsUrl
   item: {{ toJson .Values.secrets.natsUrl }}
   trial: true
 ADMIN_TOKEN:
+  key: adminToken
   item: {{ toJson .Values.secrets.adminToken }}
   generate: true
 ASSISTANT_API_KEY:
+  key: assistantApiKey
   item: {{ toJson .Values.secrets.assistantApiKey }}
   optional: true
 {{- end }}
@@ -127,7 +132,7 @@ Renders nothing for an optional credential that is not configured.
       name: {{ include "outreach.secretName" .root }}
       key: {{ .name }}
 {{- else if not $entry.optional }}
-{{- fail (printf "%s is not configured: set secrets.<name>.value or .existingSecret, or enable trial" .name) }}
+{{- fail (printf "%s is not configured: set secrets.%s.value or secrets.%s.existingSecret, or trial.enabled" .name $entry.key $entry.key) }}
 {{- end }}
 {{- end }}
 

@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Checks the Grafana dashboard and the Prometheus alert rules: well-formed, every panel and
+// rule complete, and the metrics the services export (or promise to) actually charted.
+// Exits 1 naming each problem.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const YAML = require('yaml');
+
+const root = path.resolve(__dirname, '../..');
+const problems = [];
+const dashboard = JSON.parse(
+  fs.readFileSync(path.join(root, 'deploy/grafana/outreach-dashboard.json'), 'utf8'),
+);
+const alerts = YAML.parse(fs.readFileSync(path.join(root, 'deploy/prometheus/alerts.yaml'), 'utf8'));
+
+/** Unbalanced (), {}, [] or quotes: the commonest PromQL typo. */
+function balanced(expr) {
+  const stack = [];
+  const pairs = { ')': '(', '}': '{', ']': '[' };
+  let quote = null;
+  for (const ch of expr) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if ('({['.includes(ch)) stack.push(ch);
+    else if (ch in pairs && stack.pop() !== pairs[ch]) return false;
+  }
+  return stack.length === 0 && !quote;
+}
+
+// ---- dashboard ------------------------------------------------------------------------------
+const exprs = [];
+const ids = new Set();
+for (const p of dashboard.panels ?? []) {
+  if (ids.has(p.id)) problems.push(`dashboard: duplicate panel id ${p.id}`);
+  ids.add(p.id);
+  if (!p.gridPos) problems.push(`dashboard: panel "${p.title}" has no gridPos`);
+  if (p.type === 'row') continue;
+  if (!p.title) problems.push(`dashboard: panel ${p.id} has no title`);
+  if (!p.targets?.length) problems.push(`dashboard: panel "${p.title}" has no query`);
+  for (const t of p.targets ?? []) {
+    if (!t.expr || !balanced(t.expr))
+      problems.push(`dashboard: panel "${p.title}" has a malformed query: ${t.expr}`);
+    exprs.push(t.expr ?? '');
+  }
+}
+if (!dashboard.uid || !dashboard.title) problems.push('dashboard: uid and title are required');
+const wanted = [
+  'http_requests_total',
+  'http_request_duration_seconds_bucket',
+  'grpc_server_handled_total',
+  'grpc_server_handling_seconds_bucket',
+  'link_admissions_total',
+  'link_refusals_total',
+  'campaign_budget_remaining',
+  'gateway_rate_limited_total',
+  'nats_consumer_pending',
+  'db_pool_waiting',
+  'db_pool_total',
+];
+for (const m of wanted)
+  if (!exprs.some((e) => new RegExp(`\\b${m}\\b`).test(e))) problems.push(`dashboard: no panel charts ${m}`);
+
+// The shared metric names must still be the ones packages/platform defines.
+const platform = fs.readFileSync(path.join(root, 'packages/platform/src/metrics.ts'), 'utf8');
+for (const m of [
+  'http_requests_total',
+  'http_request_duration_seconds',
+  'grpc_server_handled_total',
+  'grpc_server_handling_seconds',
+])
+  if (!platform.includes(`'${m}'`)) problems.push(`packages/platform/src/metrics.ts no longer defines ${m}`);
+
+// ---- alerts ---------------------------------------------------------------------------------
+const names = new Set();
+const alertExprs = [];
+for (const g of alerts?.groups ?? []) {
+  if (!g.name || !Array.isArray(g.rules) || g.rules.length === 0)
+    problems.push('alerts: a group needs a name and rules');
+  for (const r of g.rules ?? []) {
+    const n = r.alert ?? '(unnamed)';
+    if (!r.alert) problems.push('alerts: a rule has no alert name');
+    if (names.has(n)) problems.push(`alerts: duplicate alert ${n}`);
+    names.add(n);
+    if (typeof r.expr !== 'string' || !balanced(r.expr)) problems.push(`alerts: ${n} has a malformed expr`);
+    if (!['critical', 'warning', 'info'].includes(r.labels?.severity))
+      problems.push(`alerts: ${n} needs severity`);
+    if (!r.annotations?.summary) problems.push(`alerts: ${n} needs a summary`);
+    if (r.for !== undefined && !/^\d+[smh]$/.test(r.for))
+      problems.push(`alerts: ${n} has a bad for: ${r.for}`);
+    alertExprs.push(r.expr ?? '');
+  }
+}
+if (names.size === 0) problems.push('alerts: no rules');
+for (const m of [
+  'http_requests_total',
+  'grpc_server_handled_total',
+  'nats_consumer_pending',
+  'db_pool_waiting',
+  'up',
+])
+  if (!alertExprs.some((e) => new RegExp(`\\b${m}\\b`).test(e)))
+    problems.push(`alerts: nothing alerts on ${m}`);
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p);
+  process.exit(1);
+}
+console.log(`dashboard: ${dashboard.panels.length} panels; alerts: ${names.size} rules`);

