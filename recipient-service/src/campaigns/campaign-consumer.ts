@@ -26,12 +26,30 @@ export function consumeCampaignSnapshots(deps: {
     },
     async (msg) => {
       const { data } = decodeJson<CampaignSnapshot>(msg);
-      if (!data || typeof data.id !== 'string' || typeof data.version !== 'number') {
+      // A malformed snapshot would fail forever on redelivery; it is logged and dropped instead.
+      if (!isUsableSnapshot(data)) {
         deps.logger.warn({ subject: msg.subject }, 'ignoring malformed campaign snapshot');
         return;
       }
       await applyCampaignSnapshot(deps.pool, data);
     },
     deps.logger,
+  );
+}
+
+/** True when a snapshot carries every fact the replica needs, in the right types. */
+export function isUsableSnapshot(s: CampaignSnapshot | null | undefined): s is CampaignSnapshot {
+  const instant = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+  return (
+    !!s &&
+    typeof s.id === 'string' &&
+    typeof s.projectId === 'string' &&
+    typeof s.deviceId === 'string' &&
+    Number.isSafeInteger(s.version) &&
+    instant(s.startDate) &&
+    instant(s.endDate) &&
+    (s.launchedAt === null || instant(s.launchedAt)) &&
+    (s.haltedAt === null || instant(s.haltedAt)) &&
+    (s.recipientCap === null || (Number.isInteger(s.recipientCap) && s.recipientCap >= 0))
   );
 }

@@ -388,16 +388,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         };
       }
 
-      const ids = [...new Set(request.ids)];
-      if (ids.length < 1 || ids.length > LIMITS.bulkDeleteIds) {
+      if (request.ids.length < 1 || request.ids.length > LIMITS.bulkDeleteIds) {
         throw invalid(
           fieldProblem(
             '/ids',
-            ids.length < 1 ? 'minItems' : 'maxItems',
+            request.ids.length < 1 ? 'minItems' : 'maxItems',
             `must hold 1 to ${LIMITS.bulkDeleteIds} ids`,
           ),
         );
       }
+      const ids = [...new Set(request.ids)];
       const byCampaign = await campaignsOfRecipients(pool, projectId, ids);
       if (byCampaign.size > 1) {
         throw new AppError('invalid_request', 'The ids belong to more than one campaign.', {
