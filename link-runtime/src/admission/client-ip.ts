@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { type AllowList, compileAllowList } from '@outreach/platform';
 
 /** The client address: the socket's, or the first X-Forwarded-For hop when a trusted proxy sets it. */
 export function clientAddress(
@@ -11,30 +12,17 @@ export function clientAddress(
   return raw.startsWith('::ffff:') && isIP(raw.slice(7)) === 4 ? raw.slice(7) : raw;
 }
 
-const lists = new Map<string, BlockList>();
-
-function compile(cidrs: readonly string[]): BlockList {
-  const key = cidrs.join(',');
-  const cached = lists.get(key);
-  if (cached) return cached;
-  const list = new BlockList();
-  for (const entry of cidrs) {
-    const [addr, bits] = entry.trim().split('/');
-    const family = isIP(addr);
-    if (family === 0) continue;
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (bits === undefined) list.addAddress(addr, type);
-    else list.addSubnet(addr, Number(bits), type);
-  }
-  if (lists.size > 1000) lists.clear();
-  lists.set(key, list);
-  return list;
-}
+// Devices change rarely: keep each distinct list compiled instead of rebuilding it per request.
+const compiled = new Map<string, AllowList>();
 
 /** True when `ip` lies in one of the CIDR blocks; an empty list allows every address. */
 export function ipAllowed(ip: string, cidrs: readonly string[]): boolean {
-  if (cidrs.length === 0) return true;
-  const family = isIP(ip);
-  if (family === 0) return false;
-  return compile(cidrs).check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  const key = cidrs.join(',');
+  let list = compiled.get(key);
+  if (!list) {
+    if (compiled.size > 1000) compiled.clear();
+    list = compileAllowList(cidrs);
+    compiled.set(key, list);
+  }
+  return list.allows(ip);
 }
