@@ -49,7 +49,7 @@ const get = (auth: string | undefined, ip: string) =>
 test('a valid key puts its grant on the context; only the SHA-256 of the key is looked up', async () => {
   const r = await get(`Bearer ${good}`, '10.0.0.1');
   expect(r.status).toBe(200);
-  expect((await r.json()).state.grant).toEqual(grant);
+  expect(((await r.json()) as { state: { grant: unknown } }).state.grant).toEqual(grant);
   expect(looked).toContain(hashKey(good));
   expect(looked).not.toContain(good);
 });

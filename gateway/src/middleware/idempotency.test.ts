@@ -57,7 +57,7 @@ test('replays, refuses a changed body, and does not keep 5xx', async () => {
     expect(runs).toBe(1);
     const c = await send('one', '{"v":2}');
     expect(c.status).toBe(422);
-    expect((await c.json()).code).toBe('idempotency_key_reused');
+    expect(((await c.json()) as { code: string }).code).toBe('idempotency_key_reused');
     fail = true;
     expect((await send('two', '{}')).status).toBe(502);
     expect((await send('two', '{}')).status).toBe(502);

@@ -15,7 +15,7 @@ test('reads the body once: an earlier reader and the middleware see the same val
       headers: { 'content-type': 'application/json' },
       body: '{"a":1}',
     });
-    expect((await r.json()).state.body).toEqual({ a: 1 });
+    expect(((await r.json()) as { state: { body: unknown } }).state.body).toEqual({ a: 1 });
     expect(early).toEqual({ a: 1 });
     const bad = await fetch(`${s.url}/p/x`, {
       method: 'POST',

@@ -22,10 +22,10 @@ test('405 with Allow for a known path, 404 for an unknown one', async () => {
     const wrong = await fetch(`${url}/things/1`, { method: 'POST' });
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD']);
-    expect((await wrong.json()).code).toBe('method_not_allowed');
+    expect(((await wrong.json()) as { code: string }).code).toBe('method_not_allowed');
     const none = await fetch(`${url}/nothing`);
     expect(none.status).toBe(404);
-    expect((await none.json()).code).toBe('not_found');
+    expect(((await none.json()) as { code: string }).code).toBe('not_found');
   } finally {
     server.close();
   }
