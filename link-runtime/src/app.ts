@@ -50,6 +50,22 @@ const TOKEN = /^[A-Za-z0-9_-]{10,128}$/;
 export function buildLinkApp(deps: LinkAppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy });
   app.use(requestContext(deps.logger));
+  app.use(async (ctx, next) => {
+    const stop = deps.metrics.httpDuration.startTimer({ method: ctx.method });
+    let status: number | undefined;
+    try {
+      await next();
+    } catch (err) {
+      // requestContext (outside) writes the refusal; count the status it will send.
+      status = toAppError(err).spec.httpStatus;
+      throw err;
+    } finally {
+      // Route templates only (never the token itself) keep the label set small and the links secret.
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      stop({ route });
+      deps.metrics.httpRequests.inc({ method: ctx.method, route, status: String(status ?? ctx.status) });
+    }
+  });
   app.use(healthRoutes(deps.lifecycle, deps.readiness));
   app.use(async (ctx, next) => {
     // Links are capabilities: keep them out of referrers, caches and indexes.

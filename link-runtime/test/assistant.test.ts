@@ -1,13 +1,27 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { composeSystemPrompt, selectKnowledge } from '@outreach/contracts';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
 let h: Harness;
 const model = new FakeOpenAi();
+let metricsPort = 0;
+
+/** A port that was free a moment ago (METRICS_PORT=0 means off, so the test picks one). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 beforeAll(async () => {
   const baseUrl = await model.start();
+  metricsPort = await freePort();
   h = await startHarness({
+    METRICS_PORT: String(metricsPort),
     ASSISTANT_BASE_URL: baseUrl,
     ASSISTANT_API_KEY: 'sk-test-123',
     ASSISTANT_MODEL: 'test-model',
@@ -127,5 +141,18 @@ describe('the system prompt and history reaching the model', () => {
     } finally {
       model.delayMs = 0;
     }
+  });
+});
+
+describe('metrics', () => {
+  it('counts admissions and refusals by code on the metrics port', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
+    await post(`${h.base}/i/${l.token}/conversations`);
+    await post(`${h.base}/i/${l.token}/conversations`);
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(text).toMatch(/link_conversations_admitted_total\{[^}]*\} [1-9]/);
+    expect(text).toMatch(/http_requests_total\{[^}]*route="\/i\/:token\/conversations"[^}]*status="403"/);
+    expect(text).not.toContain(l.token);
+    expect(text).toMatch(/link_refusals_total\{[^}]*code="link_disabled"[^}]*\} [1-9]/);
   });
 });
