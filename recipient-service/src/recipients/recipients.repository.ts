@@ -96,8 +96,9 @@ export interface InsertRow extends NewRecipient {
 
 /**
  * Inserts a batch with ONE statement (arrays unnested into rows, so the statement has a
- * fixed number of parameters whatever the batch size). Rows that collide on
- * (campaign, externalId) are skipped; the ids really inserted are returned.
+ * fixed number of parameters whatever the batch size) that also adds the inserted rows to
+ * the campaign's recipient count. Rows that collide on (campaign, externalId) are
+ * skipped; the ids really inserted are returned.
  */
 export async function insertRecipients(
   db: PoolClient,
@@ -107,20 +108,27 @@ export async function insertRecipients(
 ): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   const col = <T>(f: (r: InsertRow) => T) => rows.map(f);
-  const { rows: inserted } = await db.query<{ id: string }>(
-    `INSERT INTO recipients.recipients
-       (id, project_id, campaign_id, token, external_id, label, metadata, is_active, injection_mode,
-        injection_instructions, max_total_interactions, max_interactions_per_window, window_seconds,
-        disabled_message, cooldown_message, created_at)
-     SELECT u.id, $1, $2, u.token, u.external_id, u.label, u.metadata::jsonb, u.is_active, u.injection_mode,
-            u.injection_instructions, u.max_total, u.per_window, u.window_seconds,
-            u.disabled_message, u.cooldown_message, u.created_at
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[],
-                   $10::text[], $11::int[], $12::int[], $13::int[], $14::text[], $15::text[], $16::timestamptz[])
-         AS u(id, token, external_id, label, metadata, is_active, injection_mode, injection_instructions,
-              max_total, per_window, window_seconds, disabled_message, cooldown_message, created_at)
-     ON CONFLICT DO NOTHING
-     RETURNING id`,
+  const { rows: result } = await db.query<{ ids: string[] | null }>(
+    `WITH inserted AS (
+       INSERT INTO recipients.recipients
+         (id, project_id, campaign_id, token, external_id, label, metadata, is_active, injection_mode,
+          injection_instructions, max_total_interactions, max_interactions_per_window, window_seconds,
+          disabled_message, cooldown_message, created_at)
+       SELECT u.id, $1, $2, u.token, u.external_id, u.label, u.metadata::jsonb, u.is_active, u.injection_mode,
+              u.injection_instructions, u.max_total, u.per_window, u.window_seconds,
+              u.disabled_message, u.cooldown_message, u.created_at
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[],
+                     $10::text[], $11::int[], $12::int[], $13::int[], $14::text[], $15::text[], $16::timestamptz[])
+           AS u(id, token, external_id, label, metadata, is_active, injection_mode, injection_instructions,
+                max_total, per_window, window_seconds, disabled_message, cooldown_message, created_at)
+       ON CONFLICT DO NOTHING
+       RETURNING id
+     ), counted AS (
+       UPDATE recipients.campaign_replicas
+          SET recipient_count = recipient_count + (SELECT count(*) FROM inserted)
+        WHERE id = $2
+     )
+     SELECT array_agg(id) AS ids FROM inserted`,
     [
       projectId,
       campaignId,
@@ -140,7 +148,7 @@ export async function insertRecipients(
       col((r) => r.createdAt),
     ],
   );
-  return new Set(inserted.map((r) => r.id));
+  return new Set(result[0]?.ids ?? []);
 }
 
 /** Adds `delta` to a campaign's recipient count. */

@@ -239,7 +239,6 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         );
         // Under the campaign lock no other batch can insert; a skipped row means a broken invariant.
         if (inserted.size !== toCreate.length) throw new Error('recipient insert skipped rows under lock');
-        await bumpRecipientCount(client, campaignId, inserted.size);
         return { ids: inserted, existing, device: locked.deviceId };
       });
 
