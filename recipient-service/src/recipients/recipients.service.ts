@@ -272,7 +272,8 @@ export function createRecipientService(deps: RecipientServiceDeps) {
     ): Promise<{ total: number; recipients: RecipientMessage[] }> {
       const limit = page.limit === 0 ? LIMITS.listDefault : page.limit;
       if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listMax) {
-        throw invalid(fieldProblem('/limit', 'maximum', `must be an integer from 1 to ${LIMITS.listMax}`));
+        const rule = limit < 1 ? 'minimum' : 'maximum';
+        throw invalid(fieldProblem('/limit', rule, `must be an integer from 1 to ${LIMITS.listMax}`));
       }
       if (!Number.isInteger(page.offset) || page.offset < 0) {
         throw invalid(fieldProblem('/offset', 'minimum', 'must be a non-negative integer'));
