@@ -53,7 +53,7 @@ export function buildApp(deps: GatewayDeps): Koa {
   const publicRouter = new Router();
   publicRouter.get(
     '/api/v1/openapi.json',
-    rateLimitPerAddress(limiter, deps.publicPerMinute ?? 600),
+    rateLimitPerAddress(limiter, deps.publicPerMinute ?? 600, refusals),
     (ctx) => {
       ctx.type = 'application/json';
       ctx.body = openApi;

@@ -20,19 +20,16 @@ const freePort = () =>
     });
   });
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+type Reply = { status: number; body: any; text: string; headers: Headers };
+
 let ns: TestNamespace;
 const services: RunningService[] = [];
 let adminUrl: string;
 let gatewayUrl: string;
 const ADMIN = 'admin-token-for-gateway-tests';
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-async function http(
-  method: string,
-  url: string,
-  token?: string,
-  body?: unknown,
-): Promise<{ status: number; body: any; text: string; headers: Headers }> {
+async function http(method: string, url: string, token?: string, body?: unknown): Promise<Reply> {
   const res = await fetch(url, {
     method,
     headers: {

@@ -22,11 +22,18 @@ export function rateLimitPerKey(limiter: RateLimiter, refusals: Counter<'reason'
 }
 
 /** Per-address budget for the unauthenticated API document, so it too carries the headers. */
-export function rateLimitPerAddress(limiter: RateLimiter, perMinute: number): Middleware {
+export function rateLimitPerAddress(
+  limiter: RateLimiter,
+  perMinute: number,
+  refusals: Counter<'reason'>,
+): Middleware {
   return async (ctx, next) => {
     const state = await limiter.hit('per-address', `addr:${ctx.ip}`, perMinute, true);
     ctx.set(rateLimitHeaders(state));
-    if (!state.allowed) throw rateLimited(state);
+    if (!state.allowed) {
+      refusals.inc({ reason: 'address' });
+      throw rateLimited(state);
+    }
     await next();
   };
 }
