@@ -18,7 +18,10 @@ function freePort() {
 /** Forks a baseline script that sends 'ready' over IPC once listening. */
 function forkReady(script, env) {
   return new Promise((resolve, reject) => {
-    const child = fork(script, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(script, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.once('message', (m) => (m === 'ready' ? resolve(child) : reject(new Error(String(m)))));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });

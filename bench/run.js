@@ -45,7 +45,9 @@ async function baselines(children) {
   const httpPort = await freePort();
   children.push(await forkReady(path.join(__dirname, 'baselines/http-hello.js'), { PORT: String(httpPort) }));
   const echoPort = await freePort();
-  children.push(await forkReady(path.join(__dirname, 'baselines/grpc-echo-server.js'), { PORT: String(echoPort) }));
+  children.push(
+    await forkReady(path.join(__dirname, 'baselines/grpc-echo-server.js'), { PORT: String(echoPort) }),
+  );
   const koaPort = await freePort();
   children.push(
     await forkReady(path.join(__dirname, 'baselines/koa-grpc-echo.js'), {
@@ -54,15 +56,24 @@ async function baselines(children) {
     }),
   );
   log('baseline: bare node:http');
-  const bare = await load({ url: `http://127.0.0.1:${httpPort}/`, connections: CONNECTIONS, duration: DURATION });
+  const bare = await load({
+    url: `http://127.0.0.1:${httpPort}/`,
+    connections: CONNECTIONS,
+    duration: DURATION,
+  });
   log('baseline: Koa -> gRPC echo');
-  const koaGrpc = await load({ url: `http://127.0.0.1:${koaPort}/echo/x`, connections: CONNECTIONS, duration: DURATION });
+  const koaGrpc = await load({
+    url: `http://127.0.0.1:${koaPort}/echo/x`,
+    connections: CONNECTIONS,
+    duration: DURATION,
+  });
   return { bare, koaGrpc };
 }
 
 async function startSystem(children, dbUrl) {
   const ports = {};
-  for (const k of ['gateway', 'link', 'dashboard', 'campaignGrpc', 'recipientGrpc']) ports[k] = await freePort();
+  for (const k of ['gateway', 'link', 'dashboard', 'campaignGrpc', 'recipientGrpc'])
+    ports[k] = await freePort();
   const suffix = Date.now().toString(36);
   const env = {
     NODE_ENV: 'production',
@@ -84,9 +95,15 @@ async function startSystem(children, dbUrl) {
   };
   const main = (s) => [path.join(root, s, 'dist/main.js')];
   const started = [
-    spawnService('campaign-service', main('campaign-service'), env, () => waitHttp(`http://127.0.0.1:${ports.dashboard}/readyz`)),
-    spawnService('recipient-service', main('recipient-service'), env, () => waitGrpc(`127.0.0.1:${ports.recipientGrpc}`)),
-    spawnService('link-runtime', main('link-runtime'), env, () => waitHttp(`http://127.0.0.1:${ports.link}/readyz`)),
+    spawnService('campaign-service', main('campaign-service'), env, () =>
+      waitHttp(`http://127.0.0.1:${ports.dashboard}/readyz`),
+    ),
+    spawnService('recipient-service', main('recipient-service'), env, () =>
+      waitGrpc(`127.0.0.1:${ports.recipientGrpc}`),
+    ),
+    spawnService('link-runtime', main('link-runtime'), env, () =>
+      waitHttp(`http://127.0.0.1:${ports.link}/readyz`),
+    ),
     spawnService('gateway', main('gateway'), env, () => waitHttp(`http://127.0.0.1:${ports.gateway}/readyz`)),
   ];
   children.push(...started);
@@ -128,7 +145,11 @@ async function seed(ports) {
 async function main() {
   const children = [];
   const db = await freshDatabase();
-  const results = { machine: { cpus: require('node:os').cpus().length, node: process.version }, durationSeconds: DURATION, connections: CONNECTIONS };
+  const results = {
+    machine: { cpus: require('node:os').cpus().length, node: process.version },
+    durationSeconds: DURATION,
+    connections: CONNECTIONS,
+  };
   try {
     const base = await baselines(children);
     results.baselines = base;
@@ -139,7 +160,10 @@ async function main() {
 
     // Bulk create: each request a fresh 200-item batch into a draft campaign without cap.
     const draft = await s.campaign(3600_000);
-    const items = Array.from({ length: 200 }, (_, i) => ({ label: `Customer ${i}`, metadata: { n: String(i) } }));
+    const items = Array.from({ length: 200 }, (_, i) => ({
+      label: `Customer ${i}`,
+      metadata: { n: String(i) },
+    }));
     const createBody = JSON.stringify({ campaignId: draft.id, items });
     log('gateway: bulk create, 200-item batches');
     const bulk = await load({
@@ -153,14 +177,31 @@ async function main() {
     results.bulkCreate = { ...bulk, recipientsPerSec: bulk.requestsPerSec * 200 };
 
     // Reads of one recipient.
-    const one = await (await fetch(`${gw}/recipients`, { method: 'POST', headers: auth, body: JSON.stringify({ campaignId: draft.id, items: [{}] }) })).json();
+    const one = await (
+      await fetch(`${gw}/recipients`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ campaignId: draft.id, items: [{}] }),
+      })
+    ).json();
     const rid = one.results[0].id;
     log('gateway: single-recipient reads');
-    results.reads = await load({ url: `${gw}/recipients/${rid}`, headers: auth, connections: CONNECTIONS, duration: DURATION });
+    results.reads = await load({
+      url: `${gw}/recipients/${rid}`,
+      headers: auth,
+      connections: CONNECTIONS,
+      duration: DURATION,
+    });
 
     // Link runtime: an active campaign with an unlimited recipient.
     const live = await s.campaign(1500);
-    const lr = await (await fetch(`${gw}/recipients`, { method: 'POST', headers: auth, body: JSON.stringify({ campaignId: live.id, items: [{}] }) })).json();
+    const lr = await (
+      await fetch(`${gw}/recipients`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ campaignId: live.id, items: [{}] }),
+      })
+    ).json();
     await adminCall(ports, 'POST', `${s.p}/campaigns/${live.id}/launch`);
     const link = lr.results[0].link;
     for (let i = 0; i < 100; i++) {
@@ -170,7 +211,12 @@ async function main() {
     log('link runtime: page loads');
     results.pageLoads = await load({ url: link, connections: CONNECTIONS, duration: DURATION });
     log('link runtime: conversation starts');
-    results.starts = await load({ url: `${link}/conversations`, method: 'POST', connections: CONNECTIONS, duration: DURATION });
+    results.starts = await load({
+      url: `${link}/conversations`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      duration: DURATION,
+    });
 
     const ratio = (a, b) => Math.round((a / b) * 1000) / 1000;
     results.ratios = {

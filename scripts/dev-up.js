@@ -75,7 +75,9 @@ async function seed() {
     knowledge: [{ title: 'Opening hours', content: 'We are open Monday to Friday, 9:00 to 17:00.' }],
   });
   const campaigns = await admin('GET', `${p}/campaigns`);
-  let campaign = (campaigns.campaigns ?? campaigns).find((c) => c.name === 'Demo campaign' && c.state !== 'completed');
+  let campaign = (campaigns.campaigns ?? campaigns).find(
+    (c) => c.name === 'Demo campaign' && c.state !== 'completed',
+  );
   let link;
   if (!campaign) {
     const start = new Date(Date.now() + 3000);
@@ -119,7 +121,9 @@ async function shutdown(code) {
   if (stopping) return;
   stopping = true;
   for (const c of [...children].reverse()) c.kill('SIGTERM');
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  await Promise.all(
+    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
+  );
   process.exit(code);
 }
 process.on('SIGINT', () => shutdown(0));

@@ -3,7 +3,7 @@ const http = require('node:http');
 
 const body = JSON.stringify({ id: 'rcp_baseline', ok: true });
 http
-  .createServer((req, res) => {
+  .createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   })

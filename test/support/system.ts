@@ -78,19 +78,28 @@ export async function startSystem(extraEnv: Record<string, string> = {}): Promis
   };
 }
 
+/** A parsed JSON body; tests read arbitrary paths from it and assert on them. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field in tests.
+export type Json = any;
+
 /** A small JSON client for tests: returns status, headers and parsed body. */
 export async function http(
   method: string,
   url: string,
   options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
-): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+): Promise<{ status: number; headers: Headers; body: Json; text: string }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
   const res = await fetch(url, {
     method,
     headers,
-    body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+    body:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body),
   });
   const text = await res.text();
   let body: unknown;
