@@ -7,6 +7,7 @@ import {
   type ServiceMetrics,
 } from '@outreach/platform';
 import Koa from 'koa';
+import { dashboardRoutes } from './dashboard/router';
 import type { CampaignDeps } from './deps';
 import { adminAuth } from './http/admin.auth';
 import { adminRouter } from './http/admin.routes';
@@ -39,6 +40,7 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
     }
   });
   app.use(healthRoutes(deps.lifecycle, deps.readiness));
+  app.use(dashboardRoutes({ domain: deps.domain, recipients: deps.recipients }));
   const router = adminRouter(deps.domain, deps.recipients);
   const auth = adminAuth(deps.adminToken);
   app.use(async (ctx, next) => (ctx.path.startsWith('/admin/') ? auth(ctx, next) : next()));

@@ -1,0 +1,134 @@
+import type Router from '@koa/router';
+import { SCOPES } from '@outreach/contracts';
+import type { Context } from 'koa';
+import {
+  createApiKey,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  listApiKeys,
+  revokeApiKey,
+} from '../api-keys/api-keys.service';
+import { compileAdminSchemas } from '../http/admin.schemas';
+import { invalid } from '../problems';
+import { fieldErrorsOf } from './campaigns.pages';
+import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { type FieldErrors, intField } from './forms';
+import { html, type SafeHtml } from './html';
+import { csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
+import { formatInstant, isTimeZone, localToInstant } from './time';
+
+/** API keys: create with scopes, expiry and rate limit (shown once), list, revoke. */
+export function registerApiKeyRoutes(r: Router, deps: DashboardDeps): void {
+  const d = deps.domain;
+  const check = compileAdminSchemas();
+  const base = (pid: string) => `${projectPath(pid)}/api-keys`;
+
+  const page = async (
+    ctx: Context,
+    extra: { created?: { key: string; name: string }; errors?: FieldErrors; revoked?: boolean } = {},
+  ) => {
+    const pc = await projectContext(deps, ctx, 'api-keys');
+    const keys = await listApiKeys(d, pc.project.id);
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const now = d.clock().getTime();
+    const errors = extra.errors ?? {};
+    const status = (k: (typeof keys)[number]): SafeHtml =>
+      k.revokedAt
+        ? html`<span class="badge off">revoked</span>`
+        : k.expiresAt && Date.parse(k.expiresAt) <= now
+          ? html`<span class="badge off">expired</span>`
+          : html`<span class="badge on">active</span>`;
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'API keys',
+        html`<h1>API keys</h1>
+${
+  extra.created
+    ? html`<section class="notice ok" aria-labelledby="new-key-title">
+<h2 id="new-key-title">Key “${extra.created.name}” created</h2>
+<p><strong>Copy it now: it is shown only once.</strong> Only a hash is stored.</p>
+<div class="secret"><output id="new-key">${extra.created.key}</output><button type="button" data-copy="new-key" hidden>Copy</button></div>
+<p id="new-key-copied" role="status" class="meta"></p>
+</section>`
+    : ''
+}
+${extra.revoked ? notice('ok', 'Key revoked. Every gateway refuses it within a second.') : ''}
+${
+  keys.length
+    ? html`<div class="table-wrap"><table><caption class="visually-hidden">API keys of this project</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Rate limit</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${keys.map(
+        (
+          k,
+        ) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td><td class="num">${k.rateLimitPerMinute}/min</td>
+<td>${k.expiresAt ? formatInstant(k.expiresAt, tz) : 'never'}</td><td>${k.lastUsedAt ? formatInstant(k.lastUsedAt, tz) : 'never'}</td><td>${status(k)}</td>
+<td>${k.revokedAt ? '' : html`<form method="post" action="${base(pc.project.id)}/${k.id}/revoke" data-confirm="Revoke the key ${k.name}? Clients using it stop working at once.">${csrfField(pc)}<button type="submit" class="danger">Revoke<span class="visually-hidden"> ${k.name}</span></button></form>`}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>No keys yet.</p>`
+}
+<h2>Create a key</h2>
+${errorSummary(errors)}
+<form method="post" action="${base(pc.project.id)}" novalidate>
+  ${csrfField(pc)}
+  ${field({ name: 'name', label: 'Name', required: true, hint: 'What uses the key, e.g. “CRM sync”.', error: errors.name, attrs: html` maxlength="200"` })}
+  <fieldset><legend>Scopes</legend>
+    ${errors.scopes ? html`<p class="error">${errors.scopes}</p>` : ''}
+    ${SCOPES.map((s) => html`<div class="check"><input type="checkbox" id="scope-${s.replace(':', '-')}" name="scopes" value="${s}" checked><label for="scope-${s.replace(':', '-')}"><code>${s}</code> — ${s.endsWith('read') ? 'list and read recipients and campaigns' : 'create, update and delete recipients'}</label></div>`)}
+  </fieldset>
+  ${field({ name: 'expiresAt', label: 'Expires (optional)', type: 'datetime-local', hint: `In ${tz}. Leave empty for a key that does not expire.`, error: errors.expiresAt })}
+  <input type="hidden" name="timeZone" value="${tz}">
+  ${field({ name: 'rateLimitPerMinute', label: 'Rate limit (requests a minute)', type: 'number', value: DEFAULT_RATE_LIMIT_PER_MINUTE, error: errors.rateLimitPerMinute, attrs: html` min="1" step="1" inputmode="numeric"` })}
+  <div class="actions"><button type="submit">Create key</button></div>
+</form>`,
+      ),
+      Object.keys(errors).length ? 400 : extra.created ? 201 : 200,
+    );
+  };
+
+  r.get('/p/:pid/api-keys', (ctx) => page(ctx, { revoked: ctx.query.done === 'revoked' }));
+  r.post('/p/:pid/api-keys', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'api-keys');
+    const form = formOf(ctx);
+    const errors: FieldErrors = {};
+    const rateLimitPerMinute = intField(form, 'rateLimitPerMinute', errors, { min: 1, max: 1_000_000 });
+    let expiresAt: string | null = null;
+    const tz = isTimeZone(form.get('timeZone')) ? form.get('timeZone') : 'UTC';
+    if (form.get('expiresAt').trim()) {
+      const at = localToInstant(form.get('expiresAt'), tz);
+      if (!at) errors.expiresAt = 'Enter a date and time, or leave it empty.';
+      else expiresAt = at.toISOString();
+    }
+    const input = {
+      name: form.get('name').trim(),
+      scopes: form.all('scopes'),
+      expiresAt,
+      rateLimitPerMinute: rateLimitPerMinute ?? 0,
+    };
+    if (!input.name) errors.name = 'Enter a name.';
+    if (input.scopes.length === 0) errors.scopes = 'Choose at least one scope.';
+    if (Object.keys(errors).length) return page(ctx, { errors });
+    try {
+      const problems = check('create-api-key', input);
+      if (problems.length) throw invalid(problems);
+      const created = await createApiKey(d, pc.project.id, input);
+      // The secret is rendered in this response only; never in a redirect URL or a log.
+      await page(ctx, { created: { key: created.key, name: created.name } });
+    } catch (err) {
+      return page(ctx, {
+        errors: fieldErrorsOf(err, {
+          '/name': 'name',
+          '/scopes': 'scopes',
+          '/expiresAt': 'expiresAt',
+          '/rateLimitPerMinute': 'rateLimitPerMinute',
+        }),
+      });
+    }
+  });
+  r.post('/p/:pid/api-keys/:kid/revoke', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'api-keys');
+    await revokeApiKey(d, pc.project.id, ctx.params.kid);
+    ctx.status = 303;
+    ctx.redirect(`${base(pc.project.id)}?done=revoked`);
+  });
+}

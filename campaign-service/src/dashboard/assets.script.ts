@@ -1,0 +1,247 @@
+/**
+ * The dashboard's one script, served from /dashboard/assets/app.js (the CSP allows no inline
+ * script). Everything works without it except the CSV import; it adds the browser's time zone,
+ * live timings, copy buttons, the link-page preview and the batched CSV import.
+ */
+export const APP_JS = String.raw`(function () {
+  'use strict';
+  var $ = function (sel, root) { return (root || document).querySelector(sel); };
+  var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
+
+  function duration(s) {
+    s = Math.max(0, Math.floor(s));
+    var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+    if (d > 0) return d + 'd ' + h + 'h';
+    if (h > 0) return h + 'h ' + m + 'm';
+    if (m > 0) return m + 'm ' + (s % 60) + 's';
+    return s + 's';
+  }
+
+  // Time-zone selects default to the browser's zone unless the operator already chose one.
+  $$('select[data-tz-auto="1"]').forEach(function (sel) {
+    try {
+      var tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      if (tz && $$('option', sel).some(function (o) { return o.value === tz; })) sel.value = tz;
+    } catch (e) { /* keep the server's default */ }
+  });
+
+  // Live timing: starts in / running for / ended ago, recomputed every second.
+  function tick() {
+    var now = Date.now();
+    $$('[data-timing]').forEach(function (el) {
+      if (el.getAttribute('data-launched') !== '1') { el.textContent = 'Not launched'; return; }
+      var start = Date.parse(el.getAttribute('data-start'));
+      var end = Date.parse(el.getAttribute('data-end'));
+      if (now < start) el.textContent = 'Starts in ' + duration((start - now) / 1000);
+      else if (now < end) el.textContent = 'Running for ' + duration((now - start) / 1000);
+      else el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago';
+    });
+  }
+  if ($('[data-timing]')) { tick(); setInterval(tick, 1000); }
+
+  // Copy buttons.
+  $$('button[data-copy]').forEach(function (btn) {
+    btn.hidden = false;
+    btn.addEventListener('click', function () {
+      var target = document.getElementById(btn.getAttribute('data-copy'));
+      var text = target ? target.textContent.trim() : '';
+      var done = function () {
+        var note = document.getElementById(btn.getAttribute('data-copy') + '-copied');
+        if (note) note.textContent = 'Copied to the clipboard.';
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, function () {});
+      else {
+        var range = document.createRange(); range.selectNodeContents(target);
+        var s = window.getSelection(); s.removeAllRanges(); s.addRange(range);
+        try { document.execCommand('copy'); done(); } catch (e) { /* selected for manual copy */ }
+      }
+    });
+  });
+
+  // Confirmations on destructive buttons.
+  $$('form[data-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (ev) {
+      if (!window.confirm(form.getAttribute('data-confirm'))) ev.preventDefault();
+    });
+  });
+
+  // Live preview of the link page from the device styling fields.
+  var preview = $('#link-preview');
+  if (preview) {
+    var apply = function () {
+      var get = function (n) { var i = $('[data-preview="' + n + '"]'); return i ? i.value : ''; };
+      var head = $('.pv-head', preview), body = $('.pv-body', preview);
+      head.textContent = get('title') || get('name') || 'Assistant';
+      if (/^#[0-9a-fA-F]{6}$/.test(get('primaryColor'))) head.style.background = get('primaryColor');
+      if (/^#[0-9a-fA-F]{6}$/.test(get('backgroundColor'))) body.style.background = get('backgroundColor');
+      var greet = $('.pv-greeting', preview);
+      var lang = get('defaultLanguage');
+      if (greet) greet.textContent = lang && lang.indexOf('fr') === 0 ? 'Bonjour ! Comment puis-je vous aider ?'
+        : lang && lang.indexOf('de') === 0 ? 'Hallo! Wie kann ich helfen?'
+        : lang && lang.indexOf('es') === 0 ? '¡Hola! ¿En qué puedo ayudarte?' : 'Hello! How can I help you today?';
+    };
+    $$('[data-preview]').forEach(function (i) { i.addEventListener('input', apply); i.addEventListener('change', apply); });
+    apply();
+  }
+
+  // Focus the error summary so that screen readers announce it.
+  var summary = $('#error-summary');
+  if (summary) summary.focus();
+
+  // ---- CSV import -------------------------------------------------------------------------
+  var importer = $('#importer');
+  if (!importer) return;
+  importer.hidden = false;
+  var noscript = $('#importer-noscript'); if (noscript) noscript.hidden = true;
+  var endpoint = importer.getAttribute('data-endpoint');
+  var csrf = importer.getAttribute('data-csrf');
+  var BATCH = 200;
+  var FIELDS = [['', 'Ignore'], ['externalId', 'externalId'], ['label', 'label'], ['metadata', 'metadata.<column>'],
+    ['isActive', 'isActive'], ['maxTotalInteractions', 'maxTotalInteractions'],
+    ['maxInteractionsPerWindow', 'maxInteractionsPerWindow'], ['windowSeconds', 'windowSeconds'],
+    ['injectionMode', 'injectionMode'], ['injectionInstructions', 'injectionInstructions'],
+    ['disabledMessage', 'disabledMessage'], ['cooldownMessage', 'cooldownMessage']];
+  var INTS = { maxTotalInteractions: 1, maxInteractionsPerWindow: 1, windowSeconds: 1 };
+  var parsed = null;
+
+  function parseCsv(text) {
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    var firstLine = text.split(/\r?\n/, 1)[0] || '';
+    var delim = (firstLine.split(';').length > firstLine.split(',').length) ? ';' : ',';
+    var rows = [], row = [], cell = '', i = 0, q = false;
+    while (i < text.length) {
+      var c = text[i];
+      if (q) {
+        if (c === '"') { if (text[i + 1] === '"') { cell += '"'; i += 2; continue; } q = false; i++; continue; }
+        cell += c; i++; continue;
+      }
+      if (c === '"' && cell === '') { q = true; i++; continue; }
+      if (c === delim) { row.push(cell); cell = ''; i++; continue; }
+      if (c === '\r' || c === '\n') {
+        row.push(cell); cell = ''; rows.push(row); row = [];
+        if (c === '\r' && text[i + 1] === '\n') i++;
+        i++; continue;
+      }
+      cell += c; i++;
+    }
+    if (cell !== '' || row.length) { row.push(cell); rows.push(row); }
+    return rows.filter(function (r) { return r.some(function (v) { return v.trim() !== ''; }); });
+  }
+
+  function guess(header) {
+    var h = header.trim().toLowerCase().replace(/[\s_-]/g, '');
+    var direct = { externalid: 'externalId', email: 'externalId', id: 'externalId', label: 'label', name: 'label',
+      isactive: 'isActive', active: 'isActive', maxtotalinteractions: 'maxTotalInteractions',
+      maxinteractionsperwindow: 'maxInteractionsPerWindow', windowseconds: 'windowSeconds',
+      injectionmode: 'injectionMode', mode: 'injectionMode', injectioninstructions: 'injectionInstructions',
+      instructions: 'injectionInstructions', disabledmessage: 'disabledMessage', cooldownmessage: 'cooldownMessage' };
+    if (direct[h]) return direct[h];
+    if (/^metadata\./i.test(header.trim())) return 'metadata';
+    return 'metadata';
+  }
+
+  function metaKey(header) {
+    return header.trim().replace(/^metadata\./i, '').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'column';
+  }
+
+  var fileInput = $('#csv-file'), mapping = $('#mapping'), startBtn = $('#import-start');
+  var progress = $('#import-progress'), status = $('#import-status'), report = $('#import-report');
+  var reportBody = $('#import-report tbody'), summaryOut = $('#import-summary');
+
+  fileInput.addEventListener('change', function () {
+    var file = fileInput.files && fileInput.files[0];
+    if (!file) return;
+    var reader = new FileReader();
+    reader.onload = function () {
+      var rows = parseCsv(String(reader.result));
+      if (rows.length < 2) { status.textContent = 'The file needs a header row and at least one data row.'; return; }
+      parsed = { header: rows[0], rows: rows.slice(1) };
+      mapping.innerHTML = '';
+      var legend = document.createElement('legend'); legend.textContent = 'Map the columns of ' + file.name;
+      mapping.appendChild(legend);
+      parsed.header.forEach(function (h, idx) {
+        var wrap = document.createElement('div'); wrap.className = 'field';
+        var label = document.createElement('label'); label.setAttribute('for', 'map-' + idx);
+        label.textContent = 'Column "' + h + '"';
+        var sel = document.createElement('select'); sel.id = 'map-' + idx; sel.setAttribute('data-col', String(idx));
+        FIELDS.forEach(function (f) {
+          var o = document.createElement('option'); o.value = f[0];
+          o.textContent = f[0] === 'metadata' ? 'metadata.' + metaKey(h) : f[1]; sel.appendChild(o);
+        });
+        sel.value = guess(h);
+        wrap.appendChild(label); wrap.appendChild(sel); mapping.appendChild(wrap);
+      });
+      mapping.hidden = false;
+      startBtn.disabled = false;
+      status.textContent = parsed.rows.length + ' rows ready to import.';
+    };
+    reader.readAsText(file);
+  });
+
+  function toItem(row, map) {
+    var item = {};
+    map.forEach(function (m) {
+      var v = (row[m.col] || '').trim();
+      if (!m.field || v === '') return;
+      if (m.field === 'metadata') { item.metadata = item.metadata || {}; item.metadata[metaKey(parsed.header[m.col])] = v; }
+      else if (INTS[m.field]) item[m.field] = /^\d+$/.test(v) ? Number(v) : v;
+      else if (m.field === 'isActive') item.isActive = /^(true|yes|1|y)$/i.test(v) ? true : /^(false|no|0|n)$/i.test(v) ? false : v;
+      else item[m.field] = v;
+    });
+    return item;
+  }
+
+  function addRow(line, externalId, state, detail) {
+    var tr = document.createElement('tr');
+    [String(line), externalId || '', state, detail || ''].forEach(function (t, i) {
+      var td = document.createElement('td'); td.textContent = t; if (i === 2) td.className = 'st-' + state; tr.appendChild(td);
+    });
+    reportBody.appendChild(tr);
+  }
+
+  startBtn.addEventListener('click', function () {
+    if (!parsed) return;
+    var map = $$('select[data-col]', mapping).map(function (s) { return { col: Number(s.getAttribute('data-col')), field: s.value }; });
+    var items = parsed.rows.map(function (r) { return toItem(r, map); });
+    var total = items.length, done = 0, counts = { created: 0, duplicate: 0, error: 0 };
+    startBtn.disabled = true; fileInput.disabled = true;
+    progress.max = total; progress.value = 0; progress.hidden = false; report.hidden = false; reportBody.innerHTML = '';
+    var batch = 0;
+    function finish(message) {
+      status.textContent = message;
+      summaryOut.textContent = counts.created + ' created, ' + counts.duplicate + ' duplicate, ' + counts.error + ' failed.';
+      fileInput.disabled = false;
+    }
+    function next() {
+      var start = batch * BATCH;
+      if (start >= total) { finish('Import finished: ' + total + ' rows processed.'); return; }
+      var chunk = items.slice(start, start + BATCH);
+      batch++;
+      status.textContent = 'Importing rows ' + (start + 1) + '–' + (start + chunk.length) + ' of ' + total + '…';
+      fetch(endpoint, { method: 'POST', credentials: 'same-origin',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': csrf, accept: 'application/json' },
+        body: JSON.stringify({ items: chunk }) })
+        .then(function (res) { return res.json().then(function (body) { return { status: res.status, body: body }; }); })
+        .then(function (r) {
+          if (r.status === 201 || r.status === 422) {
+            r.body.results.forEach(function (res) {
+              var line = start + res.index + 2;
+              counts[res.status] = (counts[res.status] || 0) + 1;
+              addRow(line, res.externalId, res.status, res.status === 'error' ? res.error : res.id);
+            });
+            done += chunk.length; progress.value = done;
+            status.textContent = 'Imported ' + done + ' of ' + total + ' rows.';
+            next();
+          } else {
+            chunk.forEach(function (it, i) { counts.error++; addRow(start + i + 2, it.externalId, 'error', r.body.error || ('HTTP ' + r.status)); });
+            done += chunk.length; progress.value = done;
+            if (r.status === 409 || r.status === 401 || r.status === 403 || r.status === 404) finish('Import stopped: ' + (r.body.error || r.status));
+            else next();
+          }
+        })
+        .catch(function () { finish('Import stopped: the dashboard could not be reached. Rows before this batch were imported.'); });
+    }
+    next();
+  });
+})();
+`;

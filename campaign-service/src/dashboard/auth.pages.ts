@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import type Router from '@koa/router';
+import { type DashboardDeps, dash, formOf, sendPage } from './context';
+import { writeCookie } from './forms';
+import { html } from './html';
+import { field, layout, notice } from './layout';
+import { authenticateOperator } from './operators.service';
+import { createSession, deleteSession, SESSION_MAX_AGE_MS } from './sessions.service';
+
+/** Cookie with the session id (the database keeps only its hash). */
+export const SESSION_COOKIE = 'outreach_session';
+/** Cookie for the sign-in form's double-submit CSRF token (no session exists yet). */
+export const LOGIN_CSRF_COOKIE = 'outreach_signin_csrf';
+
+/** A same-site path to continue to after sign-in; anything else becomes the dashboard home. */
+function safeNext(next: string | undefined): string {
+  return next && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(next) && !next.startsWith('//') ? next : '/dashboard';
+}
+
+/** Sign-in and sign-out. */
+export function registerAuthRoutes(r: Router, deps: DashboardDeps): void {
+  const secure = deps.secureCookies ?? true;
+
+  const signInPage = (token: string, next: string, email = '', failed = false) =>
+    layout(
+      {},
+      'Sign in',
+      html`<h1>Sign in</h1>
+${failed ? notice('error', 'The e-mail address or the password is not correct.') : ''}
+<form method="post" action="/dashboard/sign-in" class="narrow">
+  <input type="hidden" name="_csrf" value="${token}">
+  <input type="hidden" name="next" value="${next}">
+  ${field({ name: 'email', label: 'E-mail address', type: 'email', value: email, required: true, attrs: html` autocomplete="username"` })}
+  ${field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: html` autocomplete="current-password"` })}
+  <div class="actions"><button type="submit">Sign in</button></div>
+</form>`,
+    );
+
+  const newLoginToken = (ctx: Parameters<Router.Middleware>[0]) => {
+    const token = randomBytes(24).toString('base64url');
+    writeCookie(ctx, LOGIN_CSRF_COOKIE, token, { secure, maxAgeSeconds: 3600 });
+    return token;
+  };
+
+  r.get('/sign-in', async (ctx) => {
+    if (dash(ctx).operator) return ctx.redirect(safeNext(ctx.query.next as string | undefined));
+    sendPage(ctx, signInPage(newLoginToken(ctx), safeNext(ctx.query.next as string | undefined)));
+  });
+
+  r.post('/sign-in', async (ctx) => {
+    const form = formOf(ctx);
+    const operator = await authenticateOperator(deps.domain, form.get('email'), form.get('password'));
+    if (!operator) {
+      ctx.state.log?.info({ event: 'sign_in_failed' }, 'dashboard sign-in refused');
+      return sendPage(
+        ctx,
+        signInPage(newLoginToken(ctx), safeNext(form.get('next')), form.get('email'), true),
+        401,
+      );
+    }
+    // A fresh session id at every sign-in: a planted id can never become an authenticated one.
+    const old = dash(ctx).sessionId;
+    if (old) await deleteSession(deps.domain, old);
+    const { id } = await createSession(deps.domain, operator.id);
+    writeCookie(ctx, SESSION_COOKIE, id, { secure, maxAgeSeconds: Math.floor(SESSION_MAX_AGE_MS / 1000) });
+    writeCookie(ctx, LOGIN_CSRF_COOKIE, '', { secure, maxAgeSeconds: 0 });
+    ctx.status = 303;
+    ctx.redirect(safeNext(form.get('next')));
+  });
+
+  r.post('/sign-out', async (ctx) => {
+    const id = dash(ctx).sessionId;
+    if (id) await deleteSession(deps.domain, id);
+    writeCookie(ctx, SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 });
+    ctx.status = 303;
+    ctx.redirect('/dashboard/sign-in');
+  });
+}

@@ -1,0 +1,570 @@
+import type Router from '@koa/router';
+import { AppError } from '@outreach/platform';
+import type { Context } from 'koa';
+import {
+  addTopOff,
+  type CampaignView,
+  type CreateCampaignInput,
+  createCampaign,
+  getCampaign,
+  haltCampaign,
+  launchCampaign,
+  listCampaigns,
+  updateCampaign,
+} from '../campaigns/campaigns.service';
+import { type Device, listDevices } from '../devices/devices.service';
+import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { type FieldErrors, type Form, formatMoney, intField, moneyField, moneyInput } from './forms';
+import { html, type SafeHtml } from './html';
+import {
+  breadcrumbs,
+  csrfField,
+  errorSummary,
+  field,
+  layout,
+  notice,
+  type PageContext,
+  projectPath,
+  select,
+  stateBadge,
+} from './layout';
+import { setOperatorTimeZone } from './operators.service';
+import { formatDuration, formatInstant, instantToLocal, isTimeZone, localToInstant, timeZones } from './time';
+import { barChart, conversationsOverTime } from './usage-chart';
+
+/** Share of the included conversations under which the budget counts as low. */
+export const LOW_BUDGET_SHARE = 0.1;
+
+type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> };
+
+const campaignPath = (pid: string, cid: string) => `${projectPath(pid)}/campaigns/${encodeURIComponent(cid)}`;
+
+/** The instant a campaign ends or ended: the earlier of its end date and a halt. */
+function effectiveEnd(c: CampaignView): string {
+  return c.haltedAt && c.haltedAt < c.endDate ? c.haltedAt : c.endDate;
+}
+
+/** Server-rendered timing text, kept live by the page script. */
+export function timingText(c: CampaignView): SafeHtml {
+  const t = c.timing;
+  const text =
+    t.startsInSeconds !== null
+      ? `Starts in ${formatDuration(t.startsInSeconds)}`
+      : t.runningForSeconds !== null
+        ? `Running for ${formatDuration(t.runningForSeconds)}`
+        : t.endedAgoSeconds !== null
+          ? `Ended ${formatDuration(t.endedAgoSeconds)} ago`
+          : 'Not launched';
+  return html`<span data-timing data-launched="${c.launchedAt ? '1' : '0'}" data-start="${c.startDate}" data-end="${effectiveEnd(c)}">${text}</span>`;
+}
+
+/** The budget line: used of included, or unlimited. */
+export function allowanceText(c: CampaignView): string {
+  const a = c.allowance;
+  if (c.budgetMode === 'fixed') return `${a.used} conversations (fixed price, uncapped)`;
+  if (a.included === null) return `${a.used} conversations (no top-off yet: unlimited)`;
+  return `${a.used} of ${a.included} conversations used, ${a.remaining} left`;
+}
+
+/** A warning when a capped budget is low or used up. */
+export function budgetWarning(c: CampaignView): SafeHtml {
+  const a = c.allowance;
+  if (c.budgetMode !== 'metered' || a.included === null || a.remaining === null) return html``;
+  if (a.exhausted) {
+    return notice('error', 'The budget is used up: new conversations are refused until you add a top-off.');
+  }
+  if (a.remaining <= Math.max(1, Math.ceil(a.included * LOW_BUDGET_SHARE))) {
+    return notice(
+      'warn',
+      `Low budget: only ${a.remaining} conversations left. Add a top-off to keep links working.`,
+    );
+  }
+  return html``;
+}
+
+interface CampaignFormValues {
+  name: string;
+  deviceId: string;
+  start: string;
+  end: string;
+  timeZone: string;
+  budgetMode: string;
+  price: string;
+  fixedPrice: string;
+  recipientCap: string;
+}
+
+function valuesFrom(c: CampaignView, tz: string): CampaignFormValues {
+  return {
+    name: c.name,
+    deviceId: c.deviceId,
+    start: instantToLocal(c.startDate, tz),
+    end: instantToLocal(c.endDate, tz),
+    timeZone: tz,
+    budgetMode: c.budgetMode,
+    price: moneyInput(c.pricePerConversation),
+    fixedPrice: moneyInput(c.fixedPrice),
+    recipientCap: c.recipientCap === null ? '' : String(c.recipientCap),
+  };
+}
+
+function campaignForm(
+  pc: ProjectPage,
+  action: string,
+  devices: Device[],
+  v: CampaignFormValues,
+  errors: FieldErrors,
+  autoTz: boolean,
+  submit: string,
+): SafeHtml {
+  return html`${errorSummary(errors)}
+<form method="post" action="${action}" novalidate>
+  ${csrfField(pc)}
+  ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
+  ${
+    devices.length === 0
+      ? notice(
+          'warn',
+          html`This project has no device yet. <a href="${projectPath(pc.project.id)}/devices/new">Create a device</a> first.`,
+        )
+      : select({
+          name: 'deviceId',
+          label: 'Device (channel)',
+          options: devices.map((d) => [d.id, `${d.name}${d.isActive ? '' : ' (inactive)'}`]),
+          value: v.deviceId,
+          error: errors.deviceId,
+        })
+  }
+  <fieldset><legend>Schedule</legend>
+    ${field({ name: 'start', label: 'Starts', type: 'datetime-local', value: v.start, required: true, error: errors.start })}
+    ${field({ name: 'end', label: 'Ends', type: 'datetime-local', value: v.end, required: true, error: errors.end })}
+    ${select({
+      name: 'timeZone',
+      label: 'Time zone of these times',
+      options: timeZones().map((z) => [z, z]),
+      value: v.timeZone,
+      hint: 'Stored as UTC instants: the campaign changes state at the same moment everywhere.',
+      error: errors.timeZone,
+      attrs: autoTz ? html` data-tz-auto="1"` : undefined,
+    })}
+  </fieldset>
+  <fieldset><legend>Budget</legend>
+    <div class="check"><input type="radio" id="mode-metered" name="budgetMode" value="metered"${v.budgetMode !== 'fixed' ? html` checked` : ''}><label for="mode-metered">Metered: pay per conversation, budget extended by top-offs</label></div>
+    <div class="check"><input type="radio" id="mode-fixed" name="budgetMode" value="fixed"${v.budgetMode === 'fixed' ? html` checked` : ''}><label for="mode-fixed">Fixed price: a flat total billed in the month of launch, uncapped</label></div>
+    ${errors.budgetMode ? html`<p class="error">${errors.budgetMode}</p>` : ''}
+    ${field({ name: 'price', label: 'Price per conversation (metered)', value: v.price, hint: 'For example 0.25. Leave empty to bill nothing.', error: errors.price, attrs: html` inputmode="decimal"` })}
+    ${field({ name: 'fixedPrice', label: 'Fixed price (fixed campaigns)', value: v.fixedPrice, hint: 'The flat total, for example 1500.', error: errors.fixedPrice, attrs: html` inputmode="decimal"` })}
+  </fieldset>
+  ${field({ name: 'recipientCap', label: 'Recipient cap', value: v.recipientCap, hint: 'Most links the campaign may hold at once. Leave empty for no cap.', error: errors.recipientCap, attrs: html` inputmode="numeric"` })}
+  <div class="actions"><button type="submit">${submit}</button><a class="button secondary" href="${projectPath(pc.project.id)}/campaigns">Cancel</a></div>
+</form>`;
+}
+
+/** Reads the campaign form; errors are keyed by field name. */
+function parseCampaignForm(form: Form): {
+  values: CampaignFormValues;
+  input?: CreateCampaignInput;
+  errors: FieldErrors;
+} {
+  const values: CampaignFormValues = {
+    name: form.get('name').trim(),
+    deviceId: form.get('deviceId'),
+    start: form.get('start'),
+    end: form.get('end'),
+    timeZone: form.get('timeZone') || 'UTC',
+    budgetMode: form.get('budgetMode'),
+    price: form.get('price'),
+    fixedPrice: form.get('fixedPrice'),
+    recipientCap: form.get('recipientCap'),
+  };
+  const errors: FieldErrors = {};
+  if (!values.name) errors.name = 'Enter a name.';
+  if (!values.deviceId) errors.deviceId = 'Choose a device.';
+  if (!isTimeZone(values.timeZone)) errors.timeZone = 'Choose a time zone from the list.';
+  const start = localToInstant(values.start, values.timeZone);
+  const end = localToInstant(values.end, values.timeZone);
+  if (!start) errors.start = 'Enter the start date and time.';
+  if (!end) errors.end = 'Enter the end date and time.';
+  if (start && end && start >= end) errors.end = 'The end must be after the start.';
+  if (values.budgetMode !== 'metered' && values.budgetMode !== 'fixed')
+    errors.budgetMode = 'Choose a budget mode.';
+  const price = moneyField(form, 'price', errors);
+  const fixedPrice = moneyField(form, 'fixedPrice', errors);
+  if (values.budgetMode === 'fixed' && fixedPrice === null && !errors.fixedPrice) {
+    errors.fixedPrice = 'Enter the fixed price of a fixed campaign.';
+  }
+  const recipientCap = intField(form, 'recipientCap', errors, { optional: true, min: 0, max: 10_000_000 });
+  if (Object.keys(errors).length > 0) return { values, errors };
+  const mode = values.budgetMode as 'metered' | 'fixed';
+  return {
+    values,
+    errors,
+    input: {
+      name: values.name,
+      deviceId: values.deviceId,
+      startDate: (start as Date).toISOString(),
+      endDate: (end as Date).toISOString(),
+      budgetMode: mode,
+      // The other mode's price is dropped: a campaign carries only the price its mode uses.
+      pricePerConversation: mode === 'metered' ? price : null,
+      fixedPrice: mode === 'fixed' ? fixedPrice : null,
+      recipientCap,
+    },
+  };
+}
+
+const POINTER_FIELDS: Record<string, string> = {
+  '/name': 'name',
+  '/deviceId': 'deviceId',
+  '/startDate': 'start',
+  '/endDate': 'end',
+  '/budgetMode': 'budgetMode',
+  '/pricePerConversation': 'price',
+  '/fixedPrice': 'fixedPrice',
+  '/recipientCap': 'recipientCap',
+};
+
+/** Turns a domain `invalid_request` into field errors; anything else is rethrown. */
+export function fieldErrorsOf(err: unknown, map: Record<string, string>): FieldErrors {
+  if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
+  const problems = (err.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
+  const errors: FieldErrors = {};
+  for (const p of problems) {
+    const name = map[p.pointer] ?? map[p.pointer.split('/').slice(0, 2).join('/')] ?? '_';
+    errors[name] = `${p.pointer.slice(1) || 'This'} ${p.message}.`;
+  }
+  if (Object.keys(errors).length === 0) errors._ = err.message;
+  return errors;
+}
+
+/** Campaign list, create, edit, launch, halt, top-offs and the campaign page. */
+export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
+  const d = deps.domain;
+
+  r.get('/p/:pid/campaigns', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const campaigns = await listCampaigns(d, pc.project.id);
+    const devices = new Map((await listDevices(d, pc.project.id)).map((x) => [x.id, x.name]));
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const base = projectPath(pc.project.id);
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'Campaigns',
+        html`<h1>Campaigns</h1>
+<div class="actions"><a class="button" href="${base}/campaigns/new">New campaign</a></div>
+${
+  campaigns.length === 0
+    ? html`<p>No campaigns yet. Create a device first, then a campaign.</p>`
+    : html`<ul class="cards">${[...campaigns].reverse().map(
+        (c) => html`<li class="card">
+  <h2><a href="${campaignPath(pc.project.id, c.id)}">${c.name}</a></h2>
+  <p>${stateBadge(c.state)} ${timingText(c)}</p>
+  <p class="meta">${formatInstant(c.startDate, tz)} → ${formatInstant(c.endDate, tz)}</p>
+  <p class="meta">Device: ${devices.get(c.deviceId) ?? c.deviceId} · ${c.budgetMode} · ${allowanceText(c)}</p>
+  ${budgetWarning(c)}
+</li>`,
+      )}</ul>`
+}`,
+      ),
+    );
+  });
+
+  const newPage = async (ctx: Context, v?: CampaignFormValues, errors: FieldErrors = {}) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const devices = await listDevices(d, pc.project.id);
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const now = d.clock();
+    const values = v ?? {
+      name: '',
+      deviceId: devices[0]?.id ?? '',
+      start: instantToLocal(new Date(Math.ceil(now.getTime() / 3600_000) * 3600_000 + 3600_000), tz),
+      end: instantToLocal(new Date(Math.ceil(now.getTime() / 3600_000) * 3600_000 + 8 * 86400_000), tz),
+      timeZone: tz,
+      budgetMode: 'metered',
+      price: '',
+      fixedPrice: '',
+      recipientCap: '',
+    };
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'New campaign',
+        html`${breadcrumbs([
+          ['Campaigns', `${projectPath(pc.project.id)}/campaigns`],
+          ['New campaign', null],
+        ])}
+<h1>New campaign</h1>
+<p>A new campaign is a draft: add recipients, then launch it.</p>
+${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, errors, !v && tz === 'UTC', 'Create campaign')}`,
+      ),
+      Object.keys(errors).length ? 400 : 200,
+    );
+  };
+
+  r.get('/p/:pid/campaigns/new', (ctx) => newPage(ctx));
+  r.post('/p/:pid/campaigns', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const { values, input, errors } = parseCampaignForm(formOf(ctx));
+    if (!input) return newPage(ctx, values, errors);
+    try {
+      const c = await createCampaign(d, pc.project.id, input);
+      await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
+      ctx.status = 303;
+      ctx.redirect(`${campaignPath(pc.project.id, c.id)}?done=created`);
+    } catch (err) {
+      return newPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS));
+    }
+  });
+
+  const editPage = async (
+    ctx: Context,
+    v?: CampaignFormValues,
+    errors: FieldErrors = {},
+    general?: string,
+  ) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const c = await getCampaign(d, pc.project.id, ctx.params.cid);
+    const devices = await listDevices(d, pc.project.id);
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const path = campaignPath(pc.project.id, c.id);
+    const editable = c.state === 'draft' || c.state === 'upcoming';
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        `Edit ${c.name}`,
+        html`${breadcrumbs([
+          ['Campaigns', `${projectPath(pc.project.id)}/campaigns`],
+          [c.name, path],
+          ['Edit', null],
+        ])}
+<h1>Edit campaign</h1>
+${general ? notice('error', general) : ''}
+${
+  editable
+    ? campaignForm(pc, `${path}/edit`, devices, v ?? valuesFrom(c, tz), errors, false, 'Save changes')
+    : notice('warn', `A campaign that is ${c.state} cannot be changed. Budgets can still be topped off.`)
+}`,
+      ),
+      Object.keys(errors).length || general ? 400 : 200,
+    );
+  };
+
+  r.get('/p/:pid/campaigns/:cid/edit', (ctx) => editPage(ctx));
+  r.post('/p/:pid/campaigns/:cid/edit', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const { values, input, errors } = parseCampaignForm(formOf(ctx));
+    if (!input) return editPage(ctx, values, errors);
+    try {
+      await updateCampaign(d, pc.project.id, ctx.params.cid, input);
+      await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
+      ctx.status = 303;
+      ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=updated`);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'conflict') return editPage(ctx, values, {}, err.message);
+      return editPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS));
+    }
+  });
+
+  // Launch and halt: a GET shows what will happen; the POST does it.
+  const confirmPage = async (ctx: Context, action: 'launch' | 'halt') => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const c = await getCampaign(d, pc.project.id, ctx.params.cid);
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const path = campaignPath(pc.project.id, c.id);
+    const now = d.clock();
+    let explanation: SafeHtml;
+    let possible = true;
+    if (action === 'launch') {
+      possible = c.launchedAt === null && Date.parse(c.endDate) > now.getTime();
+      const startsNow = Date.parse(c.startDate) <= now.getTime();
+      explanation = possible
+        ? html`<ul>
+<li>${startsNow ? html`The campaign becomes <strong>active at once</strong>: every active link of it opens for customers now.` : html`The campaign becomes <strong>upcoming</strong> and turns active at ${formatInstant(c.startDate, tz)}; its links open then.`}</li>
+<li>It ends at ${formatInstant(c.endDate, tz)}; after that its links show a neutral unavailable message.</li>
+<li>Once it is active, recipients can no longer be created, changed or deleted, and the schedule and budget mode are fixed.</li>
+<li>${c.budgetMode === 'fixed' ? html`The fixed price of ${formatMoney(c.fixedPrice)} is billed in this month.` : c.allowance.included === null ? 'The budget is unlimited until you add a top-off.' : html`${c.allowance.remaining} conversations remain in the budget.`}</li>
+</ul>`
+        : html`<p>${c.launchedAt ? 'This campaign was already launched.' : 'Its end date has passed: change the schedule first.'}</p>`;
+    } else {
+      possible = c.state === 'upcoming' || c.state === 'active';
+      explanation = possible
+        ? html`<ul>
+<li>The campaign <strong>ends now</strong> and counts as completed from this moment. This cannot be undone.</li>
+<li>Every link of it shows a neutral unavailable message; conversations in progress end at their next message.</li>
+<li>Conversations already started stay billed; the remaining budget is not used.</li>
+</ul>`
+        : html`<p>Only an upcoming or active campaign can be halted; this one is ${c.state}.</p>`;
+    }
+    const verb = action === 'launch' ? 'Launch' : 'Halt';
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        `${verb} ${c.name}`,
+        html`${breadcrumbs([
+          ['Campaigns', `${projectPath(pc.project.id)}/campaigns`],
+          [c.name, path],
+          [verb, null],
+        ])}
+<h1>${verb} “${c.name}”?</h1>
+<p>${stateBadge(c.state)} ${timingText(c)}</p>
+${explanation}
+${
+  possible
+    ? html`<form method="post" action="${path}/${action}">${csrfField(pc)}
+<div class="actions"><button type="submit" class="${action === 'halt' ? 'danger' : ''}">${verb} campaign</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
+    : html`<p><a href="${path}">Back to the campaign</a></p>`
+}`,
+      ),
+    );
+  };
+  r.get('/p/:pid/campaigns/:cid/launch', (ctx) => confirmPage(ctx, 'launch'));
+  r.get('/p/:pid/campaigns/:cid/halt', (ctx) => confirmPage(ctx, 'halt'));
+  r.post('/p/:pid/campaigns/:cid/launch', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    await launchCampaign(d, pc.project.id, ctx.params.cid);
+    ctx.status = 303;
+    ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=launched`);
+  });
+  r.post('/p/:pid/campaigns/:cid/halt', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    await haltCampaign(d, pc.project.id, ctx.params.cid);
+    ctx.status = 303;
+    ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=halted`);
+  });
+
+  r.post('/p/:pid/campaigns/:cid/top-offs', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const form = formOf(ctx);
+    const errors: FieldErrors = {};
+    const conversations = intField(form, 'conversations', errors, { min: 1, max: 100_000_000 });
+    if (conversations === null || Object.keys(errors).length) {
+      return campaignPage(ctx, {
+        topOffError: errors.conversations ?? 'Enter a whole number of conversations.',
+      });
+    }
+    await addTopOff(d, pc.project.id, ctx.params.cid, { conversations });
+    ctx.status = 303;
+    ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=topped-off#budget`);
+  });
+
+  const DONE: Record<string, string> = {
+    created: 'Campaign created as a draft.',
+    updated: 'Changes saved.',
+    launched: 'Campaign launched.',
+    halted: 'Campaign halted.',
+    'topped-off': 'Top-off added; the price in force was captured.',
+  };
+
+  const campaignPage = async (ctx: Context, extra: { topOffError?: string } = {}) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    const c = await getCampaign(d, pc.project.id, ctx.params.cid);
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const path = campaignPath(pc.project.id, c.id);
+    const devices = await listDevices(d, pc.project.id);
+    const device = devices.find((x) => x.id === c.deviceId);
+    const bucket = Date.parse(c.endDate) - Date.parse(c.startDate) <= 3 * 86400_000 ? 'hour' : 'day';
+    const points = await conversationsOverTime(d.pool, c.id, bucket, tz);
+    let recipients: { total: number; recipients: Array<Record<string, unknown>> } = {
+      total: 0,
+      recipients: [],
+    };
+    let recipientsError: string | undefined;
+    try {
+      recipients = (await deps.recipients.list(
+        pc.project.id,
+        c.id,
+        { limit: 10, offset: 0 },
+        ctx.state.requestId,
+      )) as typeof recipients;
+    } catch (err) {
+      recipientsError = err instanceof AppError ? err.message : 'Recipients are unavailable right now.';
+    }
+    const done = DONE[String(ctx.query.done ?? '')];
+    const a = c.allowance;
+    const editable = c.state === 'draft' || c.state === 'upcoming';
+    const month = d.clock().toISOString().slice(0, 7);
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        c.name,
+        html`${breadcrumbs([
+          ['Campaigns', `${projectPath(pc.project.id)}/campaigns`],
+          [c.name, null],
+        ])}
+${done ? notice('ok', done) : ''}
+<h1>${c.name}</h1>
+<p>${stateBadge(c.state)} ${timingText(c)}</p>
+<div class="actions">
+  ${editable ? html`<a class="button secondary" href="${path}/edit">Edit</a>` : ''}
+  ${c.state === 'draft' ? html`<a class="button" href="${path}/launch">Launch…</a>` : ''}
+  ${c.state === 'upcoming' || c.state === 'active' ? html`<a class="button danger" href="${path}/halt">Halt…</a>` : ''}
+  <a class="button secondary" href="${path}/recipients">Recipients</a>
+  <a class="button secondary" href="${path}/statement?month=${month}">Statement</a>
+</div>
+<dl class="facts">
+  <dt>Device</dt><dd>${device ? html`<a href="${projectPath(pc.project.id)}/devices/${device.id}">${device.name}</a>` : c.deviceId}</dd>
+  <dt>Starts</dt><dd>${formatInstant(c.startDate, tz)}</dd>
+  <dt>Ends</dt><dd>${formatInstant(c.endDate, tz)}</dd>
+  ${c.launchedAt ? html`<dt>Launched</dt><dd>${formatInstant(c.launchedAt, tz)}</dd>` : ''}
+  ${c.haltedAt ? html`<dt>Halted</dt><dd>${formatInstant(c.haltedAt, tz)}</dd>` : ''}
+  <dt>Budget mode</dt><dd>${c.budgetMode === 'metered' ? `metered, ${c.pricePerConversation === null ? 'no price (bills nothing)' : `${formatMoney(c.pricePerConversation)} per conversation`}` : `fixed price ${formatMoney(c.fixedPrice)}`}</dd>
+  <dt>Recipient cap</dt><dd>${c.recipientCap === null ? 'none' : c.recipientCap}</dd>
+  <dt>Id</dt><dd><code>${c.id}</code></dd>
+</dl>
+
+<h2 id="budget">Allowance</h2>
+${budgetWarning(c)}
+<p id="allowance-text">${allowanceText(c)}</p>
+${
+  a.included !== null
+    ? html`<div class="meter"><label for="allowance-meter">Budget used</label>
+<meter id="allowance-meter" min="0" max="${a.included}" low="${Math.ceil(a.included * 0.75)}" high="${Math.ceil(a.included * (1 - LOW_BUDGET_SHARE))}" optimum="0" value="${a.used}">${a.used} of ${a.included}</meter></div>`
+    : ''
+}
+${
+  c.budgetMode === 'metered'
+    ? html`<h3>Top-offs</h3>
+${
+  c.topOffs?.length
+    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
+<tbody>${c.topOffs.map((t) => html`<tr><td>${formatInstant(t.createdAt, tz)}</td><td class="num">${t.conversations}</td><td class="num">${formatMoney(t.pricePerConversation)}</td></tr>`)}</tbody></table></div>`
+    : html`<p class="meta">No top-off yet: the campaign is unlimited. The first top-off caps it.</p>`
+}
+${extra.topOffError ? notice('error', extra.topOffError) : ''}
+<form method="post" action="${path}/top-offs" class="filters">
+  ${csrfField(pc)}
+  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
+  <p class="meta">Captures the current price: ${c.pricePerConversation === null ? 'none (free)' : formatMoney(c.pricePerConversation)}.</p>
+  <div class="actions"><button type="submit">Add top-off</button></div>
+</form>`
+    : ''
+}
+
+<h2>Conversations over time</h2>
+${barChart(points, bucket)}
+
+<h2>Recipients</h2>
+${
+  recipientsError
+    ? notice('warn', recipientsError)
+    : html`<p>${recipients.total} recipients${c.recipientCap !== null ? ` of at most ${c.recipientCap}` : ''}. <a href="${path}/recipients">Manage recipients</a>${editable ? html` · <a href="${path}/recipients/import">Import a CSV file</a>` : ''}</p>
+${
+  recipients.recipients.length
+    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
+${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${String(x.id)}">${String(x.label ?? x.externalId ?? x.id)}</a></td><td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td><td class="num">${Number(x.interactionCount ?? 0)}</td></tr>`)}
+</tbody></table></div>`
+    : ''
+}`
+}`,
+      ),
+      extra.topOffError ? 400 : 200,
+    );
+  };
+  r.get('/p/:pid/campaigns/:cid', (ctx) => campaignPage(ctx));
+}

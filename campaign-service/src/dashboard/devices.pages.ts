@@ -1,0 +1,243 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import {
+  createDevice,
+  type Device,
+  type DeviceInput,
+  getDevice,
+  listDevices,
+  updateDevice,
+} from '../devices/devices.service';
+import { compileAdminSchemas } from '../http/admin.schemas';
+import { invalid } from '../problems';
+import { fieldErrorsOf } from './campaigns.pages';
+import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import type { FieldErrors, Form } from './forms';
+import { html } from './html';
+import {
+  breadcrumbs,
+  csrfField,
+  errorSummary,
+  field,
+  layout,
+  notice,
+  type PageContext,
+  projectPath,
+  textarea,
+} from './layout';
+
+type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> };
+
+const POINTERS: Record<string, string> = {
+  '/name': 'name',
+  '/ipAllowList': 'ipAllowList',
+  '/languages': 'languages',
+  '/defaultLanguage': 'defaultLanguage',
+  '/styling': 'styling.title',
+  '/voice': 'voice.voiceName',
+  '/persona': 'persona',
+  '/customInstructions': 'customInstructions',
+  '/knowledge': 'knowledge',
+};
+
+/** How many empty knowledge slots the form offers. */
+const SPARE_KNOWLEDGE = 2;
+
+const lines = (text: string) =>
+  text
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** The device fields of the form, in the admin API's shape. */
+function parseDeviceForm(form: Form): DeviceInput & { name: string } {
+  const styling: Record<string, string> = {};
+  for (const k of ['title', 'primaryColor', 'backgroundColor', 'logoUrl']) {
+    const v = form.get(`styling.${k}`).trim();
+    if (v) styling[k] = v;
+  }
+  const titles = form.all('knowledge.title');
+  const contents = form.all('knowledge.content');
+  const knowledge = titles
+    .map((title, i) => ({ title: title.trim(), content: (contents[i] ?? '').trim() }))
+    .filter((k) => k.title || k.content);
+  const languages = lines(form.get('languages'));
+  const voiceName = form.get('voice.voiceName').trim();
+  return {
+    name: form.get('name').trim(),
+    isActive: form.get('isActive') === 'on',
+    ipAllowList: lines(form.get('ipAllowList')),
+    languages,
+    defaultLanguage: form.get('defaultLanguage').trim() || languages[0] || 'en',
+    styling,
+    voice: { enabled: form.get('voice.enabled') === 'on', ...(voiceName ? { voiceName } : {}) },
+    persona: form.get('persona'),
+    customInstructions: form.get('customInstructions'),
+    knowledge,
+  };
+}
+
+function deviceForm(
+  pc: ProjectPage,
+  action: string,
+  v: DeviceInput & { name: string },
+  errors: FieldErrors,
+  submit: string,
+) {
+  const knowledge = [
+    ...(v.knowledge ?? []),
+    ...Array.from({ length: SPARE_KNOWLEDGE }, () => ({ title: '', content: '' })),
+  ];
+  const s = v.styling ?? {};
+  return html`${errorSummary(errors)}
+<div class="grid2">
+<form method="post" action="${action}" novalidate data-preview-form>
+  ${csrfField(pc)}
+  ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200" data-preview="name"` })}
+  <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
+  <fieldset><legend>Link page styling</legend>
+    ${field({ name: 'styling.title', label: 'Title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
+    ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? '#0b57d0', attrs: html` data-preview="primaryColor"` })}
+    ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? '#f7f7f7', attrs: html` data-preview="backgroundColor"` })}
+    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.' })}
+  </fieldset>
+  <fieldset><legend>Languages and voice</legend>
+    ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: 'Language codes separated by commas, e.g. en, fr, de-CH.', error: errors.languages })}
+    ${field({ name: 'defaultLanguage', label: 'Default language', value: v.defaultLanguage, error: errors.defaultLanguage, attrs: html` data-preview="defaultLanguage"` })}
+    <div class="check"><input type="checkbox" id="f-voice-enabled" name="voice.enabled"${v.voice?.enabled ? html` checked` : ''}><label for="f-voice-enabled">Voice enabled</label></div>
+    ${field({ name: 'voice.voiceName', label: 'Voice name', value: v.voice?.voiceName, error: errors['voice.voiceName'] })}
+  </fieldset>
+  <fieldset><legend>Assistant</legend>
+    ${textarea({ name: 'persona', label: 'Persona', value: v.persona, hint: 'Who the assistant is and what it is for.', error: errors.persona, rows: 4 })}
+    ${textarea({ name: 'customInstructions', label: 'Custom instructions', value: v.customInstructions, hint: 'Recipients in append mode add theirs after these; replace mode swaps them.', error: errors.customInstructions, rows: 4 })}
+  </fieldset>
+  <fieldset><legend>Knowledge entries</legend>
+    ${errors.knowledge ? html`<p class="error">${errors.knowledge}</p>` : ''}
+    <p class="hint">Leave both boxes empty to remove an entry.</p>
+    ${knowledge.map(
+      (k, i) => html`<div class="card">
+      <div class="field"><label for="kn-title-${i}">Entry ${i + 1} title</label><input id="kn-title-${i}" name="knowledge.title" value="${k.title}"></div>
+      <div class="field"><label for="kn-content-${i}">Entry ${i + 1} content</label><textarea id="kn-content-${i}" name="knowledge.content" rows="3">${k.content}</textarea></div>
+    </div>`,
+    )}
+  </fieldset>
+  <fieldset><legend>Access</legend>
+    ${textarea({ name: 'ipAllowList', label: 'IP allow-list', value: (v.ipAllowList ?? []).join('\n'), hint: 'One IPv4 or IPv6 CIDR block per line, e.g. 203.0.113.0/24. Empty allows every address.', error: errors.ipAllowList, rows: 3 })}
+  </fieldset>
+  <div class="actions"><button type="submit">${submit}</button><a class="button secondary" href="${projectPath(pc.project.id)}/devices">Cancel</a></div>
+</form>
+<section aria-labelledby="preview-title">
+  <h2 id="preview-title">Link page preview</h2>
+  <p class="meta">Updates as you edit the styling.</p>
+  <div class="preview" id="link-preview" aria-hidden="true">
+    <div class="pv-head">${s.title || v.name || 'Assistant'}</div>
+    <div class="pv-body"><p class="pv-bubble pv-greeting">Hello! How can I help you today?</p></div>
+    <div class="pv-input">Type a message…</div>
+  </div>
+</section>
+</div>`;
+}
+
+/** Device list, create and edit (styling with live preview, languages, voice, persona, knowledge, access). */
+export function registerDeviceRoutes(r: Router, deps: DashboardDeps): void {
+  const d = deps.domain;
+  const check = compileAdminSchemas();
+  const base = (pid: string) => `${projectPath(pid)}/devices`;
+
+  r.get('/p/:pid/devices', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    const devices = await listDevices(d, pc.project.id);
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'Devices',
+        html`<h1>Devices</h1>
+<p>A device is the channel a campaign renders through: its link page styling, languages, voice, persona and access rules.</p>
+<div class="actions"><a class="button" href="${base(pc.project.id)}/new">New device</a></div>
+${
+  devices.length === 0
+    ? html`<p>No devices yet.</p>`
+    : html`<ul class="cards">${devices.map(
+        (x) => html`<li class="card"><h2><a href="${base(pc.project.id)}/${x.id}">${x.name}</a></h2>
+<p>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">inactive</span>`}</p>
+<p class="meta">Languages: ${x.languages.join(', ')} · ${x.knowledge.length} knowledge entries · ${x.ipAllowList.length ? `${x.ipAllowList.length} allowed networks` : 'open to every address'}</p></li>`,
+      )}</ul>`
+}`,
+      ),
+    );
+  });
+
+  const formPage = async (
+    ctx: Context,
+    device: Device | null,
+    values: DeviceInput & { name: string },
+    errors: FieldErrors = {},
+    saved = false,
+  ) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    const title = device ? device.name : 'New device';
+    const action = device ? `${base(pc.project.id)}/${device.id}` : base(pc.project.id);
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        title,
+        html`${breadcrumbs([
+          ['Devices', base(pc.project.id)],
+          [title, null],
+        ])}
+${saved ? notice('ok', 'Device saved. Links pick up the change within seconds.') : ''}
+<h1>${device ? html`Device “${device.name}”` : 'New device'}</h1>
+${device ? html`<p class="meta">Id <code>${device.id}</code></p>` : ''}
+${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device')}`,
+      ),
+      Object.keys(errors).length ? 400 : 200,
+    );
+  };
+
+  const validate = (schema: 'create-device' | 'patch-device', input: DeviceInput) => {
+    const problems = check(schema, JSON.parse(JSON.stringify(input)));
+    if (problems.length) throw invalid(problems);
+  };
+
+  r.get('/p/:pid/devices/new', (ctx) =>
+    formPage(ctx, null, {
+      name: '',
+      isActive: true,
+      languages: ['en'],
+      defaultLanguage: 'en',
+      knowledge: [],
+    }),
+  );
+  r.post('/p/:pid/devices', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    const input = parseDeviceForm(formOf(ctx));
+    try {
+      validate('create-device', input);
+      const device = await createDevice(d, pc.project.id, input);
+      ctx.status = 303;
+      ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
+    } catch (err) {
+      return formPage(ctx, null, input, fieldErrorsOf(err, POINTERS));
+    }
+  });
+  r.get('/p/:pid/devices/:did', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    const device = await getDevice(d, pc.project.id, ctx.params.did);
+    return formPage(ctx, device, device, {}, ctx.query.done === 'saved');
+  });
+  r.post('/p/:pid/devices/:did', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    const device = await getDevice(d, pc.project.id, ctx.params.did);
+    const input = parseDeviceForm(formOf(ctx));
+    try {
+      validate('patch-device', input);
+      await updateDevice(d, pc.project.id, device.id, input);
+      ctx.status = 303;
+      ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
+    } catch (err) {
+      return formPage(ctx, device, input, fieldErrorsOf(err, POINTERS));
+    }
+  });
+}

@@ -1,0 +1,162 @@
+import type { Project } from '../projects/projects.service';
+import { html, type SafeHtml } from './html';
+import type { Operator } from './operators.service';
+
+/** Where a page sits: who is signed in, in which project, and which section is current. */
+export interface PageContext {
+  operator?: Operator;
+  csrfToken?: string;
+  project?: Project;
+  projects?: Project[];
+  section?: 'campaigns' | 'devices' | 'api-keys' | 'billing' | 'members';
+}
+
+/** The hidden CSRF field every form carries. */
+export function csrfField(pc: PageContext): SafeHtml {
+  return html`<input type="hidden" name="_csrf" value="${pc.csrfToken ?? ''}">`;
+}
+
+/** Base path of a project's pages. */
+export const projectPath = (projectId: string) => `/dashboard/p/${encodeURIComponent(projectId)}`;
+
+function nav(pc: PageContext): SafeHtml {
+  if (!pc.project) return html``;
+  const base = projectPath(pc.project.id);
+  const link = (section: PageContext['section'], href: string, label: string) =>
+    html`<li><a href="${href}"${pc.section === section ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  return html`<nav aria-label="Project sections" class="sections"><ul>
+    ${link('campaigns', `${base}/campaigns`, 'Campaigns')}
+    ${link('devices', `${base}/devices`, 'Devices')}
+    ${link('api-keys', `${base}/api-keys`, 'API keys')}
+    ${link('billing', `${base}/billing`, 'Billing')}
+    ${link('members', `${base}/members`, 'Operators')}
+  </ul></nav>`;
+}
+
+/** A breadcrumb trail; the last item is the current page. */
+export function breadcrumbs(items: Array<[string, string | null]>): SafeHtml {
+  return html`<nav aria-label="Breadcrumb" class="crumbs"><ol>${items.map(([label, href], i) =>
+    i === items.length - 1 || !href
+      ? html`<li><span aria-current="page">${label}</span></li>`
+      : html`<li><a href="${href}">${label}</a></li>`,
+  )}</ol></nav>`;
+}
+
+/** The complete document around a page body. */
+export function layout(pc: PageContext, title: string, body: SafeHtml): string {
+  const projectSwitch =
+    pc.projects && pc.projects.length > 1
+      ? html`<a href="/dashboard" class="switch">Switch project</a>`
+      : html``;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light">
+<title>${title} · Outreach dashboard</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
+<script src="/dashboard/assets/app.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+  <div class="brand"><a href="/dashboard">Outreach</a>${pc.project ? html` <span class="project">${pc.project.name}</span>` : ''}</div>
+  ${
+    pc.operator
+      ? html`<div class="who">${projectSwitch}<span class="email">${pc.operator.email}</span>
+    <form method="post" action="/dashboard/sign-out" class="inline">${csrfField(pc)}<button type="submit" class="link">Sign out</button></form></div>`
+      : ''
+  }
+</header>
+${nav(pc)}
+<main id="main" tabindex="-1">
+${body}
+</main>
+<footer class="foot"><p>Times are shown in ${pc.operator?.timeZone ?? 'UTC'}. Amounts are in minor units ÷ 100.</p></footer>
+</body>
+</html>`.value;
+}
+
+/** A notice box; `kind` chooses its colour and role. */
+export function notice(kind: 'ok' | 'warn' | 'error', text: string | SafeHtml): SafeHtml {
+  const role = kind === 'error' ? 'alert' : 'status';
+  return html`<div class="notice ${kind}" role="${role}">${text}</div>`;
+}
+
+/** The state badge of a campaign. */
+export function stateBadge(state: string): SafeHtml {
+  return html`<span class="badge state-${state}">${state}</span>`;
+}
+
+/** A labelled input with its error message wired up for assistive technology. */
+export function field(opts: {
+  name: string;
+  label: string;
+  value?: string | number | null;
+  type?: string;
+  hint?: string;
+  error?: string;
+  required?: boolean;
+  attrs?: SafeHtml;
+}): SafeHtml {
+  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
+  const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
+  return html`<div class="field${opts.error ? ' has-error' : ''}">
+  <label for="${id}">${opts.label}${opts.required ? html` <span class="req">(required)</span>` : ''}</label>
+  ${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
+  ${opts.error ? html`<p class="error" id="${id}-err">${opts.error}</p>` : ''}
+  <input id="${id}" name="${opts.name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${opts.required ? html` required` : ''}${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}${opts.attrs ?? ''}>
+</div>`;
+}
+
+/** A labelled textarea. */
+export function textarea(opts: {
+  name: string;
+  label: string;
+  value?: string;
+  hint?: string;
+  error?: string;
+  rows?: number;
+}): SafeHtml {
+  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
+  const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
+  return html`<div class="field${opts.error ? ' has-error' : ''}">
+  <label for="${id}">${opts.label}</label>
+  ${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
+  ${opts.error ? html`<p class="error" id="${id}-err">${opts.error}</p>` : ''}
+  <textarea id="${id}" name="${opts.name}" rows="${opts.rows ?? 4}"${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}>${opts.value ?? ''}</textarea>
+</div>`;
+}
+
+/** A labelled select. */
+export function select(opts: {
+  name: string;
+  label: string;
+  options: Array<[string, string]>;
+  value?: string;
+  hint?: string;
+  error?: string;
+  attrs?: SafeHtml;
+}): SafeHtml {
+  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
+  const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
+  return html`<div class="field${opts.error ? ' has-error' : ''}">
+  <label for="${id}">${opts.label}</label>
+  ${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
+  ${opts.error ? html`<p class="error" id="${id}-err">${opts.error}</p>` : ''}
+  <select id="${id}" name="${opts.name}"${described ? html` aria-describedby="${described}"` : ''}${opts.attrs ?? ''}>
+    ${opts.options.map(([v, l]) => html`<option value="${v}"${v === opts.value ? html` selected` : ''}>${l}</option>`)}
+  </select>
+</div>`;
+}
+
+/** A summary of form errors at the top of a form, focusable so it can be announced. */
+export function errorSummary(errors: Record<string, string>, general?: string): SafeHtml {
+  const entries = Object.entries(errors);
+  if (entries.length === 0 && !general) return html``;
+  return html`<div class="notice error" role="alert" tabindex="-1" id="error-summary">
+  <p><strong>${general ?? 'Please correct the following:'}</strong></p>
+  ${entries.length ? html`<ul>${entries.map(([name, msg]) => html`<li><a href="#f-${name.replace(/[^\w-]/g, '-')}">${msg}</a></li>`)}</ul>` : ''}
+</div>`;
+}

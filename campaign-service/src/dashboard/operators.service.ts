@@ -1,0 +1,163 @@
+import { AppError, newId } from '@outreach/platform';
+import type { Pool } from 'pg';
+import type { Project } from '../projects/projects.service';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
+
+/** What operator functions need. */
+export interface OperatorDeps {
+  pool: Pool;
+  clock: () => Date;
+}
+
+/** A dashboard operator (never with the password hash). */
+export interface Operator {
+  id: string;
+  email: string;
+  timeZone: string;
+  createdAt: string;
+}
+
+interface OperatorRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  time_zone: string;
+  created_at: Date;
+}
+
+const toOperator = (r: OperatorRow): Operator => ({
+  id: r.id,
+  email: r.email,
+  timeZone: r.time_zone,
+  createdAt: r.created_at.toISOString(),
+});
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function invalid(pointer: string, rule: string, message: string): AppError {
+  return new AppError('invalid_request', `${pointer.slice(1)} ${message}.`, {
+    details: { problems: [{ pointer, rule, message }] },
+  });
+}
+
+/**
+ * Creates an operator, or (when the e-mail exists) sets a new password, and adds the given
+ * project memberships. Returns the operator.
+ */
+export async function createOperator(
+  deps: OperatorDeps,
+  input: { email: string; password: string; projectIds?: string[] },
+): Promise<Operator> {
+  const email = input.email.trim();
+  if (!EMAIL.test(email) || email.length > 254)
+    throw invalid('/email', 'format', 'must be an e-mail address');
+  if (input.password.length < MIN_PASSWORD_LENGTH) {
+    throw invalid('/password', 'minLength', `must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  const passwordHash = await hashPassword(input.password);
+  const now = deps.clock();
+  const { rows } = await deps.pool.query<OperatorRow>(
+    `INSERT INTO operators (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (lower(email)) DO UPDATE SET password_hash = EXCLUDED.password_hash
+     RETURNING *`,
+    [newId('opr'), email, passwordHash, now],
+  );
+  const operator = toOperator(rows[0]);
+  for (const projectId of input.projectIds ?? []) await addMembership(deps, operator.id, projectId);
+  return operator;
+}
+
+/** Makes the operator a member of the project (idempotent); 404 when the project does not exist. */
+export async function addMembership(
+  deps: OperatorDeps,
+  operatorId: string,
+  projectId: string,
+): Promise<void> {
+  const { rowCount } = await deps.pool.query(
+    `INSERT INTO operator_projects (operator_id, project_id, created_at)
+     SELECT $1, id, $3 FROM projects WHERE id = $2
+     ON CONFLICT DO NOTHING`,
+    [operatorId, projectId, deps.clock()],
+  );
+  if (rowCount === 0) {
+    const exists = await deps.pool.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
+    if (exists.rowCount === 0)
+      throw new AppError('not_found', 'Project not found.', { details: { projectId } });
+  }
+}
+
+/** Checks e-mail and password; the same `null` for an unknown e-mail and a wrong password. */
+export async function authenticateOperator(
+  deps: OperatorDeps,
+  email: string,
+  password: string,
+): Promise<Operator | null> {
+  const { rows } = await deps.pool.query<OperatorRow>(
+    'SELECT * FROM operators WHERE lower(email) = lower($1)',
+    [email.trim()],
+  );
+  if (rows.length === 0) return verifyDecoy(password).then(() => null);
+  return (await verifyPassword(password, rows[0].password_hash)) ? toOperator(rows[0]) : null;
+}
+
+/** The operator, or null. */
+export async function getOperator(
+  deps: Pick<OperatorDeps, 'pool'>,
+  operatorId: string,
+): Promise<Operator | null> {
+  const { rows } = await deps.pool.query<OperatorRow>('SELECT * FROM operators WHERE id = $1', [operatorId]);
+  return rows.length ? toOperator(rows[0]) : null;
+}
+
+/** Remembers the operator's preferred time zone (used to show instants). */
+export async function setOperatorTimeZone(
+  deps: Pick<OperatorDeps, 'pool'>,
+  operatorId: string,
+  timeZone: string,
+) {
+  await deps.pool.query('UPDATE operators SET time_zone = $2 WHERE id = $1', [operatorId, timeZone]);
+}
+
+/** The projects the operator belongs to, oldest first. */
+export async function listOperatorProjects(
+  deps: Pick<OperatorDeps, 'pool'>,
+  operatorId: string,
+): Promise<Project[]> {
+  const { rows } = await deps.pool.query<{ id: string; name: string; created_at: Date }>(
+    `SELECT p.* FROM projects p JOIN operator_projects m ON m.project_id = p.id
+      WHERE m.operator_id = $1 ORDER BY p.created_at, p.id`,
+    [operatorId],
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() }));
+}
+
+/**
+ * The project when the operator is a member; otherwise 404 `not_found`, the same answer as
+ * for a project that does not exist, so an operator learns nothing about other projects.
+ */
+export async function requireMembership(
+  deps: Pick<OperatorDeps, 'pool'>,
+  operatorId: string,
+  projectId: string,
+): Promise<Project> {
+  const { rows } = await deps.pool.query<{ id: string; name: string; created_at: Date }>(
+    `SELECT p.* FROM projects p JOIN operator_projects m ON m.project_id = p.id
+      WHERE m.operator_id = $1 AND p.id = $2`,
+    [operatorId, projectId],
+  );
+  if (rows.length === 0) throw new AppError('not_found', 'Project not found.', { details: { projectId } });
+  return { id: rows[0].id, name: rows[0].name, createdAt: rows[0].created_at.toISOString() };
+}
+
+/** The members of a project. */
+export async function listProjectOperators(
+  deps: Pick<OperatorDeps, 'pool'>,
+  projectId: string,
+): Promise<Operator[]> {
+  const { rows } = await deps.pool.query<OperatorRow>(
+    `SELECT o.* FROM operators o JOIN operator_projects m ON m.operator_id = o.id
+      WHERE m.project_id = $1 ORDER BY m.created_at, o.id`,
+    [projectId],
+  );
+  return rows.map(toOperator);
+}

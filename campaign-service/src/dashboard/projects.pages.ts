@@ -1,0 +1,97 @@
+import type Router from '@koa/router';
+import { AppError } from '@outreach/platform';
+import { baseContext, type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { html } from './html';
+import { breadcrumbs, csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
+import { createOperator, listProjectOperators } from './operators.service';
+import { MIN_PASSWORD_LENGTH } from './passwords';
+import { formatInstant } from './time';
+
+/** The home page (the operator's projects) and a project's operators. */
+export function registerProjectRoutes(r: Router, deps: DashboardDeps): void {
+  r.get('/', async (ctx) => {
+    const pc = await baseContext(deps, ctx);
+    const projects = pc.projects ?? [];
+    if (projects.length === 1) return ctx.redirect(`${projectPath(projects[0].id)}/campaigns`);
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'Projects',
+        html`<h1>Your projects</h1>
+${
+  projects.length === 0
+    ? notice('warn', 'You are not a member of any project yet. Ask an operator of a project to add you.')
+    : html`<ul class="cards">${projects.map(
+        (p) => html`<li class="card"><h2><a href="${projectPath(p.id)}/campaigns">${p.name}</a></h2>
+<p class="meta"><code>${p.id}</code></p></li>`,
+      )}</ul>`
+}`,
+      ),
+    );
+  });
+
+  r.get('/p/:pid', async (ctx) => {
+    await projectContext(deps, ctx);
+    ctx.redirect(`${projectPath(ctx.params.pid)}/campaigns`);
+  });
+
+  const membersPage = async (
+    ctx: Parameters<Router.Middleware>[0],
+    extra: { errors?: Record<string, string>; email?: string; added?: string } = {},
+  ) => {
+    const pc = await projectContext(deps, ctx, 'members');
+    const members = await listProjectOperators(deps.domain, pc.project.id);
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'Operators',
+        html`${breadcrumbs([
+          [pc.project.name, `${projectPath(pc.project.id)}/campaigns`],
+          ['Operators', null],
+        ])}
+<h1>Operators</h1>
+${extra.added ? notice('ok', `${extra.added} can now sign in and manage this project.`) : ''}
+<div class="table-wrap"><table><caption class="visually-hidden">Operators of this project</caption>
+<thead><tr><th scope="col">E-mail</th><th scope="col">Since</th></tr></thead>
+<tbody>${members.map((m) => html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td></tr>`)}</tbody></table></div>
+<h2>Add an operator</h2>
+<p>Creates the account if it is new, or gives an existing operator access to this project (their password is then replaced by the one you enter).</p>
+${errorSummary(extra.errors ?? {})}
+<form method="post" action="${projectPath(pc.project.id)}/members">
+  ${csrfField(pc)}
+  ${field({ name: 'email', label: 'E-mail address', type: 'email', value: extra.email, required: true, error: extra.errors?.email })}
+  ${field({ name: 'password', label: 'Initial password', type: 'password', required: true, hint: `At least ${MIN_PASSWORD_LENGTH} characters; share it privately.`, error: extra.errors?.password, attrs: html` autocomplete="new-password"` })}
+  <div class="actions"><button type="submit">Add operator</button></div>
+</form>`,
+      ),
+      extra.errors ? 400 : 200,
+    );
+  };
+
+  r.get('/p/:pid/members', (ctx) => membersPage(ctx));
+  r.post('/p/:pid/members', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'members');
+    const form = formOf(ctx);
+    try {
+      const op = await createOperator(deps.domain, {
+        email: form.get('email'),
+        password: form.get('password'),
+        projectIds: [pc.project.id],
+      });
+      await membersPage(ctx, { added: op.email });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'invalid_request') {
+        const problems =
+          (err.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
+        const errors = Object.fromEntries(
+          problems.map((p) => [p.pointer.slice(1), `The ${p.pointer.slice(1)} ${p.message}.`]),
+        );
+        return membersPage(ctx, { errors, email: form.get('email') });
+      }
+      throw err;
+    }
+  });
+}

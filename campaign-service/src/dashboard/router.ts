@@ -1,0 +1,148 @@
+import Router from '@koa/router';
+import { AppError, toAppError } from '@outreach/platform';
+import type { Context, Middleware } from 'koa';
+import { registerApiKeyRoutes } from './api-keys.pages';
+import { APP_JS } from './assets.script';
+import { APP_CSS } from './assets.styles';
+import { LOGIN_CSRF_COOKIE, registerAuthRoutes, SESSION_COOKIE } from './auth.pages';
+import { registerBillingRoutes } from './billing.pages';
+import { registerCampaignRoutes } from './campaigns.pages';
+import { type DashboardDeps, dash, sendPage } from './context';
+import { registerDeviceRoutes } from './devices.pages';
+import { readCookie, readForm } from './forms';
+import { html } from './html';
+import { layout, notice } from './layout';
+import { getOperator } from './operators.service';
+import { registerProjectRoutes } from './projects.pages';
+import { registerRecipientRoutes } from './recipients.pages';
+import { setSecurityHeaders } from './security';
+import { csrfMatches, findSession } from './sessions.service';
+
+export type { DashboardDeps } from './context';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const PUBLIC_PATHS = new Set(['/dashboard/sign-in', '/dashboard/assets/app.css', '/dashboard/assets/app.js']);
+
+const wantsJson = (ctx: Context) =>
+  ctx.path.endsWith('.json') || ctx.get('accept').startsWith('application/json');
+
+function csrfRefusal(): AppError {
+  return new AppError('forbidden', 'The form has expired or did not come from the dashboard.', {
+    hint: 'Reload the page and submit it again.',
+    details: { reason: 'csrf' },
+  });
+}
+
+/** Loads the session, checks the origin and CSRF token of every mutation, and requires sign-in. */
+function guard(deps: DashboardDeps): Middleware {
+  return async (ctx, next) => {
+    const state = dash(ctx);
+    const sessionId = readCookie(ctx, SESSION_COOKIE);
+    if (sessionId) {
+      const session = await findSession(deps.domain, sessionId);
+      const operator = session ? await getOperator(deps.domain, session.operatorId) : null;
+      if (session && operator) Object.assign(state, { session, sessionId, operator });
+    }
+    if (!SAFE_METHODS.has(ctx.method)) {
+      // A cross-site Origin is refused outright; SameSite=Lax already keeps the cookie off it.
+      const origin = ctx.get('origin');
+      if (origin && origin !== 'null') {
+        let host = '';
+        try {
+          host = new URL(origin).host;
+        } catch {
+          // unparseable origin: refused below
+        }
+        if (host !== ctx.host) throw csrfRefusal();
+      } else if (origin === 'null') throw csrfRefusal();
+      if (ctx.is('application/x-www-form-urlencoded')) state.form = await readForm(ctx);
+      const presented = ctx.get('x-csrf-token') || state.form?.get('_csrf');
+      if (ctx.path === '/dashboard/sign-in') {
+        const expected = readCookie(ctx, LOGIN_CSRF_COOKIE);
+        if (!expected || !csrfMatches(expected, presented)) throw csrfRefusal();
+      } else {
+        if (!state.session) throw new AppError('unauthorized', 'Your session has ended. Sign in again.');
+        if (!csrfMatches(state.session.csrfToken, presented)) throw csrfRefusal();
+      }
+    }
+    if (!state.operator && !PUBLIC_PATHS.has(ctx.path)) {
+      if (SAFE_METHODS.has(ctx.method) && !wantsJson(ctx)) {
+        ctx.redirect(`/dashboard/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
+        return;
+      }
+      throw new AppError('unauthorized', 'Your session has ended. Sign in again.');
+    }
+    await next();
+  };
+}
+
+/** Renders a refusal as a page (or JSON for the import endpoint), never with internals. */
+function renderError(ctx: Context, err: unknown): void {
+  const e = toAppError(err, ctx.state.requestId);
+  if (e.spec.httpStatus >= 500) ctx.state.log?.error({ err }, 'dashboard request failed');
+  if (wantsJson(ctx)) {
+    ctx.status = e.spec.httpStatus;
+    ctx.body = e.toBody();
+    return;
+  }
+  if (e.code === 'unauthorized') {
+    ctx.redirect('/dashboard/sign-in');
+    return;
+  }
+  const title =
+    e.code === 'not_found' ? 'Not found' : e.spec.httpStatus >= 500 ? 'Something went wrong' : 'Not possible';
+  const operator = dash(ctx).operator;
+  sendPage(
+    ctx,
+    layout(
+      { operator, csrfToken: dash(ctx).session?.csrfToken },
+      title,
+      html`<h1>${title}</h1>${notice('error', e.message)}
+<p>${e.hint}</p>${e.spec.httpStatus >= 500 ? html`<p class="meta">Reference: <code>${ctx.state.requestId}</code></p>` : ''}
+<p><a href="/dashboard">Back to the dashboard</a></p>`,
+    ),
+    e.spec.httpStatus,
+  );
+}
+
+/**
+ * The operator dashboard: server-rendered pages under /dashboard (and `/` redirects there).
+ * Mount it in the campaign service's HTTP app before the admin API; other paths pass through.
+ */
+export function dashboardRoutes(deps: DashboardDeps): Middleware {
+  const r = new Router({ prefix: '/dashboard' });
+  r.get('/assets/app.css', (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = APP_CSS;
+  });
+  r.get('/assets/app.js', (ctx) => {
+    ctx.type = 'application/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = APP_JS;
+  });
+  registerAuthRoutes(r, deps);
+  registerProjectRoutes(r, deps);
+  registerCampaignRoutes(r, deps);
+  registerDeviceRoutes(r, deps);
+  registerApiKeyRoutes(r, deps);
+  registerRecipientRoutes(r, deps);
+  registerBillingRoutes(r, deps);
+  const routes = r.routes();
+  const check = guard(deps);
+
+  return async (ctx, next) => {
+    if (ctx.path === '/') return ctx.redirect('/dashboard');
+    if (ctx.path !== '/dashboard' && !ctx.path.startsWith('/dashboard/')) return next();
+    setSecurityHeaders(ctx);
+    try {
+      await check(ctx, () =>
+        routes(ctx as Parameters<typeof routes>[0], async () => {
+          throw new AppError('not_found', 'There is no such page.');
+        }),
+      );
+    } catch (err) {
+      renderError(ctx, err);
+    }
+  };
+}

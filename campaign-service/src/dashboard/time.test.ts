@@ -1,0 +1,36 @@
+import { formatDuration, instantToLocal, localToInstant } from './time';
+
+describe('dashboard time zones', () => {
+  it('converts a wall-clock time in a zone to the UTC instant and back', () => {
+    expect(localToInstant('2026-07-01T09:30', 'Europe/Paris')?.toISOString()).toBe(
+      '2026-07-01T07:30:00.000Z',
+    );
+    expect(localToInstant('2026-12-01T09:30', 'Europe/Paris')?.toISOString()).toBe(
+      '2026-12-01T08:30:00.000Z',
+    );
+    expect(localToInstant('2026-12-01T09:30', 'America/New_York')?.toISOString()).toBe(
+      '2026-12-01T14:30:00.000Z',
+    );
+    expect(localToInstant('2026-12-01T09:30', 'UTC')?.toISOString()).toBe('2026-12-01T09:30:00.000Z');
+    expect(instantToLocal('2026-07-01T07:30:00.000Z', 'Europe/Paris')).toBe('2026-07-01T09:30');
+  });
+
+  it('moves a time skipped by daylight saving forward', () => {
+    // 2026-03-29 02:30 does not exist in Paris (clocks jump 02:00 -> 03:00).
+    const at = localToInstant('2026-03-29T02:30', 'Europe/Paris');
+    expect(at?.toISOString()).toBe('2026-03-29T01:30:00.000Z');
+  });
+
+  it('refuses malformed input and unknown zones', () => {
+    expect(localToInstant('2026-02-31T10:00', 'UTC')).toBeNull();
+    expect(localToInstant('yesterday', 'UTC')).toBeNull();
+    expect(localToInstant('2026-01-01T10:00', 'Mars/Olympus')).toBeNull();
+  });
+
+  it('formats durations', () => {
+    expect(formatDuration(5)).toBe('5s');
+    expect(formatDuration(125)).toBe('2m 5s');
+    expect(formatDuration(3 * 3600 + 120)).toBe('3h 2m');
+    expect(formatDuration(2 * 86400 + 3600)).toBe('2d 1h');
+  });
+});

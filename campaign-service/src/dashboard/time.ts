@@ -1,0 +1,102 @@
+/**
+ * Time zones for the dashboard: operators type wall-clock times in their zone; campaigns store
+ * UTC instants. Conversion uses the runtime's IANA data (Intl), so daylight-saving changes are
+ * handled the same way the browser does.
+ */
+
+const zones: string[] = (() => {
+  const list = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.(
+    'timeZone',
+  );
+  const all = new Set(list ?? []);
+  all.add('UTC');
+  return [...all].sort();
+})();
+
+/** Every time zone the select offers. */
+export function timeZones(): readonly string[] {
+  return zones;
+}
+
+/** True for an IANA zone this runtime knows. */
+export function isTimeZone(tz: string): boolean {
+  if (!tz || tz.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function wallClockParts(at: Date, timeZone: string): Record<string, number> {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(at);
+  const out: Record<string, number> = {};
+  for (const p of parts) if (p.type !== 'literal') out[p.type] = Number(p.value);
+  return out;
+}
+
+/** Offset of `timeZone` from UTC at instant `at`, in milliseconds. */
+function offsetAt(at: Date, timeZone: string): number {
+  const p = wallClockParts(at, timeZone);
+  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return asUtc - Math.floor(at.getTime() / 1000) * 1000;
+}
+
+const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
+
+/**
+ * The UTC instant of a `datetime-local` value in `timeZone`, or null when malformed. A time
+ * that does not exist (skipped by a DST change) moves forward by the gap, as browsers do.
+ */
+export function localToInstant(local: string, timeZone: string): Date | null {
+  const m = LOCAL.exec(local.trim());
+  if (!m || !isTimeZone(timeZone)) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0));
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return null;
+  const wall = Date.UTC(y, mo - 1, d, h, mi, s);
+  const check = new Date(wall);
+  if (check.getUTCDate() !== d) return null; // 31 February and the like
+  // Two passes settle the offset around a DST change.
+  let guess = wall - offsetAt(new Date(wall), timeZone);
+  guess = wall - offsetAt(new Date(guess), timeZone);
+  return new Date(guess);
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** The `datetime-local` value (minutes) of an instant in `timeZone`. */
+export function instantToLocal(at: Date | string, timeZone: string): string {
+  const p = wallClockParts(new Date(at), timeZone);
+  return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}`;
+}
+
+/** A readable instant in `timeZone`, e.g. `22 Nov 2026, 10:00 (Europe/Paris)`. */
+export function formatInstant(at: Date | string | null, timeZone: string): string {
+  if (at === null) return '—';
+  const text = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'medium', timeStyle: 'short' }).format(
+    new Date(at),
+  );
+  return `${text} (${timeZone})`;
+}
+
+/** A whole-second duration as `2d 3h`, `4h 5m`, `6m 7s` or `8s`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${m}m`;
+  if (m > 0) return `${m}m ${s % 60}s`;
+  return `${s}s`;
+}

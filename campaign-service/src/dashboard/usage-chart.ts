@@ -1,0 +1,60 @@
+import type { Pool } from 'pg';
+import { html, type SafeHtml } from './html';
+
+/** Conversations started per bucket (hour or day, in `timeZone`) from the usage record. */
+export async function conversationsOverTime(
+  pool: Pool,
+  campaignId: string,
+  bucket: 'hour' | 'day',
+  timeZone: string,
+): Promise<Array<{ at: string; count: number }>> {
+  const { rows } = await pool.query<{ bucket: string; count: string }>(
+    `SELECT to_char(date_trunc($2, started_at AT TIME ZONE $3), 'YYYY-MM-DD"T"HH24:MI') AS bucket, count(*) AS count
+       FROM conversations WHERE campaign_id = $1 GROUP BY 1 ORDER BY 1`,
+    [campaignId, bucket, timeZone],
+  );
+  return rows.map((r) => ({ at: r.bucket, count: Number(r.count) }));
+}
+
+/**
+ * An inline SVG bar chart (no script, no external assets) with a text alternative: the same
+ * figures as a table for screen readers.
+ */
+export function barChart(points: Array<{ at: string; count: number }>, bucket: 'hour' | 'day'): SafeHtml {
+  if (points.length === 0) return html`<p class="meta">No conversations yet.</p>`;
+  const shown = points.slice(-48);
+  const max = Math.max(...shown.map((p) => p.count));
+  const width = 600;
+  const height = 200;
+  const pad = { left: 36, bottom: 28, top: 10, right: 8 };
+  const plotW = width - pad.left - pad.right;
+  const plotH = height - pad.top - pad.bottom;
+  const slot = plotW / shown.length;
+  const barW = Math.max(2, slot * 0.7);
+  const label = (at: string) =>
+    bucket === 'day' ? at.slice(5, 10) : `${at.slice(5, 10)} ${at.slice(11, 16)}`;
+  const every = Math.ceil(shown.length / 8);
+  const bars = shown.map((p, i) => {
+    const h = max === 0 ? 0 : (p.count / max) * plotH;
+    const x = pad.left + i * slot + (slot - barW) / 2;
+    return html`<rect class="bar" x="${x.toFixed(1)}" y="${(pad.top + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}"><title>${label(p.at)}: ${p.count}</title></rect>${
+      i % every === 0
+        ? html`<text x="${(pad.left + i * slot + slot / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${label(p.at)}</text>`
+        : ''
+    }`;
+  });
+  return html`<figure>
+<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
+  <title id="chart-title">Conversations per ${bucket}, most recent ${shown.length} ${bucket}s with activity; peak ${max}</title>
+  <line class="axis" x1="${pad.left}" y1="${pad.top + plotH}" x2="${width - pad.right}" y2="${pad.top + plotH}"></line>
+  <text x="${pad.left - 6}" y="${pad.top + 10}" text-anchor="end">${max}</text>
+  <text x="${pad.left - 6}" y="${pad.top + plotH}" text-anchor="end">0</text>
+  ${bars}
+</svg>
+<figcaption class="meta">Conversations started per ${bucket}.</figcaption>
+</figure>
+<details><summary>Show the figures</summary><div class="table-wrap"><table>
+<thead><tr><th scope="col">${bucket === 'day' ? 'Day' : 'Hour'}</th><th scope="col" class="num">Conversations</th></tr></thead>
+<tbody>${points.map((p) => html`<tr><td>${p.at.replace('T', ' ')}</td><td class="num">${p.count}</td></tr>`)}</tbody>
+</table></div></details>`;
+}

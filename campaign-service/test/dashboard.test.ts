@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+import type { RunningService } from '@outreach/platform';
+import { Client } from 'pg';
+import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
+import { createOperatorFromEnv } from '../src/dashboard/create-operator';
+import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/dashboard/sessions.service';
+import { start } from '../src/server';
+
+/** A tiny browser stand-in: keeps cookies, never follows redirects. */
+class Agent {
+  cookies = new Map<string, string>();
+  constructor(private readonly base: string) {}
+
+  async request(
+    method: string,
+    path: string,
+    init: { form?: Record<string, string | string[]>; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...init.headers };
+    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body: string | undefined;
+    if (init.form) {
+      const p = new URLSearchParams();
+      for (const [k, v] of Object.entries(init.form)) for (const x of [v].flat()) p.append(k, x);
+      body = p.toString();
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+    }
+    const res = await fetch(`${this.base}${path}`, { method, headers, body, redirect: 'manual' });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      const value = pair.slice(i + 1);
+      if (value === '' || /max-age=0/i.test(c)) this.cookies.delete(pair.slice(0, i));
+      else this.cookies.set(pair.slice(0, i), value);
+    }
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  }
+
+  get(path: string) {
+    return this.request('GET', path);
+  }
+
+  post(path: string, form: Record<string, string | string[]>, headers?: Record<string, string>) {
+    return this.request('POST', path, { form, headers });
+  }
+
+  /** Signs in through the form, as a browser does. */
+  async signIn(email: string, password: string) {
+    const page = await this.get('/dashboard/sign-in');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+    return this.post('/dashboard/sign-in', { _csrf: csrf, email, password, next: '/dashboard' });
+  }
+
+  /** The CSRF token of the current session, read from a page. */
+  async csrf(path = '/dashboard') {
+    let page = await this.get(path);
+    const location = page.headers.get('location');
+    if (page.status === 302 && location) page = await this.get(location);
+    return /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+  }
+}
+
+describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
+  let ns: TestNamespace;
+  let svc: RunningService;
+  let base: string;
+  let now = new Date();
+  const clock = () => new Date(now);
+  const adminToken = 'dash-admin-token';
+  let db: Client;
+  let p1: string;
+  let p2: string;
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path} -> ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+
+  beforeAll(async () => {
+    ns = await createTestNamespace();
+    const env = {
+      ...ns.env,
+      HOST: '127.0.0.1',
+      DASHBOARD_PORT: '0',
+      CAMPAIGN_GRPC_PORT: '0',
+      ADMIN_TOKEN: adminToken,
+      RECIPIENT_SERVICE_ADDR: '127.0.0.1:1',
+    };
+    svc = await start(env, { clock });
+    base = `http://127.0.0.1:${svc.ports.http}`;
+    p1 = (await admin('POST', '/projects', { name: 'Alpha' })).id;
+    p2 = (await admin('POST', '/projects', { name: 'Beta' })).id;
+    await admin('POST', `/projects/${p2}/devices`, { name: 'beta device' });
+    await createOperatorFromEnv(env, {
+      email: 'alice@example.com',
+      password: 'alice-password-1',
+      projectIds: [p1],
+    });
+    await createOperatorFromEnv(env, {
+      email: 'bob@example.com',
+      password: 'bob-password-12',
+      projectIds: [p2],
+    });
+    db = new Client({ connectionString: ns.databaseUrl });
+    await db.connect();
+    await db.query('SET search_path TO campaigns');
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await svc?.stop();
+    await ns?.cleanup();
+  });
+
+  beforeEach(() => {
+    now = new Date();
+  });
+
+  it('stores passwords as salted scrypt hashes', async () => {
+    const { rows } = await db.query("SELECT password_hash FROM operators WHERE email = 'alice@example.com'");
+    expect(rows[0].password_hash).toMatch(/^scrypt\$/);
+    expect(rows[0].password_hash).not.toContain('alice-password-1');
+  });
+
+  it('refuses a wrong password and an unknown e-mail the same way', async () => {
+    const a = new Agent(base);
+    const wrong = await a.signIn('alice@example.com', 'not-the-password');
+    const unknown = await a.signIn('nobody@example.com', 'alice-password-1');
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.text).toContain('not correct');
+    expect(a.cookies.has('outreach_session')).toBe(false);
+  });
+
+  it('signs in with a secure, HttpOnly, SameSite=Lax session cookie whose id is stored only hashed', async () => {
+    const a = new Agent(base);
+    const res = await a.signIn('ALICE@example.com', 'alice-password-1');
+    expect(res.status).toBe(303);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('outreach_session='))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Secure/);
+    const id = a.cookies.get('outreach_session')!;
+    const { rows } = await db.query('SELECT id_hash FROM operator_sessions');
+    const hashes = rows.map((r) => r.id_hash);
+    expect(hashes).toContain(createHash('sha256').update(id).digest('hex'));
+    expect(hashes).not.toContain(id);
+    // A single project: the home page leads straight to its campaigns.
+    const home = await a.get('/dashboard');
+    expect(home.headers.get('location')).toBe(`/dashboard/p/${p1}/campaigns`);
+    const page = await a.get(`/dashboard/p/${p1}/campaigns`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+  });
+
+  it('refuses sign-in without the sign-in form token (login CSRF)', async () => {
+    const a = new Agent(base);
+    const res = await a.post('/dashboard/sign-in', {
+      email: 'alice@example.com',
+      password: 'alice-password-1',
+    });
+    expect(res.status).toBe(403);
+    expect(a.cookies.has('outreach_session')).toBe(false);
+  });
+
+  it('refuses every mutation without the session CSRF token, with a wrong one or from another origin', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    expect(token.length).toBeGreaterThan(20);
+    const device = { name: 'csrf device', isActive: 'on', languages: 'en', defaultLanguage: 'en' };
+    const count = async () =>
+      (await db.query('SELECT count(*)::int AS n FROM devices WHERE project_id = $1', [p1])).rows[0].n;
+
+    expect((await a.post(`/dashboard/p/${p1}/devices`, device)).status).toBe(403);
+    expect(
+      (await a.post(`/dashboard/p/${p1}/devices`, { ...device, _csrf: `${token.slice(0, -2)}xx` })).status,
+    ).toBe(403);
+    expect(
+      (
+        await a.post(
+          `/dashboard/p/${p1}/devices`,
+          { ...device, _csrf: token },
+          { origin: 'https://evil.example' },
+        )
+      ).status,
+    ).toBe(403);
+    // The JSON import endpoint takes the token in a header only.
+    const json = await a.request('POST', `/dashboard/p/${p1}/campaigns/cmp_x/recipients/import.json`, {
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+    });
+    expect(json.status).toBe(403);
+    expect(await count()).toBe(0);
+
+    const ok = await a.post(`/dashboard/p/${p1}/devices`, { ...device, _csrf: token }, { origin: base });
+    expect(ok.status).toBe(303);
+    expect(await count()).toBe(1);
+  });
+
+  it('never shows or changes another project: 404 as for a project that does not exist', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf();
+    const [beta] = (await admin('GET', `/projects/${p2}/devices`)).devices;
+    const campaign = await admin('POST', `/projects/${p2}/campaigns`, {
+      name: 'beta campaign',
+      deviceId: beta.id,
+      startDate: new Date(Date.now() + 3600_000).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+
+    for (const path of [
+      `/dashboard/p/${p2}/campaigns`,
+      `/dashboard/p/${p2}/campaigns/${campaign.id}`,
+      `/dashboard/p/${p2}/devices/${beta.id}`,
+      `/dashboard/p/${p2}/api-keys`,
+      `/dashboard/p/${p2}/billing`,
+      `/dashboard/p/prj_doesnotexist/campaigns`,
+      // Another project's campaign through one's own project is not found either.
+      `/dashboard/p/${p1}/campaigns/${campaign.id}`,
+    ]) {
+      const res = await a.get(path);
+      expect([path, res.status]).toEqual([path, 404]);
+      expect(res.text).not.toContain('beta campaign');
+    }
+    const launch = await a.post(`/dashboard/p/${p2}/campaigns/${campaign.id}/launch`, { _csrf: token });
+    expect(launch.status).toBe(404);
+    const key = await a.post(`/dashboard/p/${p2}/api-keys`, {
+      _csrf: token,
+      name: 'stolen',
+      scopes: ['recipients:read'],
+      rateLimitPerMinute: '10',
+    });
+    expect(key.status).toBe(404);
+    const { rows } = await db.query('SELECT launched_at FROM campaigns WHERE id = $1', [campaign.id]);
+    expect(rows[0].launched_at).toBeNull();
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [p2])).rows[0].n,
+    ).toBe(0);
+
+    // Bob, a member of Beta, does see it.
+    const b = new Agent(base);
+    await b.signIn('bob@example.com', 'bob-password-12');
+    const page = await b.get(`/dashboard/p/${p2}/campaigns/${campaign.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('beta campaign');
+  });
+
+  it('ends sessions at sign-out', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const id = a.cookies.get('outreach_session')!;
+    const token = await a.csrf();
+    const out = await a.post('/dashboard/sign-out', { _csrf: token });
+    expect(out.status).toBe(303);
+    expect(a.cookies.has('outreach_session')).toBe(false);
+    // Replaying the old cookie no longer works.
+    a.cookies.set('outreach_session', id);
+    const res = await a.get(`/dashboard/p/${p1}/campaigns`);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toMatch(/^\/dashboard\/sign-in/);
+  });
+
+  it('expires sessions after the idle limit and after the absolute limit', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    expect((await a.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    now = new Date(now.getTime() + SESSION_IDLE_MS + 1000);
+    expect((await a.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+
+    // Active all along, still ended at the absolute limit.
+    now = new Date();
+    const b = new Agent(base);
+    await b.signIn('alice@example.com', 'alice-password-1');
+    const step = SESSION_IDLE_MS / 2;
+    for (let t = step; t < SESSION_MAX_AGE_MS; t += step) {
+      now = new Date(Date.now() + t);
+      expect((await b.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    }
+    now = new Date(Date.now() + SESSION_MAX_AGE_MS + 1000);
+    expect((await b.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+  });
+});
