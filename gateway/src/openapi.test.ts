@@ -1,4 +1,5 @@
 import { ALL_SCHEMAS } from '@outreach/contracts';
+import { ERROR_CATALOGUE } from '@outreach/platform';
 import { buildOpenApi } from './openapi';
 
 test('every contracts schema is a component and every $ref points at one', () => {
@@ -25,4 +26,13 @@ test('every operation documents its scope, the refusals and the rate-limit heade
     const success = (op.responses as Record<string, { headers: object }>)[statuses[0]];
     expect(Object.keys(success.headers)).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'RateLimit']));
   }
+});
+
+test('every API error code of the catalogue appears in some documented response', () => {
+  const text = JSON.stringify(buildOpenApi());
+  const linkOnly = ['link_disabled', 'cooldown', 'budget_exhausted', 'method_not_allowed'];
+  for (const code of Object.keys(ERROR_CATALOGUE).filter((c) => !linkOnly.includes(c))) {
+    expect([code, text.includes(`"${code}"`)]).toEqual([code, true]);
+  }
+  expect(text).not.toContain('"link_disabled"');
 });
