@@ -49,7 +49,7 @@ function errorResponse(status: number, extraHeaders: string[] = []) {
     .filter(([c, s]) => s.httpStatus === status && !LINK_ONLY.has(c))
     .map(([c]) => c);
   return {
-    description: `Refusal with code ${codes.map((c) => `\`${c}\``).join(' or ')}.`,
+    description: `Refusal with code ${codes.join(' or ')}.`,
     'x-error-codes': codes,
     headers: headerRefs(extraHeaders),
     content: json(ref('error')),
@@ -131,12 +131,12 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
     info: {
       title: 'Outreach API',
       version: '1.0.0',
-      description: `Campaigns (read-only) and recipient links. Rate limits use a ${WINDOW_SECONDS}-second window; request bodies are at most ${LIMITS.bodyBytes} bytes. A path under /api that does not exist is 404 `not_found`; a method a path does not support is 405 `method_not_allowed` with an `Allow` header. Every response carries the rate-limit headers and X-Request-Id. See docs/api.md.`,
+      description: `Campaigns (read-only) and recipient links. Rate limits use a ${WINDOW_SECONDS}-second window; request bodies are at most ${LIMITS.bodyBytes} bytes. A path under /api that does not exist is 404 not_found; a method a path does not support is 405 method_not_allowed with an Allow header. Every response carries the rate-limit headers and X-Request-Id. See docs/api.md.`,
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
     paths: {
-      [`$p/campaigns`]: {
+      [`${p}/campaigns`]: {
         get: operation({
           summary: 'List campaigns',
           description: 'Every campaign of the project, ordered by creation time then id.',
@@ -161,7 +161,7 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
           description: 'Ordered by creation time then id.',
           scope: 'recipients:read',
           params: queryParams(listQuery),
-          success: status: 200, description: 'One page.', schema: ref('list-response') ,
+          success: { status: 200, description: 'One page.', schema: ref('list-response') },
           errors: [400, 404],
         }),
       },
@@ -214,15 +214,16 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
       },
       headers: {
         ...Object.fromEntries(
-          Object.entries(RATE_HEADERS).map(([h, d]) => [h, description: d, schema: type: 'string' ]),
+          Object.entries(RATE_HEADERS).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]),
         ),
-        'Retry-After': description: 'Whole seconds to wait before retrying.', schema: type: 'integer' ,
-        'WWW-Authenticate': description: 'Always a Bearer challenge.', schema: type: 'string' ,
-        Allow: description: 'Methods the path supports.', schema: type: 'string' ,
-        'Idempotent-Replayed': 
+        'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } },
+        'WWW-Authenticate': { description: 'Always a Bearer challenge.', schema: { type: 'string' } },
+        Allow: { description: 'Methods the path supports.', schema: { type: 'string' } },
+        'Idempotent-Replayed': {
           description:
             '"true" when this response is the replay of an earlier one with the same Idempotency-Key.',
-          schema: type: 'string' ,,
+          schema: { type: 'string' },
+        },
       },
     },
   };
