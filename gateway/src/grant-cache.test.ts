@@ -21,7 +21,10 @@ function setup(g: Grant | (() => Grant), ttl = 1000) {
     () => new Date(now),
     ttl,
   );
-  return { cache, calls, advance: (ms: number) => (now += ms) };
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  return { cache, calls, advance };
 }
 
 test('a grant is reused for at most the lifetime, then looked up again', async () => {
