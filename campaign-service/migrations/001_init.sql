@@ -64,12 +64,14 @@ CREATE INDEX campaigns_launched ON campaigns (launched_at) WHERE launched_at IS 
 -- Each top-off adds conversations and keeps the price in force when it was made.
 CREATE TABLE top_offs (
   id text PRIMARY KEY,
+  -- Orders top-offs made within the same millisecond: billing draws from the oldest first.
+  seq bigserial NOT NULL,
   campaign_id text NOT NULL REFERENCES campaigns (id),
   conversations integer NOT NULL CHECK (conversations > 0),
   price_per_conversation bigint CHECK (price_per_conversation >= 0),
   created_at timestamptz NOT NULL
 );
-CREATE INDEX top_offs_campaign ON top_offs (campaign_id, created_at, id);
+CREATE INDEX top_offs_campaign ON top_offs (campaign_id, created_at, seq);
 
 -- One row per admitted conversation: the id makes redelivered events count once.
 -- No foreign key: usage is a fact reported by the link runtime and must never be refused.

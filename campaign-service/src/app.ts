@@ -44,16 +44,20 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
   const router = adminRouter(deps.domain, deps.recipients);
   const auth = adminAuth(deps.adminToken);
   app.use(async (ctx, next) => (ctx.path.startsWith('/admin/') ? auth(ctx, next) : next()));
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new AppError('method_not_allowed'),
-      notImplemented: () => new AppError('method_not_allowed'),
-    }),
-  );
-  app.use(async (ctx) => {
-    throw new AppError('not_found', 'No such route.', { details: { path: ctx.path } });
+  // Runs after routing: whatever no route answered (and allowedMethods did not refuse) is 404.
+  app.use(async (ctx, next) => {
+    await next();
+    if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+      throw new AppError('method_not_allowed', undefined, {
+        headers: { Allow: String(ctx.response.get('Allow')) },
+      });
+    }
+    if (ctx.status === 404 && ctx.body === undefined) {
+      throw new AppError('not_found', 'No such route.', { details: { path: ctx.path } });
+    }
   });
+  app.use(router.routes());
+  // Sets 405/501 with Allow; the middleware above turns that into the catalogue's body.
+  app.use(router.allowedMethods());
   return app;
 }

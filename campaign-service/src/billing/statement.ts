@@ -19,7 +19,7 @@ export interface BillableCampaign {
   launchedAt: Date | null;
 }
 
-/** A top-off with the price in force when it was made. */
+/** A top-off with the price in force when it was made; pass them in the order they were made. */
 export interface BillableTopOff {
   id: string;
   createdAt: Date;
@@ -97,9 +97,8 @@ export function campaignStatement(
   const ordered = [...conversations].sort(
     (a, b) => a.startedAt.getTime() - b.startedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
-  const pots = [...topOffs].sort(
-    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
+  // A stable sort: top-offs made in the same millisecond keep the order they were given in.
+  const pots = [...topOffs].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const campaignPrice = campaign.pricePerConversation ?? 0;
   const byKey = new Map<string, StatementLine>();
   const add = (kind: StatementLine['kind'], topOffId: string | null, unitPrice: number) => {

@@ -34,9 +34,10 @@ async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Pr
       created_at: Date;
       conversations: number;
       price_per_conversation: string | null;
-    }>('SELECT id, created_at, conversations, price_per_conversation FROM top_offs WHERE campaign_id = $1', [
-      row.id,
-    ]),
+    }>(
+      'SELECT id, created_at, conversations, price_per_conversation FROM top_offs WHERE campaign_id = $1 ORDER BY created_at, seq',
+      [row.id],
+    ),
     deps.pool.query<{ conversation_id: string; started_at: Date }>(
       `SELECT conversation_id, started_at FROM conversations
         WHERE campaign_id = $1 AND started_at < (to_date($2, 'YYYY-MM') + interval '1 month')::timestamp AT TIME ZONE 'UTC'`,

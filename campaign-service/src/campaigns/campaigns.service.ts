@@ -411,7 +411,7 @@ export async function listTopOffs(deps: Pick<CampaignDeps, 'pool'>, campaignId: 
     conversations: number;
     price_per_conversation: string | null;
     created_at: Date;
-  }>('SELECT * FROM top_offs WHERE campaign_id = $1 ORDER BY created_at, id', [campaignId]);
+  }>('SELECT * FROM top_offs WHERE campaign_id = $1 ORDER BY created_at, seq', [campaignId]);
   return rows.map((r) => ({
     id: r.id,
     conversations: r.conversations,

@@ -1,0 +1,594 @@
+import { createHash } from 'node:crypto';
+import { type CampaignSnapshot, subjects, type UsageAdmitted } from '@outreach/contracts';
+import { fromServiceError, publishJson, type RunningService, streamNames } from '@outreach/platform';
+import { connect, JSONCodec, type NatsConnection } from 'nats';
+import { Client } from 'pg';
+import {
+  ADMIN_TOKEN,
+  adminClient,
+  createTestNamespace,
+  eventually,
+  grpcClient,
+  manualClock,
+  serviceEnv,
+  start,
+} from './helpers';
+
+type Ns = Awaited<ReturnType<typeof createTestNamespace>>;
+
+let ns: Ns;
+let service: RunningService;
+let api: ReturnType<typeof adminClient>;
+let rpc: ReturnType<typeof grpcClient>;
+let nc: NatsConnection;
+let db: Client;
+const clock = manualClock('2026-05-10T12:00:00.000Z');
+const codec = JSONCodec();
+
+beforeAll(async () => {
+  ns = await createTestNamespace();
+  service = await start(serviceEnv(ns), { clock: clock.now });
+  api = adminClient(service);
+  rpc = grpcClient(service);
+  nc = await connect({ servers: ns.env.NATS_URL });
+  db = new Client({ connectionString: ns.databaseUrl });
+  await db.connect();
+});
+
+afterAll(async () => {
+  rpc?.client.close();
+  await db?.end();
+  await nc?.close();
+  await service?.stop();
+  await ns?.cleanup();
+});
+
+async function project(name = 'Acme') {
+  const res = await api('POST', '/admin/v1/projects', { name });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+}
+
+async function device(p: string, extra: Record<string, unknown> = {}) {
+  const res = await api('POST', `/admin/v1/projects/${p}/devices`, { name: 'Web', ...extra });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+}
+
+async function campaign(p: string, d: string, extra: Record<string, unknown> = {}) {
+  const res = await api('POST', `/admin/v1/projects/${p}/campaigns`, {
+    name: 'Spring',
+    deviceId: d,
+    startDate: '2026-05-20T00:00:00.000Z',
+    endDate: '2026-06-20T00:00:00.000Z',
+    budgetMode: 'metered',
+    pricePerConversation: 25,
+    ...extra,
+  });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+}
+
+describe('admin authentication', () => {
+  it('refuses a missing, malformed or wrong token with 401 and the catalogue body', async () => {
+    for (const token of ['', 'wrong-token', `${ADMIN_TOKEN}x`]) {
+      const res = await adminClient(service, token)('GET', '/admin/v1/projects');
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: 'unauthorized', retryable: false });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    }
+    const basic = await adminClient(service, '')('GET', '/admin/v1/projects', undefined, {
+      authorization: `Basic ${ADMIN_TOKEN}`,
+    });
+    expect(basic.status).toBe(401);
+    expect((await api('GET', '/admin/v1/projects')).status).toBe(200);
+  });
+
+  it('serves health without a token and 404/405 with the catalogue', async () => {
+    const live = await fetch(`http://127.0.0.1:${service.ports.http}/livez`);
+    expect(live.status).toBe(200);
+    const ready = await fetch(`http://127.0.0.1:${service.ports.http}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await api('GET', '/admin/v1/nothing')).body.code).toBe('not_found');
+    const wrong = await api('PUT', '/admin/v1/projects');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toContain('POST');
+  });
+});
+
+describe('validation', () => {
+  it('refuses bad bodies with JSON pointers and rules', async () => {
+    const p = await project();
+    const d = await device(p);
+    const cases: Array<[string, string, unknown, string, string]> = [
+      ['POST', '/admin/v1/projects', { name: 'x', extra: 1 }, '/extra', 'additionalProperties'],
+      ['POST', '/admin/v1/projects', {}, '/name', 'required'],
+      ['POST', '/admin/v1/projects', { name: 5 }, '/name', 'type'],
+      ['POST', `/admin/v1/projects/${p}/api-keys`, { name: 'k', scopes: ['admin'] }, '/scopes/0', 'enum'],
+      ['POST', `/admin/v1/projects/${p}/api-keys`, { name: 'k', scopes: [] }, '/scopes', 'minItems'],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/api-keys`,
+        { name: 'k', scopes: ['recipients:read'], rateLimitPerMinute: 0 },
+        '/rateLimitPerMinute',
+        'minimum',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/devices`,
+        { name: 'd', ipAllowList: ['10.0.0.0/33'] },
+        '/ipAllowList/0',
+        'format',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/devices`,
+        { name: 'd', knowledge: [{ title: 't' }] },
+        '/knowledge/0/content',
+        'required',
+      ],
+      ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, {}, '/', 'minProperties'],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: d,
+          startDate: '2026-06-01T00:00:00.000Z',
+          endDate: '2026-05-01T00:00:00.000Z',
+          budgetMode: 'metered',
+        },
+        '/endDate',
+        'afterStartDate',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: 'dev_nope',
+          startDate: '2026-05-01T00:00:00.000Z',
+          endDate: '2026-06-01T00:00:00.000Z',
+          budgetMode: 'metered',
+        },
+        '/deviceId',
+        'exists',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: d,
+          startDate: '2026-05-01T00:00:00.000Z',
+          endDate: '2026-06-01T00:00:00.000Z',
+          budgetMode: 'metered',
+          pricePerConversation: 1.5,
+        },
+        '/pricePerConversation',
+        'type',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: d,
+          startDate: 'soon',
+          endDate: '2026-06-01T00:00:00.000Z',
+          budgetMode: 'metered',
+        },
+        '/startDate',
+        'format',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: d,
+          startDate: '2026-05-01T00:00:00.000Z',
+          endDate: '2026-06-01T00:00:00.000Z',
+          budgetMode: 'fixed',
+        },
+        '/fixedPrice',
+        'required',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: d,
+          startDate: '2026-05-01T00:00:00.000Z',
+          endDate: '2026-06-01T00:00:00.000Z',
+          budgetMode: 'prepaid',
+        },
+        '/budgetMode',
+        'enum',
+      ],
+    ];
+    for (const [method, path, body, pointer, rule] of cases) {
+      const res = await api(method, path, body);
+      expect({ path, status: res.status, code: res.body.code }).toEqual({
+        path,
+        status: 400,
+        code: 'invalid_request',
+      });
+      expect(res.body.details.problems).toEqual(
+        expect.arrayContaining([expect.objectContaining({ pointer, rule })]),
+      );
+    }
+  });
+
+  it('refuses malformed JSON, non-JSON bodies and bad query parameters', async () => {
+    const p = await project();
+    const malformed = await api('POST', '/admin/v1/projects', '{"name":');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.details.reason).toBe('malformed_json');
+    const text = await api('POST', '/admin/v1/projects', 'name', { 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
+    const state = await api('GET', `/admin/v1/projects/${p}/campaigns?state=paused`);
+    expect(state.status).toBe(400);
+    expect(state.body.details.problems[0].pointer).toBe('/state');
+    const month = await api('GET', `/admin/v1/projects/${p}/statement?month=2026-13`);
+    expect(month.status).toBe(400);
+    expect(month.body.details.problems[0].pointer).toBe('/month');
+    expect((await api('GET', '/admin/v1/projects/prj_missing/devices')).status).toBe(404);
+  });
+});
+
+describe('devices', () => {
+  it('creates with defaults, validates IPv4 and IPv6 CIDRs, patches and lists', async () => {
+    const p = await project();
+    const created = await api('POST', `/admin/v1/projects/${p}/devices`, {
+      name: 'Kiosk',
+      ipAllowList: ['10.0.0.0/8', '2001:db8::/32'],
+      knowledge: [{ title: 'Hours', content: '9 to 5' }],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      projectId: p,
+      isActive: true,
+      ipAllowList: ['10.0.0.0/8', '2001:db8::/32'],
+      languages: ['en'],
+      defaultLanguage: 'en',
+      voice: { enabled: false },
+      version: 1,
+    });
+    expect(created.body.knowledge[0]).toMatchObject({ title: 'Hours', content: '9 to 5' });
+    const id = created.body.id;
+    const bad = await api('PATCH', `/admin/v1/projects/${p}/devices/${id}`, {
+      ipAllowList: ['2001:db8::/129'],
+    });
+    expect(bad.status).toBe(400);
+    const lang = await api('PATCH', `/admin/v1/projects/${p}/devices/${id}`, { defaultLanguage: 'fr' });
+    expect(lang.body.details.problems[0]).toMatchObject({ pointer: '/defaultLanguage' });
+    const patched = await api('PATCH', `/admin/v1/projects/${p}/devices/${id}`, { isActive: false });
+    expect(patched.body).toMatchObject({ isActive: false, version: 2, name: 'Kiosk' });
+    expect((await api('GET', `/admin/v1/projects/${p}/devices/${id}`)).body.isActive).toBe(false);
+    expect((await api('GET', `/admin/v1/projects/${p}/devices`)).body.devices).toHaveLength(1);
+    const other = await project('Other');
+    expect((await api('GET', `/admin/v1/projects/${other}/devices/${id}`)).status).toBe(404);
+    // The snapshot reaches the state stream.
+    const jsm = await nc.jetstreamManager();
+    const msg = await eventually(() =>
+      jsm.streams
+        .getMessage(streamNames(ns.natsPrefix).state, {
+          last_by_subj: subjects(ns.natsPrefix).deviceState(id),
+        })
+        .catch(() => undefined),
+    );
+    expect(codec.decode(msg.data)).toMatchObject({ id, isActive: false, version: 2 });
+  });
+});
+
+describe('campaign lifecycle', () => {
+  it('derives state and timing from facts and the clock, and refuses invalid transitions', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const id = await campaign(p, d);
+    const path = `/admin/v1/projects/${p}/campaigns/${id}`;
+    let c = (await api('GET', path)).body;
+    expect(c).toMatchObject({ state: 'draft', launchedAt: null, haltedAt: null, version: 1 });
+    expect(c.timing).toEqual({
+      state: 'draft',
+      now: '2026-05-10T12:00:00.000Z',
+      startsInSeconds: null,
+      runningForSeconds: null,
+      endedAgoSeconds: null,
+    });
+    // A draft cannot be halted.
+    expect((await api('POST', `${path}/halt`)).status).toBe(409);
+
+    const patched = await api('PATCH', path, { name: 'Spring sale', recipientCap: 100 });
+    expect(patched.body).toMatchObject({ name: 'Spring sale', recipientCap: 100, version: 2 });
+
+    const launched = await api('POST', `${path}/launch`);
+    expect(launched.status).toBe(200);
+    expect(launched.body).toMatchObject({ state: 'upcoming', launchedAt: '2026-05-10T12:00:00.000Z' });
+    expect(launched.body.timing.startsInSeconds).toBe(9.5 * 24 * 3600);
+    const again = await api('POST', `${path}/launch`);
+    expect(again.status).toBe(409);
+    expect(again.body.details.reason).toBe('already_launched');
+
+    // Still editable while upcoming.
+    expect((await api('PATCH', path, { name: 'Spring sale 2' })).status).toBe(200);
+
+    clock.set('2026-05-21T00:00:30.500Z');
+    c = (await api('GET', path)).body;
+    expect(c.state).toBe('active');
+    expect(c.timing).toMatchObject({
+      runningForSeconds: 86430,
+      startsInSeconds: null,
+      endedAgoSeconds: null,
+    });
+    const notEditable = await api('PATCH', path, { name: 'late' });
+    expect(notEditable.status).toBe(409);
+    expect(notEditable.body).toMatchObject({ code: 'conflict', details: { reason: 'not_editable' } });
+
+    const halted = await api('POST', `${path}/halt`);
+    expect(halted.status).toBe(200);
+    expect(halted.body).toMatchObject({ state: 'completed', haltedAt: '2026-05-21T00:00:30.500Z' });
+    clock.advance(90_000);
+    c = (await api('GET', path)).body;
+    expect(c.timing.endedAgoSeconds).toBe(90);
+    expect((await api('POST', `${path}/halt`)).status).toBe(409);
+    expect((await api('POST', `${path}/launch`)).status).toBe(409);
+
+    // gRPC sees the same derived facts.
+    const g = await rpc.call('GetCampaign', { projectId: p, campaignId: id });
+    expect(g).toMatchObject({
+      id,
+      state: 'completed',
+      haltedAt: '2026-05-21T00:00:30.500Z',
+      recipientCap: 100,
+    });
+    expect(g.timing).toMatchObject({ state: 'completed', endedAgoSeconds: 90 });
+    expect(g.timing.startsInSeconds).toBeUndefined();
+    clock.set('2026-05-10T12:00:00.000Z');
+  });
+
+  it('refuses launching a campaign whose end date has passed; completes at endDate', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const past = await campaign(p, d, {
+      startDate: '2026-04-01T00:00:00.000Z',
+      endDate: '2026-05-01T00:00:00.000Z',
+    });
+    clock.advance(1); // ListCampaigns orders by createdAt first
+    const refused = await api('POST', `/admin/v1/projects/${p}/campaigns/${past}/launch`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.details.reason).toBe('end_date_passed');
+
+    const running = await campaign(p, d, {
+      startDate: '2026-05-01T00:00:00.000Z',
+      endDate: '2026-05-11T00:00:00.000Z',
+    });
+    expect((await api('POST', `/admin/v1/projects/${p}/campaigns/${running}/launch`)).body.state).toBe(
+      'active',
+    );
+    clock.set('2026-05-11T00:00:05.000Z');
+    const done = (await api('GET', `/admin/v1/projects/${p}/campaigns/${running}`)).body;
+    expect(done.timing).toMatchObject({ state: 'completed', endedAgoSeconds: 5 });
+
+    const list = await rpc.call('ListCampaigns', { projectId: p });
+    expect(list.campaigns.map((c: { id: string }) => c.id)).toEqual([past, running]);
+    const completed = await rpc.call('ListCampaigns', { projectId: p, state: 'completed' });
+    expect(completed.campaigns.map((c: { id: string }) => c.id)).toEqual([running]);
+    const http = await api('GET', `/admin/v1/projects/${p}/campaigns?state=draft`);
+    expect(http.body.campaigns.map((c: { id: string }) => c.id)).toEqual([past]);
+    await expect(rpc.call('ListCampaigns', { projectId: p, state: 'paused' })).rejects.toMatchObject({
+      code: 3,
+    });
+    const other = await project('Other');
+    const nf = await rpc.call('GetCampaign', { projectId: other, campaignId: running }).catch((e) => e);
+    expect(fromServiceError(nf).code).toBe('not_found');
+    clock.set('2026-05-10T12:00:00.000Z');
+  });
+});
+
+describe('budgets', () => {
+  it('adds top-offs capturing the price in force and reports the allowance', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const id = await campaign(p, d, { pricePerConversation: 30 });
+    const path = `/admin/v1/projects/${p}/campaigns/${id}`;
+    let a = await rpc.call('GetAllowance', { projectId: p, campaignId: id });
+    expect(a).toEqual({ used: 0, exhausted: false });
+    expect(a.included).toBeUndefined();
+
+    const first = await api('POST', `${path}/top-offs`, { conversations: 2 });
+    expect(first.status).toBe(201);
+    expect(first.body.topOff).toMatchObject({ conversations: 2, pricePerConversation: 30 });
+    const second = await api('POST', `${path}/top-offs`, { conversations: 3, pricePerConversation: 50 });
+    expect(second.body.topOff.pricePerConversation).toBe(50);
+    expect(second.body.campaign.allowance).toEqual({ used: 0, included: 5, remaining: 5, exhausted: false });
+    expect(
+      (await api('GET', path)).body.topOffs.map((t: { conversations: number }) => t.conversations),
+    ).toEqual([2, 3]);
+    expect((await api('POST', `${path}/top-offs`, { conversations: 0 })).status).toBe(400);
+
+    // Usage arrives as UsageAdmitted events; a repeated conversation id counts once.
+    const js = nc.jetstream();
+    const usage = (n: number, startedAt: string): UsageAdmitted => ({
+      conversationId: `cnv_${id}_${n}`,
+      recipientId: 'rcp_1',
+      campaignId: id,
+      projectId: p,
+      startedAt,
+    });
+    await publishJson(js, subjects(ns.natsPrefix).usageAdmitted, usage(1, '2026-05-21T10:00:00.000Z'));
+    await publishJson(js, subjects(ns.natsPrefix).usageAdmitted, usage(1, '2026-05-21T10:00:00.000Z'));
+    await publishJson(js, subjects(ns.natsPrefix).usageAdmitted, usage(2, '2026-05-22T10:00:00.000Z'));
+    await publishJson(js, subjects(ns.natsPrefix).usageAdmitted, usage(3, '2026-06-02T10:00:00.000Z'));
+    a = await eventually(async () => {
+      const r = await rpc.call('GetAllowance', { projectId: p, campaignId: id });
+      return r.used === 3 && r;
+    });
+    expect(a).toEqual({ used: 3, included: 5, remaining: 2, exhausted: false });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await rpc.call('GetAllowance', { projectId: p, campaignId: id })).used).toBe(3);
+    const rows = await db.query(
+      'SELECT count(*)::int AS n FROM campaigns.conversations WHERE campaign_id = $1',
+      [id],
+    );
+    expect(rows.rows[0].n).toBe(3);
+
+    for (const n of [4, 5, 6]) {
+      await publishJson(js, subjects(ns.natsPrefix).usageAdmitted, usage(n, '2026-06-03T10:00:00.000Z'));
+    }
+    a = await eventually(async () => {
+      const r = await rpc.call('GetAllowance', { projectId: p, campaignId: id });
+      return r.used === 6 && r;
+    });
+    expect(a).toEqual({ used: 6, included: 5, remaining: 0, exhausted: true });
+
+    // Billing: May draws 2 at 30; June 3 at 50 and 1 overage at the campaign price (30).
+    const may = await api('GET', `${path}/statement?month=2026-05`);
+    expect(may.body).toMatchObject({ conversations: 2, total: 60 });
+    const june = await api('GET', `${path}/statement?month=2026-06`);
+    expect(june.body).toMatchObject({ conversations: 4, total: 3 * 50 + 30 });
+    const proj = await api('GET', `/admin/v1/projects/${p}/statement?month=2026-06`);
+    expect(proj.body).toMatchObject({ projectId: p, total: 180 });
+  });
+
+  it('keeps fixed campaigns uncapped, refuses their top-offs and bills the flat total in the launch month', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const id = await campaign(p, d, { budgetMode: 'fixed', pricePerConversation: null, fixedPrice: 99_000 });
+    const path = `/admin/v1/projects/${p}/campaigns/${id}`;
+    const top = await api('POST', `${path}/top-offs`, { conversations: 10 });
+    expect(top.status).toBe(409);
+    expect(top.body.details.reason).toBe('not_metered');
+    await api('POST', `${path}/launch`);
+    expect((await api('GET', `${path}/statement?month=2026-05`)).body.total).toBe(99_000);
+    expect((await api('GET', `${path}/statement?month=2026-06`)).body.total).toBe(0);
+    expect(await rpc.call('GetAllowance', { projectId: p, campaignId: id })).toEqual({
+      used: 0,
+      exhausted: false,
+    });
+  });
+});
+
+describe('snapshots', () => {
+  it('publishes every campaign change on the state stream with growing versions', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const id = await campaign(p, d);
+    // Every JetStream publish also reaches plain subscribers: watch the subject live.
+    const sub = nc.subscribe(subjects(ns.natsPrefix).campaignState(id));
+    const seen: CampaignSnapshot[] = [];
+    const collecting = (async () => {
+      for await (const m of sub) {
+        seen.push(codec.decode(m.data) as CampaignSnapshot);
+        if (seen.at(-1)?.version === 5) break;
+      }
+    })();
+    const path = `/admin/v1/projects/${p}/campaigns/${id}`;
+    await api('PATCH', path, { name: 'renamed' });
+    await api('POST', `${path}/top-offs`, { conversations: 10 });
+    await api('POST', `${path}/launch`);
+    await api('POST', `${path}/halt`);
+    const timer = setTimeout(() => sub.unsubscribe(), 5000);
+    await collecting;
+    clearTimeout(timer);
+    const versions = seen.map((s) => s.version);
+    expect(versions.at(-1)).toBe(5);
+    for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1]);
+    expect(seen.at(-1)).toMatchObject({
+      id,
+      name: 'renamed',
+      includedConversations: 10,
+      launchedAt: '2026-05-10T12:00:00.000Z',
+      haltedAt: '2026-05-10T12:00:00.000Z',
+    });
+    const jsm = await nc.jetstreamManager();
+    const last = await jsm.streams.getMessage(streamNames(ns.natsPrefix).state, {
+      last_by_subj: subjects(ns.natsPrefix).campaignState(id),
+    });
+    expect((codec.decode(last.data) as CampaignSnapshot).version).toBe(5);
+    // The relay marks rows sent right after publishing them.
+    await eventually(async () => {
+      const unsent = await db.query('SELECT count(*)::int AS n FROM campaigns.outbox WHERE sent_at IS NULL');
+      return unsent.rows[0].n === 0;
+    });
+  });
+});
+
+describe('API keys', () => {
+  it('shows the key once, stores its hash, verifies, expires and revokes', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const created = await api('POST', `/admin/v1/projects/${p}/api-keys`, {
+      name: 'CI',
+      scopes: ['recipients:read', 'recipients:write'],
+      expiresAt: '2026-05-11T00:00:00.000Z',
+      rateLimitPerMinute: 120,
+    });
+    expect(created.status).toBe(201);
+    const { key, id } = created.body;
+    expect(key).toMatch(/^ork_[0-9A-Za-z]{40}$/);
+    expect(created.body).toMatchObject({ prefix: key.slice(0, 10), rateLimitPerMinute: 120 });
+    const hash = createHash('sha256').update(key).digest('hex');
+    const stored = await db.query('SELECT key_hash FROM campaigns.api_keys WHERE id = $1', [id]);
+    expect(stored.rows[0].key_hash).toBe(hash);
+    expect(JSON.stringify(stored.rows)).not.toContain(key);
+
+    const list = await api('GET', `/admin/v1/projects/${p}/api-keys`);
+    expect(JSON.stringify(list.body)).not.toContain(key);
+    expect(list.body.apiKeys[0]).toMatchObject({ id, lastUsedAt: null, revokedAt: null });
+
+    const grant = await rpc.call('VerifyApiKey', { keyHash: hash });
+    expect(grant).toEqual({
+      keyId: id,
+      projectId: p,
+      scopes: ['recipients:read', 'recipients:write'],
+      rateLimitPerMinute: 120,
+      expiresAt: '2026-05-11T00:00:00.000Z',
+    });
+    const used = await api('GET', `/admin/v1/projects/${p}/api-keys`);
+    expect(used.body.apiKeys[0].lastUsedAt).toBe('2026-05-10T12:00:00.000Z');
+    // Within the minute lastUsedAt stays; after it, it moves.
+    clock.advance(30_000);
+    await rpc.call('VerifyApiKey', { keyHash: hash });
+    expect((await api('GET', `/admin/v1/projects/${p}/api-keys`)).body.apiKeys[0].lastUsedAt).toBe(
+      '2026-05-10T12:00:00.000Z',
+    );
+    clock.advance(31_000);
+    await rpc.call('VerifyApiKey', { keyHash: hash });
+    expect((await api('GET', `/admin/v1/projects/${p}/api-keys`)).body.apiKeys[0].lastUsedAt).toBe(
+      '2026-05-10T12:01:01.000Z',
+    );
+
+    const unknown = await rpc.call('VerifyApiKey', { keyHash: 'a'.repeat(64) }).catch((e) => e);
+    expect(fromServiceError(unknown).code).toBe('unauthorized');
+
+    clock.set('2026-05-11T00:00:00.000Z');
+    const expired = await rpc.call('VerifyApiKey', { keyHash: hash }).catch((e) => e);
+    expect(fromServiceError(expired).code).toBe('unauthorized');
+    clock.set('2026-05-10T12:00:00.000Z');
+
+    const revoked = await api('DELETE', `/admin/v1/projects/${p}/api-keys/${id}`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.revokedAt).toBe('2026-05-10T12:00:00.000Z');
+    const afterRevoke = await rpc.call('VerifyApiKey', { keyHash: hash }).catch((e) => e);
+    expect(fromServiceError(afterRevoke).code).toBe('unauthorized');
+    const jsm = await nc.jetstreamManager();
+    const msg = await eventually(async () => {
+      const m = await jsm.streams
+        .getMessage(streamNames(ns.natsPrefix).state, {
+          last_by_subj: subjects(ns.natsPrefix).apiKeyState(id),
+        })
+        .catch(() => undefined);
+      return m && (codec.decode(m.data) as { revoked: boolean }).revoked && m;
+    });
+    expect(codec.decode(msg.data)).toEqual({ id, projectId: p, revoked: true, version: 2 });
+    expect((await api('DELETE', `/admin/v1/projects/${p}/api-keys/key_missing`)).status).toBe(404);
+  });
+});
