@@ -10,10 +10,11 @@ import {
 import { compileAdminSchemas } from '../http/admin.schemas';
 import { invalid } from '../problems';
 import { fieldErrorsOf } from './campaigns.pages';
-import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
 import { type FieldErrors, intField } from './forms';
 import { html, type SafeHtml } from './html';
 import { csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
+import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant, isTimeZone, localToInstant } from './time';
 
 /** API keys: create with scopes, expiry and rate limit (shown once), list, revoke. */
@@ -56,7 +57,7 @@ ${
 ${extra.revoked ? notice('ok', 'Key revoked. Every gateway refuses it within a second.') : ''}
 ${
   keys.length
-    ? html`<div class="table-wrap"><table><caption class="visually-hidden">API keys of this project</caption>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">API keys of this project</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Rate limit</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${keys.map(
         (
@@ -82,11 +83,17 @@ ${errorSummary(errors)}
   <div class="actions"><button type="submit">Create key</button></div>
 </form>`,
       ),
-      Object.keys(errors).length ? 400 : extra.created ? 201 : 200,
+      Object.keys(errors).length ? 400 : 200,
     );
   };
 
-  r.get('/p/:pid/api-keys', (ctx) => page(ctx, { revoked: ctx.query.done === 'revoked' }));
+  r.get('/p/:pid/api-keys', async (ctx) => {
+    const sessionId = dash(ctx).sessionId;
+    const flash = sessionId
+      ? await takeFlash<{ newKey?: { key: string; name: string } }>(d, sessionId)
+      : null;
+    await page(ctx, { revoked: ctx.query.done === 'revoked', created: flash?.newKey });
+  });
   r.post('/p/:pid/api-keys', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'api-keys');
     const form = formOf(ctx);
@@ -112,8 +119,11 @@ ${errorSummary(errors)}
       const problems = check('create-api-key', input);
       if (problems.length) throw invalid(problems);
       const created = await createApiKey(d, pc.project.id, input);
-      // The secret is rendered in this response only; never in a redirect URL or a log.
-      await page(ctx, { created: { key: created.key, name: created.name } });
+      // Post/redirect/get, so a reload never creates a second key. The secret waits in the
+      // session's one-time slot (read and cleared by the next page), never in a URL or a log.
+      await setFlash(d, dash(ctx).sessionId!, { newKey: { key: created.key, name: created.name } });
+      ctx.status = 303;
+      ctx.redirect(base(pc.project.id));
     } catch (err) {
       return page(ctx, {
         errors: fieldErrorsOf(err, {

@@ -16,7 +16,7 @@ a:hover{text-decoration-thickness:2px}
 .brand .project{margin-left:.5rem;opacity:.95}
 .who{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;font-size:.9rem}
 .who button.link{color:#fff}
-.sections ul{display:flex;gap:.25rem;list-style:none;margin:0;padding:.25rem .5rem;overflow-x:auto;background:var(--panel);border-bottom:1px solid var(--line)}
+.sections ul{display:flex;flex-wrap:wrap;gap:.25rem;list-style:none;margin:0;padding:.25rem .5rem;background:var(--panel);border-bottom:1px solid var(--line)}
 .sections a{display:block;padding:.6rem .75rem;text-decoration:none;color:var(--fg);border-radius:6px;white-space:nowrap}
 .sections a[aria-current=page]{background:var(--accent);color:var(--accent-fg)}
 main{padding:1rem;max-width:72rem;margin:0 auto}
@@ -66,7 +66,7 @@ form.inline{display:inline}
 dl.facts{display:grid;grid-template-columns:1fr;gap:.1rem .75rem;margin:0 0 1rem}
 dl.facts dt{font-weight:600;color:var(--muted);font-size:.9rem}
 dl.facts dd{margin:0 0 .5rem}
-.table-wrap{overflow-x:auto;border:1px solid var(--line);border-radius:8px;margin:0 0 1rem}
+.table-wrap{position:relative;overflow-x:auto;border:1px solid var(--line);border-radius:8px;margin:0 0 1rem}
 table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{padding:.5rem .6rem;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:var(--panel)}

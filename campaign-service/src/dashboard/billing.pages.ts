@@ -69,7 +69,7 @@ export function statementCsv(month: string, statements: CampaignStatement[]): st
 
 function linesTable(s: CampaignStatement) {
   if (s.lines.length === 0) return html`<p class="meta">Nothing to bill this month.</p>`;
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table>
 <thead><tr><th scope="col">Line</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Amount</th></tr></thead>
 <tbody>${s.lines.map(
     (l) =>

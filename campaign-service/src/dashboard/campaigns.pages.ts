@@ -532,7 +532,7 @@ ${
     ? html`<h3>Top-offs</h3>
 ${
   c.topOffs?.length
-    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
 <tbody>${c.topOffs.map((t) => html`<tr><td>${formatInstant(t.createdAt, tz)}</td><td class="num">${t.conversations}</td><td class="num">${formatMoney(t.pricePerConversation)}</td></tr>`)}</tbody></table></div>`
     : html`<p class="meta">No top-off yet: the campaign is unlimited. The first top-off caps it.</p>`
 }
@@ -556,7 +556,7 @@ ${
     : html`<p>${recipients.total} recipients${c.recipientCap !== null ? ` of at most ${c.recipientCap}` : ''}. <a href="${path}/recipients">Manage recipients</a>${editable ? html` · <a href="${path}/recipients/import">Import a CSV file</a>` : ''}</p>
 ${
   recipients.recipients.length
-    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
 ${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${String(x.id)}">${String(x.label ?? x.externalId ?? x.id)}</a></td><td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td><td class="num">${Number(x.interactionCount ?? 0)}</td></tr>`)}
 </tbody></table></div>`
     : ''

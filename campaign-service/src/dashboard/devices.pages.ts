@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { parseCidr } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
   createDevice,
@@ -39,6 +40,20 @@ const POINTERS: Record<string, string> = {
   '/customInstructions': 'customInstructions',
   '/knowledge': 'knowledge',
 };
+
+/** Names the bad allow-list lines in words an operator understands (the domain checks again). */
+function checkNetworks(input: DeviceInput): void {
+  const bad = (input.ipAllowList ?? []).filter((block) => !parseCidr(block));
+  if (bad.length > 0) {
+    throw invalid([
+      {
+        pointer: '/ipAllowList',
+        rule: 'cidr',
+        message: `has lines that are not CIDR blocks: ${bad.join(', ')}. Write blocks such as 203.0.113.0/24 or 2001:db8::/32`,
+      },
+    ]);
+  }
+}
 
 /** How many empty knowledge slots the form offers. */
 const SPARE_KNOWLEDGE = 2;
@@ -90,16 +105,24 @@ function deviceForm(
   ];
   const s = v.styling ?? {};
   return html`${errorSummary(errors)}
-<div class="grid2">
 <form method="post" action="${action}" novalidate data-preview-form>
   ${csrfField(pc)}
   ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200" data-preview="name"` })}
   <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
   <fieldset><legend>Link page styling</legend>
-    ${field({ name: 'styling.title', label: 'Title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
+    ${field({ name: 'styling.title', label: 'Page title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
     ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? '#0b57d0', attrs: html` data-preview="primaryColor"` })}
     ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? '#f7f7f7', attrs: html` data-preview="backgroundColor"` })}
     ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.' })}
+    <section aria-labelledby="preview-title" class="preview-wrap">
+  <h3 id="preview-title">Link page preview</h3>
+  <p class="meta">Updates as you edit the styling.</p>
+  <div class="preview" id="link-preview" aria-hidden="true">
+    <div class="pv-head">${s.title || v.name || 'Assistant'}</div>
+    <div class="pv-body"><p class="pv-bubble pv-greeting">Hello! How can I help you today?</p></div>
+    <div class="pv-input">Type a message…</div>
+  </div>
+</section>
   </fieldset>
   <fieldset><legend>Languages and voice</legend>
     ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: 'Language codes separated by commas, e.g. en, fr, de-CH.', error: errors.languages })}
@@ -126,16 +149,7 @@ function deviceForm(
   </fieldset>
   <div class="actions"><button type="submit">${submit}</button><a class="button secondary" href="${projectPath(pc.project.id)}/devices">Cancel</a></div>
 </form>
-<section aria-labelledby="preview-title">
-  <h2 id="preview-title">Link page preview</h2>
-  <p class="meta">Updates as you edit the styling.</p>
-  <div class="preview" id="link-preview" aria-hidden="true">
-    <div class="pv-head">${s.title || v.name || 'Assistant'}</div>
-    <div class="pv-body"><p class="pv-bubble pv-greeting">Hello! How can I help you today?</p></div>
-    <div class="pv-input">Type a message…</div>
-  </div>
-</section>
-</div>`;
+`;
 }
 
 /** Device list, create and edit (styling with live preview, languages, voice, persona, knowledge, access). */
@@ -214,6 +228,7 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
     const pc = await projectContext(deps, ctx, 'devices');
     const input = parseDeviceForm(formOf(ctx));
     try {
+      checkNetworks(input);
       validate('create-device', input);
       const device = await createDevice(d, pc.project.id, input);
       ctx.status = 303;
@@ -232,6 +247,7 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
     const device = await getDevice(d, pc.project.id, ctx.params.did);
     const input = parseDeviceForm(formOf(ctx));
     try {
+      checkNetworks(input);
       validate('patch-device', input);
       await updateDevice(d, pc.project.id, device.id, input);
       ctx.status = 303;

@@ -54,7 +54,7 @@ ${
         ])}
 <h1>Operators</h1>
 ${extra.added ? notice('ok', `${extra.added} can now sign in and manage this project.`) : ''}
-<div class="table-wrap"><table><caption class="visually-hidden">Operators of this project</caption>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Since</th></tr></thead>
 <tbody>${members.map((m) => html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td></tr>`)}</tbody></table></div>
 <h2>Add an operator</h2>

@@ -195,7 +195,7 @@ ${editable ? html`<div class="actions"><a class="button" href="${path}/recipient
 ${truncated ? notice('warn', `The search looked at the first ${SEARCH_SCAN_LIMIT} recipients only.`) : ''}
 ${
   rows.length
-    ? html`<div class="table-wrap"><table><caption class="visually-hidden">Recipients</caption>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Recipients</caption>
 <thead><tr><th scope="col">Recipient</th><th scope="col">External id</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th><th scope="col">Last conversation</th></tr></thead>
 <tbody>${rows.map(
         (
@@ -348,7 +348,7 @@ ${editableNote(c)}
   <progress id="import-progress" hidden value="0" max="1"></progress>
   <p id="import-status" role="status" aria-live="polite"></p>
   <p id="import-summary" aria-live="polite"></p>
-  <div class="table-wrap"><table id="import-report" hidden><caption>Per-row report</caption>
+  <div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table id="import-report" hidden><caption>Per-row report</caption>
   <thead><tr><th scope="col">Line</th><th scope="col">External id</th><th scope="col">Result</th><th scope="col">Detail</th></tr></thead><tbody></tbody></table></div>
   <p><a href="${path}/recipients">Back to the recipients</a></p>
 </section>`,

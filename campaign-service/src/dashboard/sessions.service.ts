@@ -85,3 +85,21 @@ export function csrfMatches(expected: string, presented: string | undefined): bo
   const b = Buffer.from(presented);
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/** Leaves a one-time value for the session's next page. */
+export async function setFlash(deps: Pick<OperatorDeps, 'pool'>, id: string, value: unknown): Promise<void> {
+  await deps.pool.query('UPDATE operator_sessions SET flash = $2 WHERE id_hash = $1', [
+    hashSessionId(id),
+    JSON.stringify(value),
+  ]);
+}
+
+/** Reads and clears the session's one-time value in one statement. */
+export async function takeFlash<T>(deps: Pick<OperatorDeps, 'pool'>, id: string): Promise<T | null> {
+  const { rows } = await deps.pool.query<{ flash: T | null }>(
+    `WITH old AS (SELECT id_hash, flash FROM operator_sessions WHERE id_hash = $1 FOR UPDATE)
+     UPDATE operator_sessions s SET flash = NULL FROM old WHERE s.id_hash = old.id_hash RETURNING old.flash`,
+    [hashSessionId(id)],
+  );
+  return rows[0]?.flash ?? null;
+}

@@ -30,7 +30,7 @@ export function barChart(points: Array<{ at: string; count: number }>, bucket: '
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
   const slot = plotW / shown.length;
-  const barW = Math.max(2, slot * 0.7);
+  const barW = Math.min(40, Math.max(2, slot * 0.7));
   const label = (at: string) =>
     bucket === 'day' ? at.slice(5, 10) : `${at.slice(5, 10)} ${at.slice(11, 16)}`;
   const every = Math.ceil(shown.length / 8);
@@ -53,7 +53,7 @@ export function barChart(points: Array<{ at: string; count: number }>, bucket: '
 </svg>
 <figcaption class="meta">Conversations started per ${bucket}.</figcaption>
 </figure>
-<details><summary>Show the figures</summary><div class="table-wrap"><table>
+<details><summary>Show the figures</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table>
 <thead><tr><th scope="col">${bucket === 'day' ? 'Day' : 'Hour'}</th><th scope="col" class="num">Conversations</th></tr></thead>
 <tbody>${points.map((p) => html`<tr><td>${p.at.replace('T', ' ')}</td><td class="num">${p.count}</td></tr>`)}</tbody>
 </table></div></details>`;
