@@ -1,3 +1,4 @@
+export * from './cidr';
 export * from './config';
 export * from './db';
 export * from './errors';
@@ -11,4 +12,3 @@ export * from './metrics';
 export * from './nats';
 export * from './redis';
 export * from './service';
-export * from './cidr';
