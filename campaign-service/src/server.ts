@@ -77,6 +77,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const metrics = createMetrics('campaign-service');
 
   const pool = schemaPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
+  // What is already running when a later start step fails; closed in reverse order.
   const closers: Array<[string, () => Promise<unknown> | unknown]> = [];
   try {
     await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
@@ -113,6 +114,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       http.once('listening', resolve);
       http.once('error', reject);
     });
+    closers.push(['http', () => new Promise<void>((resolve) => http.close(() => resolve()))]);
 
     const grpc = new Server();
     addCampaignService(grpc, domain, metrics);
@@ -125,6 +127,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       ),
     );
 
+    closers.push(['grpc', () => grpc.forceShutdown()]);
     const stopUsage = await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger);
     const scheduler = new LifecycleScheduler(
       pool,

@@ -109,6 +109,13 @@ describe('validation', () => {
       [
         'POST',
         `/admin/v1/projects/${p}/api-keys`,
+        { name: 'k', scopes: ['recipients:read'], expiresAt: '2020-01-01T00:00:00.000Z' },
+        '/expiresAt',
+        'future',
+      ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/api-keys`,
         { name: 'k', scopes: ['recipients:read'], rateLimitPerMinute: 0 },
         '/rateLimitPerMinute',
         'minimum',
@@ -235,6 +242,8 @@ describe('validation', () => {
     expect(month.status).toBe(400);
     expect(month.body.details.problems[0].pointer).toBe('/month');
     expect((await api('GET', '/admin/v1/projects/prj_missing/devices')).status).toBe(404);
+    expect((await api('GET', '/admin/v1/projects/prj_missing')).body.code).toBe('not_found');
+    expect((await api('GET', `/admin/v1/projects/${p}`)).body).toMatchObject({ id: p, name: 'Acme' });
   });
 });
 

@@ -1,11 +1,18 @@
-import { type JetStreamClient, type Logger, publishJson } from '@outreach/platform';
+import {
+  captureTraceContext,
+  type JetStreamClient,
+  type Logger,
+  publishJson,
+  runInTraceContext,
+} from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 
 /** Adds a message to the outbox inside the caller's transaction. */
 export async function enqueue(client: PoolClient, subject: string, payload: unknown): Promise<void> {
-  await client.query('INSERT INTO outbox (subject, payload) VALUES ($1, $2)', [
+  await client.query('INSERT INTO outbox (subject, payload, trace_context) VALUES ($1, $2, $3)', [
     subject,
     JSON.stringify(payload),
+    JSON.stringify(captureTraceContext()),
   ]);
 }
 
@@ -32,9 +39,12 @@ export class OutboxRelay {
 
   /** Starts the periodic sweep that catches rows a kick missed (crash, NATS down). */
   start(): void {
+    let sweeps = 0;
     const loop = () => {
       if (this.stopped) return;
       this.kick();
+      // Sent rows are only needed while JetStream could still dedupe a repeat of them.
+      if (sweeps++ % 600 === 0) this.prune().catch((err) => this.logger.warn({ err }, 'outbox prune failed'));
       this.timer = setTimeout(loop, this.intervalMs);
       this.timer.unref();
     };
@@ -64,6 +74,14 @@ export class OutboxRelay {
     });
   }
 
+  /** Deletes rows sent more than a day ago. */
+  async prune(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      "DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < now() - interval '1 day'",
+    );
+    return rowCount ?? 0;
+  }
+
   /** Waits for the current pass, for tests and shutdown. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
@@ -88,10 +106,18 @@ export class OutboxRelay {
         await client.query('ROLLBACK');
         return 0;
       }
-      const { rows } = await client.query<{ id: string; subject: string; payload: unknown }>(
-        'SELECT id, subject, payload FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200',
-      );
-      for (const row of rows) await publishJson(this.js, row.subject, row.payload, `outbox:${row.id}`);
+      const { rows } = await client.query<{
+        id: string;
+        subject: string;
+        payload: unknown;
+        trace_context: Record<string, string> | null;
+      }>('SELECT id, subject, payload, trace_context FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200');
+      // A pass may carry rows of several requests: each is published in the trace of its own change.
+      for (const row of rows) {
+        await runInTraceContext(row.trace_context, () =>
+          publishJson(this.js, row.subject, row.payload, `outbox:${row.id}`),
+        );
+      }
       if (rows.length > 0) {
         await client.query('UPDATE outbox SET sent_at = now() WHERE id = ANY($1::bigint[])', [
           rows.map((r) => r.id),

@@ -16,7 +16,7 @@ import {
 import type { CampaignDeps } from '../deps';
 import { createDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
 import { invalid } from '../problems';
-import { createProject, listProjects } from '../projects/projects.service';
+import { createProject, getProject, listProjects } from '../projects/projects.service';
 import type { RecipientsForwarder } from '../recipients/recipients.client';
 import { type AdminSchema, compileAdminSchemas } from './admin.schemas';
 
@@ -48,6 +48,10 @@ export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder)
   });
   r.get('/projects', async (ctx) => {
     ctx.body = { projects: await listProjects(deps) };
+  });
+
+  r.get('/projects/:p', async (ctx) => {
+    ctx.body = await getProject(deps, ctx.params.p);
   });
 
   r.post('/projects/:p/api-keys', async (ctx) => {
