@@ -13,6 +13,8 @@ import {
   updateCampaign,
 } from '../campaigns/campaigns.service';
 import { type Device, listDevices } from '../devices/devices.service';
+import { compileAdminSchemas } from '../http/admin.schemas';
+import { invalid } from '../problems';
 import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
 import { type FieldErrors, type Form, formatMoney, intField, moneyField, moneyInput } from './forms';
 import { html, type SafeHtml } from './html';
@@ -240,6 +242,12 @@ export function fieldErrorsOf(err: unknown, map: Record<string, string>): FieldE
 /** Campaign list, create, edit, launch, halt, top-offs and the campaign page. */
 export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
   const d = deps.domain;
+  // The admin API's schemas: the dashboard accepts exactly what the API accepts.
+  const check = compileAdminSchemas();
+  const validate = (schema: 'create-campaign' | 'patch-campaign', input: CreateCampaignInput) => {
+    const problems = check(schema, JSON.parse(JSON.stringify(input)));
+    if (problems.length) throw invalid(problems);
+  };
 
   r.get('/p/:pid/campaigns', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
@@ -310,6 +318,7 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     const { values, input, errors } = parseCampaignForm(formOf(ctx));
     if (!input) return newPage(ctx, values, errors);
     try {
+      validate('create-campaign', input);
       const c = await createCampaign(d, pc.project.id, input);
       await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
       ctx.status = 303;
@@ -359,6 +368,7 @@ ${
     const { values, input, errors } = parseCampaignForm(formOf(ctx));
     if (!input) return editPage(ctx, values, errors);
     try {
+      validate('patch-campaign', input);
       await updateCampaign(d, pc.project.id, ctx.params.cid, input);
       await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
       ctx.status = 303;
