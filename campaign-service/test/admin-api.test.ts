@@ -324,6 +324,12 @@ describe('campaign lifecycle', () => {
 
     // Still editable while upcoming.
     expect((await api('PATCH', path, { name: 'Spring sale 2' })).status).toBe(200);
+    const backdated = await api('PATCH', path, {
+      startDate: '2026-05-01T00:00:00.000Z',
+      endDate: '2026-05-02T00:00:00.000Z',
+    });
+    expect(backdated.status).toBe(400);
+    expect(backdated.body.details.problems[0]).toMatchObject({ pointer: '/endDate', rule: 'future' });
 
     clock.set('2026-05-21T00:00:30.500Z');
     c = (await api('GET', path)).body;

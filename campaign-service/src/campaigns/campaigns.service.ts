@@ -323,6 +323,12 @@ export async function updateCampaign(
       recipientCap: pick('recipientCap', cur.recipientCap) ?? null,
     };
     await checkCampaign(client, projectId, next);
+    // A launched campaign must not be moved into the past: that would end it silently.
+    if (row.launched_at !== null && Date.parse(next.endDate) <= now.getTime()) {
+      throw invalid([
+        { pointer: '/endDate', rule: 'future', message: 'must be in the future once launched' },
+      ]);
+    }
     await client.query(
       `UPDATE campaigns SET name = $2, device_id = $3, start_date = $4, end_date = $5, budget_mode = $6,
          price_per_conversation = $7, fixed_price = $8, recipient_cap = $9 WHERE id = $1`,
