@@ -111,7 +111,9 @@ export class OutboxRelay {
         subject: string;
         payload: unknown;
         trace_context: Record<string, string> | null;
-      }>('SELECT id, subject, payload, trace_context FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200');
+      }>(
+        'SELECT id, subject, payload, trace_context FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200',
+      );
       // A pass may carry rows of several requests: each is published in the trace of its own change.
       for (const row of rows) {
         await runInTraceContext(row.trace_context, () =>

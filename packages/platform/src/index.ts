@@ -12,3 +12,4 @@ export * from './metrics';
 export * from './nats';
 export * from './redis';
 export * from './service';
+export * from './trace-context';

@@ -1,0 +1,75 @@
+/**
+ * One trace follows a batch create from the gateway through gRPC into the recipient
+ * service and its PostgreSQL queries; a campaign halt published on NATS and its handling
+ * in another service share one trace. Spans never carry keys, tokens or message text.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+type Span = {
+  name: string;
+  kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  scope: string;
+  attributes: Record<string, unknown>;
+};
+
+let probe: { campaignId: string; spans: Span[] };
+
+beforeAll(async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'tracing/probe.js')], {
+    env: { ...process.env, OTEL_SDK_DISABLED: 'false' },
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 90_000,
+  });
+  probe = JSON.parse(stdout.trim().split('\n').pop()!);
+}, 100_000);
+
+it('links gateway, recipient service and PostgreSQL spans of a batch create in one trace', () => {
+  const server = probe.spans.find(
+    (s) =>
+      s.scope.includes('instrumentation-http') &&
+      /POST/.test(s.name) &&
+      String(
+        s.attributes['http.route'] ?? s.attributes['http.target'] ?? s.attributes['url.path'] ?? '',
+      ).includes('/recipients'),
+  );
+  expect(server).toBeDefined();
+  const trace = probe.spans.filter((s) => s.traceId === server!.traceId);
+  const names = trace.map((s) => s.name);
+  expect(names).toEqual(expect.arrayContaining(['grpc.outreach.v1.RecipientService/CreateRecipients']));
+  const grpcServer = trace.find(
+    (s) => s.name === 'grpc.outreach.v1.RecipientService/CreateRecipients' && s.kind === 1,
+  );
+  expect(grpcServer).toBeDefined();
+  const pgUnderGrpc = trace.filter((s) => s.scope.includes('instrumentation-pg'));
+  expect(pgUnderGrpc.length).toBeGreaterThan(0);
+});
+
+it('links a campaign halt to its handling in another service through NATS', () => {
+  const consumed = probe.spans.filter(
+    (s) =>
+      s.name.startsWith('process ') &&
+      String(s.attributes['messaging.destination.name']).endsWith(probe.campaignId),
+  );
+  expect(consumed.length).toBeGreaterThan(0);
+  const haltRequest = probe.spans.find(
+    (s) =>
+      s.scope.includes('instrumentation-http') &&
+      s.kind === 1 &&
+      /halt/.test(
+        String(s.attributes['http.target'] ?? s.attributes['url.path'] ?? s.attributes['http.url'] ?? ''),
+      ),
+  );
+  expect(haltRequest).toBeDefined();
+  expect(consumed.map((s) => s.traceId)).toContain(haltRequest!.traceId);
+});
+
+it('never puts keys, tokens or customer text into span attributes', () => {
+  const text = JSON.stringify(probe.spans.map((s) => s.attributes));
+  expect(text).not.toMatch(/ork_[0-9A-Za-z]{10,}/);
+  expect(text).not.toMatch(/Bearer /);
+});
