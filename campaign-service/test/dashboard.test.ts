@@ -3,6 +3,7 @@ import type { RunningService } from '@outreach/platform';
 import { Client } from 'pg';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
+import { SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS } from '../src/dashboard/operators.service';
 import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/dashboard/sessions.service';
 import { start } from '../src/server';
 
@@ -70,6 +71,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   let db: Client;
   let p1: string;
   let p2: string;
+  let envOf: () => Record<string, string>;
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${base}/admin/v1${path}`, {
@@ -91,6 +93,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       ADMIN_TOKEN: adminToken,
       RECIPIENT_SERVICE_ADDR: '127.0.0.1:1',
     };
+    envOf = () => env;
     svc = await start(env, { clock });
     base = `http://127.0.0.1:${svc.ports.http}`;
     p1 = (await admin('POST', '/projects', { name: 'Alpha' })).id;
@@ -158,6 +161,45 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
   });
 
+  it('pauses sign-in for an address after repeated failures, whatever the password', async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'carol@example.com',
+      password: 'carol-password-1',
+      projectIds: [p1],
+    });
+    const a = new Agent(base);
+    for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1) {
+      expect((await a.signIn('carol@example.com', `guess-${i}`)).status).toBe(401);
+    }
+    const paused = await a.signIn('carol@example.com', 'carol-password-1');
+    expect(paused.status).toBe(429);
+    expect(Number(paused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(a.cookies.has('outreach_session')).toBe(false);
+    now = new Date(Date.now() + SIGN_IN_WINDOW_MS + 1000);
+    expect((await a.signIn('carol@example.com', 'carol-password-1')).status).toBe(303);
+  });
+
+  it('escapes operator-entered text in every page', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    const evil = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+    const res = await a.post(`/dashboard/p/${p1}/devices`, {
+      _csrf: token,
+      name: evil,
+      isActive: 'on',
+      languages: 'en',
+    });
+    expect(res.status).toBe(303);
+    const page = await a.get(res.headers.get('location')!);
+    expect(page.text).not.toContain(evil);
+    expect(page.text).toContain(
+      '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
+    const list = await a.get(`/dashboard/p/${p1}/devices`);
+    expect(list.text).not.toContain('<script>alert');
+  });
+
   it('refuses sign-in without the sign-in form token (login CSRF)', async () => {
     const a = new Agent(base);
     const res = await a.post('/dashboard/sign-in', {
@@ -175,7 +217,12 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(token.length).toBeGreaterThan(20);
     const device = { name: 'csrf device', isActive: 'on', languages: 'en', defaultLanguage: 'en' };
     const count = async () =>
-      (await db.query('SELECT count(*)::int AS n FROM devices WHERE project_id = $1', [p1])).rows[0].n;
+      (
+        await db.query(
+          "SELECT count(*)::int AS n FROM devices WHERE project_id = $1 AND name = 'csrf device'",
+          [p1],
+        )
+      ).rows[0].n;
 
     expect((await a.post(`/dashboard/p/${p1}/devices`, device)).status).toBe(403);
     expect(

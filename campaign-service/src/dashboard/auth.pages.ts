@@ -4,7 +4,12 @@ import { type DashboardDeps, dash, formOf, sendPage } from './context';
 import { writeCookie } from './forms';
 import { html } from './html';
 import { field, layout, notice } from './layout';
-import { authenticateOperator } from './operators.service';
+import {
+  authenticateOperator,
+  clearSignInFailures,
+  recordSignInFailure,
+  signInPause,
+} from './operators.service';
 import { createSession, deleteSession, SESSION_MAX_AGE_MS } from './sessions.service';
 
 /** Cookie with the session id (the database keeps only its hash). */
@@ -21,12 +26,13 @@ function safeNext(next: string | undefined): string {
 export function registerAuthRoutes(r: Router, deps: DashboardDeps): void {
   const secure = deps.secureCookies ?? true;
 
-  const signInPage = (token: string, next: string, email = '', failed = false) =>
+  const signInPage = (token: string, next: string, email = '', failed = false, pausedSeconds = 0) =>
     layout(
       {},
       'Sign in',
       html`<h1>Sign in</h1>
 ${failed ? notice('error', 'The e-mail address or the password is not correct.') : ''}
+${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address. Try again in ${Math.ceil(pausedSeconds / 60)} minutes.`) : ''}
 <form method="post" action="/dashboard/sign-in" class="narrow">
   <input type="hidden" name="_csrf" value="${token}">
   <input type="hidden" name="next" value="${next}">
@@ -49,15 +55,23 @@ ${failed ? notice('error', 'The e-mail address or the password is not correct.')
 
   r.post('/sign-in', async (ctx) => {
     const form = formOf(ctx);
-    const operator = await authenticateOperator(deps.domain, form.get('email'), form.get('password'));
-    if (!operator) {
-      ctx.state.log?.info({ event: 'sign_in_failed' }, 'dashboard sign-in refused');
+    const email = form.get('email');
+    const paused = await signInPause(deps.domain, email);
+    if (paused > 0) {
+      ctx.set('Retry-After', String(paused));
       return sendPage(
         ctx,
-        signInPage(newLoginToken(ctx), safeNext(form.get('next')), form.get('email'), true),
-        401,
+        signInPage(newLoginToken(ctx), safeNext(form.get('next')), email, false, paused),
+        429,
       );
     }
+    const operator = await authenticateOperator(deps.domain, email, form.get('password'));
+    if (!operator) {
+      await recordSignInFailure(deps.domain, email);
+      ctx.state.log?.info({ event: 'sign_in_failed' }, 'dashboard sign-in refused');
+      return sendPage(ctx, signInPage(newLoginToken(ctx), safeNext(form.get('next')), email, true), 401);
+    }
+    await clearSignInFailures(deps.domain, email);
     // A fresh session id at every sign-in: a planted id can never become an authenticated one.
     const old = dash(ctx).sessionId;
     if (old) await deleteSession(deps.domain, old);

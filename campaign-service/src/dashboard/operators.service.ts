@@ -161,3 +161,43 @@ export async function listProjectOperators(
   );
   return rows.map(toOperator);
 }
+
+/** Failed sign-ins allowed per e-mail address inside the window before sign-in is paused. */
+export const SIGN_IN_MAX_FAILURES = 10;
+/** The window failed sign-ins are counted in. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+
+/**
+ * Seconds until the address may try again when it has failed too often recently, else 0.
+ * Counting per address (not per client) also protects against guessing from many machines.
+ */
+export async function signInPause(deps: OperatorDeps, email: string): Promise<number> {
+  const now = deps.clock();
+  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
+  const { rows } = await deps.pool.query<{ n: number; oldest: Date | null }>(
+    `SELECT count(*)::int AS n, min(at) AS oldest FROM operator_sign_in_failures
+      WHERE lower(email) = lower($1) AND at > $2`,
+    [email.trim(), since],
+  );
+  if (rows[0].n < SIGN_IN_MAX_FAILURES || !rows[0].oldest) return 0;
+  return Math.max(1, Math.ceil((rows[0].oldest.getTime() + SIGN_IN_WINDOW_MS - now.getTime()) / 1000));
+}
+
+/** Records a failed sign-in (and forgets failures older than the window). */
+export async function recordSignInFailure(deps: OperatorDeps, email: string): Promise<void> {
+  const now = deps.clock();
+  await deps.pool.query('INSERT INTO operator_sign_in_failures (email, at) VALUES ($1, $2)', [
+    email.trim().slice(0, 254),
+    now,
+  ]);
+  await deps.pool.query('DELETE FROM operator_sign_in_failures WHERE at <= $1', [
+    new Date(now.getTime() - SIGN_IN_WINDOW_MS),
+  ]);
+}
+
+/** Clears the failures of an address after a successful sign-in. */
+export async function clearSignInFailures(deps: Pick<OperatorDeps, 'pool'>, email: string): Promise<void> {
+  await deps.pool.query('DELETE FROM operator_sign_in_failures WHERE lower(email) = lower($1)', [
+    email.trim(),
+  ]);
+}
