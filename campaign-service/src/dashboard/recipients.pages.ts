@@ -50,7 +50,7 @@ interface CreateResult {
   id?: string;
   code?: string;
   error?: string;
-  detailsJson?: string;
+  details?: { reason?: string; field?: string; errors?: { pointer: string; message: string }[] };
 }
 
 /** Page size of the recipient list. */
@@ -72,15 +72,8 @@ const editableNote = (c: CampaignView) =>
 
 /** A readable message of an item error, with the first problem named. */
 function itemError(r: CreateResult): string {
-  let detail = '';
-  try {
-    const details = r.detailsJson ? JSON.parse(r.detailsJson) : {};
-    const p = details.problems?.[0];
-    if (p) detail = ` (${p.pointer}: ${p.message})`;
-    else if (details.reason) detail = ` (${details.reason})`;
-  } catch {
-    // details are optional
-  }
+  const p = r.details?.errors?.[0];
+  const detail = p ? ` (${p.pointer}: ${p.message})` : r.details?.reason ? ` (${r.details.reason})` : '';
   return `${r.error ?? r.code ?? 'failed'}${detail}`;
 }
 
@@ -309,8 +302,9 @@ ${errorSummary(errors)}
           externalId: 'A recipient with this external id already exists in the campaign.',
         });
       }
-      const details = first.detailsJson ? JSON.parse(first.detailsJson) : {};
-      const fieldName = String(details.problems?.[0]?.pointer ?? '').split('/')[1];
+      const fieldName = String(first.details?.field ?? first.details?.errors?.[0]?.pointer ?? '').split(
+        '/',
+      )[1];
       return newPage(
         ctx,
         form,

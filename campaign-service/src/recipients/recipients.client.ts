@@ -1,5 +1,11 @@
 import { credentials } from '@grpc/grpc-js';
-import { loadRecipientsProto } from '@outreach/contracts';
+import {
+  type CreateResultMessage,
+  loadRecipientsProto,
+  type RecipientMessage,
+  toCreateResult,
+  toFullRecipient,
+} from '@outreach/contracts';
 import { callUnary, fromServiceError } from '@outreach/platform';
 
 /** A RecipientService client. */
@@ -13,17 +19,6 @@ export function createRecipientClient(address: string): RecipientClient {
   return new proto.outreach.v1.RecipientService(address, credentials.createInsecure());
 }
 
-// proto-loader adds `_field` markers for proto3 optional fields; they are not part of the API.
-function clean(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(clean);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>)
-      .filter(([k]) => !k.startsWith('_'))
-      .map(([k, v]) => [k, clean(v)]),
-  );
-}
-
 async function call<Res>(
   client: RecipientClient,
   method: string,
@@ -31,7 +26,7 @@ async function call<Res>(
   requestId?: string,
 ): Promise<Res> {
   try {
-    return clean(await callUnary<unknown, Res>(client, method, request)) as Res;
+    return await callUnary<unknown, Res>(client, method, request);
   } catch (err) {
     throw fromServiceError(err, requestId);
   }
@@ -41,36 +36,54 @@ async function call<Res>(
 export function recipientsForwarder(client: RecipientClient) {
   return {
     /** Lists a campaign's recipients. */
-    list: (
+    list: async (
       projectId: string,
       campaignId: string,
       page: { limit: number; offset: number; active?: boolean },
       requestId?: string,
-    ) =>
-      call<{ total: number; recipients: unknown[] }>(
+    ) => {
+      const res = await call<{ total: number; recipients: RecipientMessage[] }>(
         client,
         'ListRecipients',
         { projectId, campaignId, ...page },
         requestId,
-      ),
+      );
+      return { total: res.total, recipients: res.recipients.map(toFullRecipient) };
+    },
     /** Creates recipients; each item travels as the JSON the client sent. */
-    create: (projectId: string, campaignId: string, items: unknown[], requestId?: string) =>
-      call<{ created: number; failed: number; total: number; results: unknown[] }>(
+    create: async (projectId: string, campaignId: string, items: unknown[], requestId?: string) => {
+      const res = await call<{
+        created: number;
+        failed: number;
+        total: number;
+        results: CreateResultMessage[];
+      }>(
         client,
         'CreateRecipients',
         { projectId, campaignId, itemsJson: items.map((i) => JSON.stringify(i)) },
         requestId,
-      ),
+      );
+      return {
+        created: res.created,
+        failed: res.failed,
+        total: res.total,
+        results: res.results.map(toCreateResult),
+      };
+    },
     /** Fetches one recipient of the project. */
-    get: (projectId: string, recipientId: string, requestId?: string) =>
-      call<{ id: string; campaignId: string }>(client, 'GetRecipient', { projectId, recipientId }, requestId),
+    get: async (projectId: string, recipientId: string, requestId?: string) =>
+      toFullRecipient(
+        await call<RecipientMessage>(client, 'GetRecipient', { projectId, recipientId }, requestId),
+      ),
     /** Applies a PATCH body. */
-    update: (projectId: string, recipientId: string, patch: unknown, requestId?: string) =>
-      call<unknown>(
-        client,
-        'UpdateRecipient',
-        { projectId, recipientId, patchJson: JSON.stringify(patch) },
-        requestId,
+    update: async (projectId: string, recipientId: string, patch: unknown, requestId?: string) =>
+      toFullRecipient(
+        await call<RecipientMessage>(
+          client,
+          'UpdateRecipient',
+          { projectId, recipientId, patchJson: JSON.stringify(patch) },
+          requestId,
+        ),
       ),
     /** Deletes a recipient. */
     remove: (projectId: string, recipientId: string, requestId?: string) =>

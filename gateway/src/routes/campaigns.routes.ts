@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { CampaignMessage } from '@outreach/contracts';
+import { toCampaign } from '@outreach/contracts';
 import type { Backends } from '../clients';
-import { toCampaign } from '../mappers';
 import { projectIsolation } from '../middleware/project-isolation';
 import { requireScope } from '../middleware/require-scope';
 import { check } from './validate';

@@ -4,10 +4,12 @@ import {
   type CreateResultMessage,
   LIMITS,
   type RecipientMessage,
+  toAllowance,
+  toCreateResult,
+  toListEntry,
 } from '@outreach/contracts';
 import type { Middleware } from 'koa';
 import type { Backends } from '../clients';
-import { toAllowance, toCreateResult, toListEntry } from '../mappers';
 import { jsonBody } from '../middleware/json-body';
 import { projectIsolation } from '../middleware/project-isolation';
 import { requireScope } from '../middleware/require-scope';

@@ -1,9 +1,9 @@
-import type {
-  AllowanceMessage,
-  CampaignMessage,
-  CreateResultMessage,
-  RecipientMessage,
-} from '@outreach/contracts';
+import type { Allowance__Output as AllowanceMessage } from './generated/outreach/v1/Allowance';
+import type { Campaign__Output as CampaignMessage } from './generated/outreach/v1/Campaign';
+import type { CreateResult__Output as CreateResultMessage } from './generated/outreach/v1/CreateResult';
+import type { Recipient__Output as RecipientMessage } from './generated/outreach/v1/Recipient';
+
+// The one mapping from gRPC messages to the JSON shapes of the HTTP APIs (v1 and admin).
 
 // Proto3 `optional` fields arrive as undefined when unset; the JSON API says null.
 const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);

@@ -1,6 +1,6 @@
-import type { RecipientMessage } from '@outreach/contracts';
-import { validator } from '@outreach/contracts';
+import type { RecipientMessage } from './index';
 import { toAllowance, toCreateResult, toFullRecipient, toListEntry } from './mappers';
+import { validator } from './validation';
 
 const recipient: RecipientMessage = {
   id: 'rcp_1',
