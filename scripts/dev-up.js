@@ -109,11 +109,16 @@ async function seed() {
     const list = await admin('GET', `${p}/campaigns/${campaign.id}/recipients?limit=1`);
     link = list.recipients?.[0]?.link;
   }
+  const operator = { email: 'operator@example.com', password: 'outreach-demo-password' };
+  const { createOperatorFromEnv } = require(
+    path.join(root, 'campaign-service/dist/dashboard/create-operator.js'),
+  );
+  await createOperatorFromEnv({ ...env, LOG_LEVEL: 'warn' }, { ...operator, projectIds: [project.id] });
   const key = await admin('POST', `${p}/api-keys`, {
     name: `demo key ${new Date().toISOString()}`,
     scopes: ['recipients:read', 'recipients:write'],
   });
-  return { project, campaign, key, link };
+  return { project, campaign, key, link, operator };
 }
 
 let stopping = false;
@@ -139,12 +144,13 @@ process.on('SIGTERM', () => shutdown(0));
       }),
     ),
   );
-  const { project, campaign, key, link } = await seed();
+  const { project, campaign, key, link, operator } = await seed();
   console.log(`
 Outreach is running (logs in .dev/logs/):
   API gateway      ${url(env.GATEWAY_PORT)}/api/v1   (OpenAPI: /api/v1/openapi.json)
   Links            ${env.PUBLIC_BASE_URL}/i/<token>
-  Dashboard/admin  ${url(env.DASHBOARD_PORT)}/        (admin token: ${env.ADMIN_TOKEN})
+  Dashboard        ${url(env.DASHBOARD_PORT)}/        sign in as ${operator.email} / ${operator.password}
+  Admin API        ${url(env.DASHBOARD_PORT)}/admin/v1 (Authorization: Bearer ${env.ADMIN_TOKEN})
 
 Demo project ${project.id}, campaign ${campaign.id} (goes live a few seconds after first start)
 API key (shown once): ${key.key}

@@ -21,6 +21,8 @@ export interface HttpAppDeps {
   lifecycle: Lifecycle;
   metrics: ServiceMetrics;
   readiness: Record<string, ReadinessCheck>;
+  /** Dashboard cookies carry `Secure`; off only for plain-http local development (Safari drops them). */
+  secureCookies: boolean;
 }
 
 /** Builds the Koa app: request context, metrics, health, then the authenticated admin API. */
@@ -40,7 +42,9 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
     }
   });
   app.use(healthRoutes(deps.lifecycle, deps.readiness));
-  app.use(dashboardRoutes({ domain: deps.domain, recipients: deps.recipients }));
+  app.use(
+    dashboardRoutes({ domain: deps.domain, recipients: deps.recipients, secureCookies: deps.secureCookies }),
+  );
   const router = adminRouter(deps.domain, deps.recipients);
   const auth = adminAuth(deps.adminToken);
   app.use(async (ctx, next) => (ctx.path.startsWith('/admin/') ? auth(ctx, next) : next()));

@@ -108,6 +108,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       lifecycle,
       metrics,
       readiness,
+      secureCookies: config.NODE_ENV !== 'development',
     });
     const http = app.listen(config.DASHBOARD_PORT, config.HOST);
     await new Promise<void>((resolve, reject) => {
