@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// Prints the one closing line CI reads, from jest's JSON report plus failed check steps.
+// Prints the one closing line CI reads: jest's counts plus the deployment checks, with each
+// failed check step (build, lint, …) counted as a failure.
+// Usage: summarize-tests.js JEST_REPORT DEPLOY_PASSED DEPLOY_FAILED [FAILED_STEP...]
 const fs = require('node:fs');
-const [report, ...failedSteps] = process.argv.slice(2);
-let passed = 0;
-let failed = failedSteps.length;
+const [report, deployPassed, deployFailed, ...failedSteps] = process.argv.slice(2);
+let passed = Number(deployPassed) || 0;
+let failed = (Number(deployFailed) || 0) + failedSteps.length;
 try {
   const r = JSON.parse(fs.readFileSync(report, 'utf8'));
   passed += r.numPassedTests;
