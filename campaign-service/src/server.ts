@@ -16,18 +16,22 @@ import {
   migrate,
   type RunningService,
   randomBase62,
+  registerConsumerLag,
+  registerPoolMetrics,
   serveMetrics,
+  streamNames,
   systemClock,
 } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { buildHttpApp } from './app';
+import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
 import type { CampaignDeps } from './deps';
 import { OutboxRelay } from './events/outbox';
 import { addCampaignService } from './grpc/campaign.grpc';
 import { createRecipientClient, recipientsForwarder } from './recipients/recipients.client';
 import { LifecycleScheduler } from './scheduler/lifecycle.scheduler';
-import { consumeUsage } from './usage/usage.consumer';
+import { consumeUsage, durableName } from './usage/usage.consumer';
 
 /** The PostgreSQL schema this service owns. */
 export const SCHEMA = 'campaigns';
@@ -130,6 +134,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
     closers.push(['grpc', () => grpc.forceShutdown()]);
     const stopUsage = await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger);
+    registerPoolMetrics(metrics.registry, pool);
+    registerConsumerLag(metrics.registry, jsm, [
+      { stream: streamNames(config.NATS_PREFIX).events, consumer: durableName(config.NATS_PREFIX, 'usage') },
+    ]);
+    registerBudgetMetrics(metrics.registry, domain);
     const scheduler = new LifecycleScheduler(
       pool,
       js,

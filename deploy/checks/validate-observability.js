@@ -53,7 +53,7 @@ const wanted = [
   'http_request_duration_seconds_bucket',
   'grpc_server_handled_total',
   'grpc_server_handling_seconds_bucket',
-  'link_admissions_total',
+  'link_conversations_admitted_total',
   'link_refusals_total',
   'campaign_budget_remaining',
   'gateway_rate_limited_total',

@@ -14,6 +14,7 @@ import {
   loadConfig,
   migrate,
   type RunningService,
+  registerPoolMetrics,
   serveMetrics,
   systemClock,
 } from '@outreach/platform';
@@ -62,6 +63,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   try {
     const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
     cleanups.push(() => pool.end());
+    registerPoolMetrics(metrics.registry, pool);
     await migrate(pool, 'link', MIGRATIONS, logger);
     const redis = createRedis(config.REDIS_URL, logger);
     cleanups.push(() => redis.quit());

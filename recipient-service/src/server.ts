@@ -15,16 +15,19 @@ import {
   publishJson,
   type RunningService,
   randomBase62,
+  registerConsumerLag,
+  registerPoolMetrics,
   serveMetrics,
+  streamNames,
   systemClock,
 } from '@outreach/platform';
 import { buildGrpcServer } from './app';
-import { consumeCampaignSnapshots } from './campaigns/campaign-consumer';
+import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign-consumer';
 import { campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
 import { createRecipientService } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
-import { consumeUsage } from './usage/usage-consumer';
+import { consumeUsage, usageDurable } from './usage/usage-consumer';
 
 export { CONFIG_SPEC } from './config';
 
@@ -79,6 +82,12 @@ export async function start(
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
     const campaignClient = new CampaignService(config.CAMPAIGN_SERVICE_ADDR, credentials.createInsecure());
     const metrics = createMetrics('recipient-service');
+    registerPoolMetrics(metrics.registry, pool);
+    const streams = streamNames(prefix);
+    registerConsumerLag(metrics.registry, jsm, [
+      { stream: streams.state, consumer: campaignsDurable(prefix) },
+      { stream: streams.events, consumer: usageDurable(prefix) },
+    ]);
 
     const service = createRecipientService({
       pool,

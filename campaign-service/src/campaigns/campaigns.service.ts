@@ -471,6 +471,26 @@ export async function getAllowance(
   return computeAllowance(rows[0].budget_mode, Number(rows[0].used), num(rows[0].included));
 }
 
+/**
+ * The remaining budget of every capped campaign still running or to come (launched, metered,
+ * topped off, not completed at the clock's now), in one query; the metrics scrape reads it.
+ */
+export async function remainingBudgets(
+  deps: Pick<CampaignDeps, 'pool' | 'clock'>,
+): Promise<Array<{ campaignId: string; remaining: number }>> {
+  const { rows } = await deps.pool.query<UsageRow>(
+    `${SELECT_WITH_USAGE}
+      WHERE c.launched_at IS NOT NULL AND c.budget_mode = 'metered'
+        AND EXISTS (SELECT 1 FROM top_offs t WHERE t.campaign_id = c.id)
+      ORDER BY c.id`,
+  );
+  const now = deps.clock();
+  return rows
+    .map((r) => toView(r, now))
+    .filter((v) => v.state !== 'completed' && v.allowance.remaining !== null)
+    .map((v) => ({ campaignId: v.id, remaining: v.allowance.remaining as number }));
+}
+
 function notFound(campaignId: string): AppError {
   return new AppError('not_found', 'Campaign not found.', { details: { campaignId } });
 }

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The metrics every service records; services add their own on `registry`. */
 export interface ServiceMetrics {
@@ -59,4 +59,88 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return server;
+}
+
+/** The counters of a pg Pool that `registerPoolMetrics` reads. */
+export interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * Registers `db_pool_total`, `db_pool_idle` and `db_pool_waiting`, read from the pool when
+ * scraped, so the values are current and nothing polls between scrapes.
+ */
+export function registerPoolMetrics(registry: Registry, pool: PoolCounts): void {
+  const gauges: Array<[string, string, keyof PoolCounts]> = [
+    ['db_pool_total', 'PostgreSQL connections open in the pool', 'totalCount'],
+    ['db_pool_idle', 'PostgreSQL connections open and idle in the pool', 'idleCount'],
+    ['db_pool_waiting', 'Queries waiting for a PostgreSQL connection', 'waitingCount'],
+  ];
+  for (const [name, help, field] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(pool[field]);
+      },
+    });
+  }
+}
+
+/** A durable JetStream consumer whose backlog is exported. */
+export interface ConsumerRef {
+  stream: string;
+  consumer: string;
+}
+
+/** What `registerConsumerLag` needs of a JetStreamManager. */
+export interface ConsumerInfoSource {
+  consumers: {
+    info(stream: string, consumer: string): Promise<{ num_pending: number; num_ack_pending: number }>;
+  };
+}
+
+/**
+ * Registers `nats_consumer_pending{stream,consumer}`: messages not yet delivered plus those
+ * delivered but not acknowledged, asked of the server when scraped. A consumer that does not
+ * answer within `timeoutMs` is left out of that scrape rather than holding it up.
+ */
+export function registerConsumerLag(
+  registry: Registry,
+  jsm: ConsumerInfoSource,
+  consumers: ConsumerRef[],
+  timeoutMs = 1000,
+): void {
+  new Gauge({
+    name: 'nats_consumer_pending',
+    help: 'Messages of a durable JetStream consumer not yet delivered or not yet acknowledged',
+    labelNames: ['stream', 'consumer'],
+    registers: [registry],
+    async collect() {
+      const infos = await Promise.all(
+        consumers.map(({ stream, consumer }) => withTimeout(jsm.consumers.info(stream, consumer), timeoutMs)),
+      );
+      this.reset();
+      consumers.forEach(({ stream, consumer }, i) => {
+        const info = infos[i];
+        if (info) this.set({ stream, consumer }, info.num_pending + info.num_ack_pending);
+      });
+    },
+  });
+}
+
+/** The promise's value, or undefined when it fails or takes longer than `ms`. */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

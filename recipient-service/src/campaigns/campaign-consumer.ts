@@ -4,6 +4,9 @@ import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 import { applyCampaignSnapshot } from './campaign-replicas';
 
+/** The durable consumer of campaign snapshots, shared by every instance. */
+export const campaignsDurable = (prefix: string): string => `${prefix}-recipients-campaigns`;
+
 /**
  * Keeps the campaign replicas current from the state stream. Delivering the last message
  * per subject first means a new or reset consumer rebuilds every campaign's latest facts.
@@ -20,7 +23,7 @@ export function consumeCampaignSnapshots(deps: {
     deps.jsm,
     {
       stream: streamNames(deps.prefix).state,
-      durable: `${deps.prefix}-recipients-campaigns`,
+      durable: campaignsDurable(deps.prefix),
       filterSubject: subjects(deps.prefix).campaignStateAll,
       deliver: 'last_per_subject',
     },

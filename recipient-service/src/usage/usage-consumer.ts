@@ -28,6 +28,9 @@ export async function applyUsage(pool: Pool, event: UsageAdmitted): Promise<bool
   });
 }
 
+/** The durable consumer of usage events, shared by every instance. */
+export const usageDurable = (prefix: string): string => `${prefix}-recipients-usage`;
+
 /** Consumes UsageAdmitted events with a durable consumer and applies each once. */
 export function consumeUsage(deps: {
   pool: Pool;
@@ -41,7 +44,7 @@ export function consumeUsage(deps: {
     deps.jsm,
     {
       stream: streamNames(deps.prefix).events,
-      durable: `${deps.prefix}-recipients-usage`,
+      durable: usageDurable(deps.prefix),
       filterSubject: subjects(deps.prefix).usageAdmitted,
       deliver: 'all',
     },
