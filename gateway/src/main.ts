@@ -1,19 +1,4 @@
-import { ConfigError } from '@outreach/platform';
+import { runMain } from '@outreach/platform';
 import { start } from './server';
 
-start(process.env).then(
-  (service) => {
-    const stop = () =>
-      service.stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  },
-  (err: unknown) => {
-    if (err instanceof ConfigError) console.error(err.message);
-    else console.error('gateway failed to start:', err instanceof Error ? err.message : err);
-    process.exit(1);
-  },
-);
+runMain('gateway', start);

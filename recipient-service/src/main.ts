@@ -1,11 +1,4 @@
-import { ConfigError } from '@outreach/platform';
+import { runMain } from '@outreach/platform';
 import { start } from './server';
 
-start(process.env).then(
-  (running) => running.lifecycle.installSignalHandlers(),
-  (err: unknown) => {
-    if (err instanceof ConfigError) console.error(err.message);
-    else console.error('recipient service failed to start:', (err as Error).message);
-    process.exit(1);
-  },
-);
+runMain('recipient-service', start);
