@@ -23,9 +23,11 @@ execFileSync(
     '--oneofs',
     '--grpcLib=@grpc/grpc-js',
     `--outDir=${target}`,
-    `--includeDirs=${path.join(root, 'protos')}`,
+    '--includeDirs=.',
   ],
-  { stdio: 'inherit' },
+  // Run from protos/ with a relative include dir: the generated headers then name each proto
+  // by its path in the repository, so the output is the same in every checkout.
+  { stdio: 'inherit', cwd: path.join(root, 'protos') },
 );
 
 if (check) {

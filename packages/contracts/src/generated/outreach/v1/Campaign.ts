@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/campaigns.proto
+// Original file: outreach/v1/campaigns.proto
 
 import type { Timing as _outreach_v1_Timing, Timing__Output as _outreach_v1_Timing__Output } from '../../outreach/v1/Timing';
 

@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/recipients.proto
+// Original file: outreach/v1/recipients.proto
 
 import type { CreateResult as _outreach_v1_CreateResult, CreateResult__Output as _outreach_v1_CreateResult__Output } from '../../outreach/v1/CreateResult';
 

@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/recipients.proto
+// Original file: outreach/v1/recipients.proto
 
 import type { Recipient as _outreach_v1_Recipient, Recipient__Output as _outreach_v1_Recipient__Output } from '../../outreach/v1/Recipient';
 

@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/recipients.proto
+// Original file: outreach/v1/recipients.proto
 
 
 export interface GetRecipientRequest {

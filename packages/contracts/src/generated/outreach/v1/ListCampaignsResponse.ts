@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/campaigns.proto
+// Original file: outreach/v1/campaigns.proto
 
 import type { Campaign as _outreach_v1_Campaign, Campaign__Output as _outreach_v1_Campaign__Output } from '../../outreach/v1/Campaign';
 

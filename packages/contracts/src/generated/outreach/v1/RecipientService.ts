@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/recipients.proto
+// Original file: outreach/v1/recipients.proto
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'

@@ -1,4 +1,4 @@
-// Original file: /work/main/protos/outreach/v1/campaigns.proto
+// Original file: outreach/v1/campaigns.proto
 
 import type { Long } from '@grpc/proto-loader';
 
