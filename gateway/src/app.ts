@@ -64,7 +64,7 @@ export function buildApp(deps: GatewayDeps): Koa {
   campaignRoutes(api, deps.backends);
   recipientRoutes(api, deps.backends, idempotency({ redis: deps.redis, prefix: deps.redisPrefix }));
 
-  app.use(countRequests(deps.metrics));
+  app.use(countRequests(deps.metrics, [api]));
   app.use(requestContext(deps.logger));
   app.use(
     healthRoutes(deps.lifecycle, {

@@ -22,14 +22,25 @@ export interface TestSystem {
   adminUrl: string;
   adminToken: string;
   services: RunningService[];
+  /** `http://127.0.0.1:<port>/metrics` by service name, when started with `{ metrics: true }`. */
+  metricsUrls: Record<string, string>;
   stop(): Promise<void>;
+}
+
+/** Options of `startSystem`. */
+export interface SystemOptions {
+  /** Give each service a free METRICS_PORT of its own and report the URLs in `metricsUrls`. */
+  metrics?: boolean;
 }
 
 /**
  * Starts campaign-service, recipient-service, link-runtime and gateway exactly as their
  * main modules do, with free ports and an isolated database, Redis prefix and NATS prefix.
  */
-export async function startSystem(extraEnv: Record<string, string> = {}): Promise<TestSystem> {
+export async function startSystem(
+  extraEnv: Record<string, string> = {},
+  options: SystemOptions = {},
+): Promise<TestSystem> {
   const ns = await createTestNamespace();
   const [campaignGrpc, recipientGrpc, dashboard, link, gateway] = await Promise.all(
     Array.from({ length: 5 }, () => freePort()),
@@ -55,14 +66,17 @@ export async function startSystem(extraEnv: Record<string, string> = {}): Promis
     for (const s of [...services].reverse()) await s.stop().catch(() => undefined);
     await ns.cleanup();
   };
+  const metricsUrls: Record<string, string> = {};
   try {
-    const starts = [
-      () => require('@outreach/campaign-service').start(env),
-      () => require('@outreach/recipient-service').start(env),
-      () => require('@outreach/link-runtime').start(env),
-      () => require('@outreach/gateway').start(env),
-    ];
-    for (const start of starts) services.push(await start());
+    for (const name of ['campaign-service', 'recipient-service', 'link-runtime', 'gateway']) {
+      const serviceEnv = { ...env };
+      if (options.metrics) {
+        const port = await freePort();
+        serviceEnv.METRICS_PORT = String(port);
+        metricsUrls[name] = `http://127.0.0.1:${port}/metrics`;
+      }
+      services.push(await require(`@outreach/${name}`).start(serviceEnv));
+    }
   } catch (err) {
     await stop();
     throw err;
@@ -74,6 +88,7 @@ export async function startSystem(extraEnv: Record<string, string> = {}): Promis
     adminUrl: `http://127.0.0.1:${dashboard}`,
     adminToken,
     services,
+    metricsUrls,
     stop,
   };
 }

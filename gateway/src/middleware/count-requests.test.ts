@@ -34,3 +34,39 @@ test('counts by method, route template and the final status (errors included)', 
     server.close();
   }
 });
+
+test('labels a request refused before routing with the template it was meant for', async () => {
+  const metrics = createMetrics('unit');
+  const app = new Koa();
+  const router = new Router();
+  router.get('/items/:id', (ctx) => {
+    ctx.body = {};
+  });
+  app.use(countRequests(metrics, [router]));
+  app.use(requestContext(createLogger('unit', 'silent')));
+  app.use(async (ctx, next) => {
+    if (ctx.get('x-refuse')) throw new AppError('rate_limited');
+    await next();
+  });
+  app.use(router.routes());
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  try {
+    await fetch(`${url}/items/1`, { headers: { 'x-refuse': '1' } });
+    await fetch(`${url}/items/1`, { method: 'POST', headers: { 'x-refuse': '1' } });
+    await fetch(`${url}/other`, { headers: { 'x-refuse': '1' } });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(
+      /http_requests_total\{method="GET",route="\/items\/:id",status="429",service="unit"\} 1/,
+    );
+    expect(text).toMatch(
+      /http_requests_total\{method="POST",route="unmatched",status="429",service="unit"\} 1/,
+    );
+    expect(text).toMatch(
+      /http_requests_total\{method="GET",route="unmatched",status="429",service="unit"\} 1/,
+    );
+  } finally {
+    server.close();
+  }
+});

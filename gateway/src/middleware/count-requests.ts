@@ -1,3 +1,4 @@
+import type Router from '@koa/router';
 import type { ServiceMetrics } from '@outreach/platform';
 import type { Middleware } from 'koa';
 
@@ -6,15 +7,19 @@ const FIXED_PATHS = new Set(['/livez', '/readyz']);
 /**
  * Counts every request by method, route template and final status. It sits outside
  * `requestContext` so that it sees the status error bodies were written with; unmatched
- * paths share one label so that scanners cannot blow up the series count.
+ * paths share one label so that scanners cannot blow up the series count. Requests refused
+ * before routing (401, 429) are labelled with the template of `routers` they were meant for,
+ * so refusals show on their route.
  */
-export function countRequests(metrics: ServiceMetrics): Middleware {
+export function countRequests(metrics: ServiceMetrics, routers: Router[] = []): Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const matched = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
+      const matched =
+        (ctx as unknown as { _matchedRoute?: string })._matchedRoute ??
+        templateOf(routers, ctx.method, ctx.path);
       const route = matched ?? (FIXED_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe(
@@ -23,4 +28,14 @@ export function countRequests(metrics: ServiceMetrics): Middleware {
       );
     }
   };
+}
+
+/** The template of the route a router would run for this method and path, as the router picks it. */
+function templateOf(routers: Router[], method: string, path: string): string | undefined {
+  for (const router of routers) {
+    const layers = router.match(path, method).pathAndMethod.filter((l) => l.methods.length > 0);
+    const last = layers[layers.length - 1];
+    if (last) return String(last.path);
+  }
+  return undefined;
 }

@@ -1,0 +1,209 @@
+/**
+ * What every service exports on /metrics, scraped from the real services after known
+ * traffic: request series by method, route template and status; refusals; admissions; gRPC
+ * calls; PostgreSQL pool gauges; NATS consumer backlog and campaign budgets.
+ */
+import { streamNames } from '@outreach/platform';
+import { admin, createCampaign, createProject, eventually, type ProjectFixture } from './support/fixtures';
+import { type Sample, scrape, select, sum } from './support/prometheus';
+import { http, startSystem, type TestSystem } from './support/system';
+
+const CAMPAIGNS = '/api/v1/projects/:projectId/campaigns';
+const RECIPIENTS = '/api/v1/projects/:projectId/recipients';
+const RECIPIENT = '/api/v1/projects/:projectId/recipients/:recipientId';
+const PAGE = '/i/:token';
+const START = '/i/:token/conversations';
+const SERVICES = ['gateway', 'link-runtime', 'campaign-service', 'recipient-service'];
+
+let sys: TestSystem;
+let fx: ProjectFixture;
+let limitedKey: string;
+let capped: string;
+let links: { a: string; b: string };
+let before: Record<string, Sample[]>;
+let after: Record<string, Sample[]>;
+
+const scrapeAll = async () =>
+  Object.fromEntries(
+    await Promise.all(SERVICES.map(async (s) => [s, await scrape(sys.metricsUrls[s])] as const)),
+  );
+/** How much a counter of `service` grew during the traffic. */
+const delta = (service: string, name: string, labels: Record<string, string> = {}) =>
+  sum(after[service], name, labels) - sum(before[service], name, labels);
+const api = (path: string) => `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}${path}`;
+const campaignPath = (id: string) => `/projects/${fx.projectId}/campaigns/${id}`;
+
+beforeAll(async () => {
+  sys = await startSystem({}, { metrics: true });
+  fx = await createProject(sys);
+  limitedKey = (
+    await admin(sys, 'POST', `/projects/${fx.projectId}/api-keys`, {
+      name: 'limited',
+      scopes: ['recipients:read'],
+      rateLimitPerMinute: 2,
+    })
+  ).key;
+
+  // A metered campaign with a budget of 3, running from in a moment.
+  capped = (await createCampaign(sys, fx.projectId, fx.deviceId, { startDate: new Date(Date.now() + 1500) }))
+    .id;
+  await admin(sys, 'POST', `${campaignPath(capped)}/top-offs`, { conversations: 3 });
+  const created = await http('POST', api('/recipients'), {
+    token: fx.keys.rw,
+    body: {
+      campaignId: capped,
+      items: [{ label: 'a', maxInteractionsPerWindow: 1, windowSeconds: 3600 }, { label: 'b' }],
+    },
+  });
+  expect(created.status).toBe(201);
+  links = { a: created.body.results[0].link, b: created.body.results[1].link };
+  await admin(sys, 'POST', `${campaignPath(capped)}/launch`);
+
+  // Campaigns that must not report a budget: uncapped, a topped-off draft, a halted one.
+  const uncapped = (await createCampaign(sys, fx.projectId, fx.deviceId)).id;
+  await admin(sys, 'POST', `${campaignPath(uncapped)}/launch`);
+  const draft = (await createCampaign(sys, fx.projectId, fx.deviceId)).id;
+  await admin(sys, 'POST', `${campaignPath(draft)}/top-offs`, { conversations: 5 });
+  const halted = (await createCampaign(sys, fx.projectId, fx.deviceId)).id;
+  await admin(sys, 'POST', `${campaignPath(halted)}/top-offs`, { conversations: 5 });
+  await admin(sys, 'POST', `${campaignPath(halted)}/launch`);
+  await admin(sys, 'POST', `${campaignPath(halted)}/halt`);
+
+  // Wait until the link runtime sees the campaign running (b's page opens), then measure.
+  await eventually(async () => (await http('GET', links.b)).status === 200, 10_000);
+  before = await scrapeAll();
+
+  // The traffic whose counts are asserted below.
+  const statuses: number[] = [];
+  const call = async (method: string, url: string, options: Parameters<typeof http>[2] = {}) =>
+    statuses.push((await http(method, url, options)).status);
+  await call('GET', api('/campaigns'), { token: fx.keys.read });
+  await call('GET', api('/campaigns'), { token: fx.keys.read });
+  await call('POST', api('/recipients'), { token: fx.keys.read, body: { campaignId: capped, items: [{}] } });
+  await call('GET', api('/recipients/rcp_missing'), { token: fx.keys.read });
+  for (let i = 0; i < 3; i++) await call('GET', api('/campaigns'), { token: limitedKey });
+  await call('GET', links.a);
+  await call('POST', `${links.a}/conversations`);
+  await call('POST', `${links.a}/conversations`);
+  await call('GET', links.a);
+  await call('POST', `${links.b}/conversations`);
+  await call('GET', `${sys.linkUrl}/i/nope`);
+  expect(statuses).toEqual([200, 200, 403, 404, 200, 200, 429, 200, 201, 429, 429, 201, 404]);
+
+  // Usage reaches campaign-service over NATS; wait for it before the final scrape.
+  await eventually(async () => {
+    const samples = await scrape(sys.metricsUrls['campaign-service']);
+    return sum(samples, 'campaign_budget_remaining', { campaign_id: capped }) === 1;
+  }, 5000);
+  after = await scrapeAll();
+}, 60_000);
+afterAll(() => sys?.stop());
+
+describe('request series', () => {
+  it('counts gateway requests by method, route template and status', () => {
+    const m = 'http_requests_total';
+    expect(delta('gateway', m, { method: 'GET', route: CAMPAIGNS, status: '200' })).toBe(4);
+    expect(delta('gateway', m, { method: 'POST', route: RECIPIENTS, status: '403' })).toBe(1);
+    expect(delta('gateway', m, { method: 'GET', route: RECIPIENT, status: '404' })).toBe(1);
+    expect(delta('gateway', m, { method: 'GET', route: CAMPAIGNS, status: '429' })).toBe(1);
+    expect(delta('gateway', m)).toBe(7);
+    for (const s of select(after.gateway, m)) expect(s.labels.service).toBe('gateway');
+  });
+
+  it('counts link requests by route template, never by token', () => {
+    const m = 'http_requests_total';
+    expect(delta('link-runtime', m, { method: 'GET', route: PAGE, status: '200' })).toBe(1);
+    expect(delta('link-runtime', m, { method: 'GET', route: PAGE, status: '429' })).toBe(1);
+    expect(delta('link-runtime', m, { method: 'GET', route: PAGE, status: '404' })).toBe(1);
+    expect(delta('link-runtime', m, { method: 'POST', route: START, status: '201' })).toBe(2);
+    expect(delta('link-runtime', m, { method: 'POST', route: START, status: '429' })).toBe(1);
+    expect(delta('link-runtime', m)).toBe(6);
+    const token = links.a.split('/').pop() as string;
+    expect(after['link-runtime'].some((s) => Object.values(s.labels).some((v) => v.includes(token)))).toBe(
+      false,
+    );
+  });
+
+  it('counts the admin API by route template on campaign-service', () => {
+    const route = '/admin/v1/projects/:p/campaigns/:id/top-offs';
+    expect(
+      sum(after['campaign-service'], 'http_requests_total', { method: 'POST', route, status: '201' }),
+    ).toBe(3);
+  });
+});
+
+describe('refusals and admissions', () => {
+  it('counts the gateway rate-limit refusal by reason', () => {
+    expect(delta('gateway', 'gateway_rate_limited_total', { reason: 'key' })).toBe(1);
+    expect(delta('gateway', 'gateway_rate_limited_total')).toBe(1);
+  });
+
+  it('counts link refusals by code and admitted conversations', () => {
+    expect(delta('link-runtime', 'link_refusals_total', { code: 'cooldown' })).toBe(2);
+    expect(delta('link-runtime', 'link_refusals_total', { code: 'not_found' })).toBe(1);
+    expect(delta('link-runtime', 'link_refusals_total')).toBe(3);
+    expect(delta('link-runtime', 'link_conversations_admitted_total')).toBe(2);
+  });
+});
+
+describe('gRPC series', () => {
+  it('counts the calls the gateway made, by method and code', () => {
+    const m = 'grpc_server_handled_total';
+    expect(delta('campaign-service', m, { method: 'ListCampaigns', code: 'OK' })).toBe(4);
+    expect(delta('recipient-service', m, { method: 'CountRecipients', code: 'OK' })).toBe(4);
+    expect(delta('recipient-service', m, { method: 'GetRecipient', code: 'NOT_FOUND' })).toBe(1);
+    expect(delta('recipient-service', m, { method: 'CreateRecipients' })).toBe(0);
+  });
+});
+
+describe('stores and messaging gauges', () => {
+  it('exports the PostgreSQL pool gauges of every service with a pool', () => {
+    for (const service of ['link-runtime', 'campaign-service', 'recipient-service']) {
+      const total = sum(after[service], 'db_pool_total');
+      expect([service, select(after[service], 'db_pool_total')]).toEqual([service, [expect.anything()]]);
+      expect(total).toBeGreaterThanOrEqual(1);
+      expect(total).toBeLessThanOrEqual(Number(sys.ns.env.DATABASE_POOL_SIZE ?? 10));
+      expect(sum(after[service], 'db_pool_idle')).toBeLessThanOrEqual(total);
+      expect(select(after[service], 'db_pool_waiting')).toEqual([
+        { name: 'db_pool_waiting', labels: { service }, value: 0 },
+      ]);
+    }
+    expect(select(after.gateway, 'db_pool_total')).toEqual([]);
+  });
+
+  it('exports the backlog of each durable consumer, drained to zero once events are handled', async () => {
+    const prefix = sys.ns.natsPrefix;
+    const streams = streamNames(prefix);
+    const pending = async (service: string) =>
+      select(await scrape(sys.metricsUrls[service]), 'nats_consumer_pending')
+        .map((s) => s.labels)
+        .sort((x, y) => x.consumer.localeCompare(y.consumer));
+    expect(await pending('recipient-service')).toEqual([
+      { service: 'recipient-service', stream: streams.state, consumer: `${prefix}-recipients-campaigns` },
+      { service: 'recipient-service', stream: streams.events, consumer: `${prefix}-recipients-usage` },
+    ]);
+    expect(await pending('campaign-service')).toEqual([
+      { service: 'campaign-service', stream: streams.events, consumer: `${prefix}_campaign_usage` },
+    ]);
+    await eventually(async () => {
+      const values = await Promise.all(
+        ['recipient-service', 'campaign-service'].map(async (s) =>
+          select(await scrape(sys.metricsUrls[s]), 'nats_consumer_pending').map((x) => x.value),
+        ),
+      );
+      return values.flat().length === 3 && values.flat().every((v) => v === 0);
+    }, 5000);
+    expect(select(after.gateway, 'nats_consumer_pending')).toEqual([]);
+  });
+
+  it('exports the remaining budget of launched, running, capped campaigns only', () => {
+    expect(select(after['campaign-service'], 'campaign_budget_remaining')).toEqual([
+      {
+        name: 'campaign_budget_remaining',
+        labels: { service: 'campaign-service', campaign_id: capped },
+        value: 1,
+      },
+    ]);
+    expect(sum(before['campaign-service'], 'campaign_budget_remaining', { campaign_id: capped })).toBe(3);
+  });
+});
