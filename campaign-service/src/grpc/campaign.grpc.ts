@@ -1,11 +1,11 @@
-import type { Server, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Server } from '@grpc/grpc-js';
 import {
   CAMPAIGN_STATES,
   type CampaignMessage,
   type CampaignState,
   loadCampaignsProto,
 } from '@outreach/contracts';
-import { AppError, type ServiceMetrics, toAppError, unary } from '@outreach/platform';
+import { AppError, type ServiceMetrics, unary } from '@outreach/platform';
 import { verifyApiKeyHash } from '../api-keys/api-keys.service';
 import { type CampaignView, getAllowance, getCampaign, listCampaigns } from '../campaigns/campaigns.service';
 import type { CampaignDeps } from '../deps';
@@ -49,19 +49,7 @@ function required(value: string, field: string): string {
 export function addCampaignService(server: Server, deps: CampaignDeps, metrics: ServiceMetrics): void {
   const proto = loadCampaignsProto();
   const measured = <Req, Res>(method: string, fn: (req: Req) => Promise<Res>) =>
-    unary<Req, Res>(deps.logger, method, async (req: Req, _call: ServerUnaryCall<Req, Res>) => {
-      const end = metrics.grpcDuration.startTimer({ method });
-      try {
-        const res = await fn(req);
-        metrics.grpcRequests.inc({ method, code: 'OK' });
-        return res;
-      } catch (err) {
-        metrics.grpcRequests.inc({ method, code: toAppError(err).code });
-        throw err;
-      } finally {
-        end();
-      }
-    });
+    unary<Req, Res>(deps.logger, method, (req: Req) => fn(req), metrics);
 
   server.addService(proto.outreach.v1.CampaignService.service, {
     ListCampaigns: measured('ListCampaigns', async (req: { projectId: string; state?: string }) => {

@@ -7,6 +7,11 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AppError, isErrorCode, toAppError } from './errors';
+import type { ServiceMetrics } from './metrics';
+
+const STATUS_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
+);
 
 const CODE_KEY = 'x-error-code';
 const DETAILS_KEY = 'x-error-details';
@@ -48,18 +53,23 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
 
 /**
  * Adapts an async function into a unary gRPC handler that answers exactly once and maps
- * thrown errors through the catalogue; unexpected errors are logged, not leaked.
+ * thrown errors through the catalogue; unexpected errors are logged, not leaked. With
+ * `metrics`, every call is counted by method and gRPC status name, and timed.
  */
 export function unary<Req, Res>(
   logger: Logger,
   method: string,
   handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
+  metrics?: Pick<ServiceMetrics, 'grpcRequests' | 'grpcDuration'>,
 ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
   return (call, callback) => {
+    const end = metrics?.grpcDuration.startTimer({ method });
     let answered = false;
     const answer = (err: Partial<ServiceError> | null, res?: Res) => {
       if (answered) return;
       answered = true;
+      end?.();
+      metrics?.grpcRequests.inc({ method, code: STATUS_NAMES[err?.code ?? GrpcStatus.OK] ?? 'UNKNOWN' });
       callback(err, res);
     };
     handler(call.request, call).then(

@@ -1,24 +1,6 @@
-import type { ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type Logger, type ServiceMetrics, unary } from '@outreach/platform';
 import type { RecipientService } from './recipients.service';
-
-type Handler = (call: ServerUnaryCall<Req, unknown>, callback: sendUnaryData<unknown>) => void;
-
-const STATUS_NAMES = Object.fromEntries(Object.entries(GrpcStatus).map(([name, code]) => [code, name]));
-
-/** Counts and times every call by method and status code, around the unary adapter. */
-function instrumented(metrics: ServiceMetrics, method: string, handler: Handler): Handler {
-  return (call, callback) => {
-    const end = metrics.grpcDuration.startTimer({ method });
-    handler(call, (err, res) => {
-      end();
-      const code = err ? (err.code ?? GrpcStatus.UNKNOWN) : GrpcStatus.OK;
-      metrics.grpcRequests.inc({ method, code: STATUS_NAMES[code] ?? String(code) });
-      callback(err, res);
-    });
-  };
-}
 
 interface Req {
   projectId: string;
@@ -59,7 +41,7 @@ export function recipientHandlers(
   return Object.fromEntries(
     Object.entries(methods).map(([name, fn]) => [
       name,
-      instrumented(metrics, name, unary<Req, unknown>(logger, name, (req) => fn(req)) as Handler),
+      unary<Req, unknown>(logger, name, (req) => fn(req), metrics),
     ]),
   );
 }
