@@ -5,7 +5,7 @@ import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(__dirname, 'artifacts');
+const ARTIFACTS = path.resolve(__dirname, '../../test/artifacts/link-runtime');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
   console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
