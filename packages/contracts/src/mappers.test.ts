@@ -64,3 +64,15 @@ test('an uncapped allowance reports null included and remaining', () => {
     exhausted: false,
   });
 });
+
+test('the full shape is the list entry plus the full fields, in that key order, also in created results', () => {
+  const r = { ...recipient, externalId: 'e', label: 'L', injectionInstructions: 'Be brief.' };
+  const full = toFullRecipient(r);
+  const entryKeys = Object.keys(toListEntry(r));
+  expect(Object.keys(full).slice(0, entryKeys.length)).toEqual(entryKeys);
+  expect(full).toMatchObject(toListEntry(r));
+  expect(full.metadata).toEqual({ plan: 'pro' });
+  expect(full.metadata).not.toBe(r.metadata);
+  const created = toCreateResult({ status: 'created', index: 4, recipient: r, id: r.id });
+  expect(JSON.stringify(created)).toBe(JSON.stringify({ status: 'created', index: 4, ...full }));
+});
