@@ -1,4 +1,4 @@
-import { newId, newLinkToken } from './ids';
+import { newId, newLinkToken, randomBase62 } from './ids';
 
 describe('ids', () => {
   it('makes prefixed ids and URL-safe tokens of at least 128 bits', () => {
@@ -11,5 +11,20 @@ describe('ids', () => {
   it('does not repeat', () => {
     const seen = new Set(Array.from({ length: 10000 }, () => newLinkToken()));
     expect(seen.size).toBe(10000);
+  });
+});
+
+describe('randomBase62', () => {
+  it('gives every length asked, across block refills, with every character about equally often', () => {
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 2000; i++) {
+      const text = randomBase62(1 + (i % 40));
+      expect(text).toHaveLength(1 + (i % 40));
+      for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+    }
+    // 41,000 characters: about 661 each; a biased or stuck source lands far outside.
+    expect(counts.size).toBe(62);
+    for (const n of counts.values()) expect(n).toBeGreaterThan(450);
+    for (const n of counts.values()) expect(n).toBeLessThan(900);
   });
 });
