@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import type { DeviceSnapshot } from '@outreach/contracts';
@@ -22,7 +21,9 @@ import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
 import type { LinkMetrics } from './metrics';
+import { ChatPages } from './page/chat-pages';
 import { pickLanguage } from './page/i18n';
+import { NonceSource } from './page/nonce';
 import { contentSecurityPolicy, type PageBody, renderPage } from './page/render';
 import type { RecipientCache } from './state/recipient.cache';
 import type { StateCache } from './state/state.cache';
@@ -99,29 +100,32 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
 
   const router = new Router();
 
+  const chatPages = new ChatPages();
+  const nonces = new NonceSource();
+
   router.get('/i/:token', async (ctx) => {
-    const nonce = randomBytes(16).toString('base64');
-    let body: PageBody;
+    const nonce = nonces.next();
     const seen: { device?: DeviceSnapshot } = {};
+    ctx.set('Content-Security-Policy', contentSecurityPolicy(nonce));
+    ctx.type = 'text/html; charset=utf-8';
     try {
       const link = await open(ctx, seen);
       await deps.admission.check(link);
-      body = { kind: 'chat', token: link.token };
     } catch (err) {
       const appError = refused(err);
       if (appError.code === 'internal') ctx.state.log.error({ err }, 'link page failed');
-      const { strings } = pickLanguage(ctx.get('accept-language'), seen.device);
-      body = { kind: 'message', code: appError.code, text: pageText(appError, strings) };
+      const { lang, strings } = pickLanguage(ctx.get('accept-language'), seen.device);
+      const body: PageBody = { kind: 'message', code: appError.code, text: pageText(appError, strings) };
       ctx.status = appError.spec.httpStatus;
       for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
       const retry = appError.details.retryAfterSeconds;
       if (typeof retry === 'number')
         body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
+      ctx.body = renderPage({ nonce, lang, strings, device: seen.device, body });
+      return;
     }
-    const { lang, strings } = pickLanguage(ctx.get('accept-language'), seen.device);
-    ctx.set('Content-Security-Policy', contentSecurityPolicy(nonce));
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = renderPage({ nonce, lang, strings, device: seen.device, body });
+    // The chat page is the same for every link of a device and language: only the nonce differs.
+    ctx.body = chatPages.page(ctx.get('accept-language'), seen.device).shell.withNonce(nonce);
   });
 
   router.post('/i/:token/conversations', async (ctx) => {

@@ -117,12 +117,15 @@ export class Admission {
       recipient.maxInteractionsPerWindow !== undefined && recipient.windowSeconds !== undefined;
     const windowMs = windowed ? recipient.windowSeconds! * 1000 : 0;
     const capped = campaign.budgetMode === 'metered' && campaign.includedConversations !== null;
+    const maxTotal = recipient.maxTotalInteractions ?? -1;
+    // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
+    if (!consume && !windowed && maxTotal < 0 && !capped) return;
     const keys = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
     const args = [
       now,
       windowMs,
       windowed ? recipient.maxInteractionsPerWindow! : -1,
-      recipient.maxTotalInteractions ?? -1,
+      maxTotal,
       capped ? campaign.includedConversations! : -1,
       conversationId,
       consume ? 1 : 0,

@@ -146,16 +146,23 @@ start();
 })();
 `;
 
-/** Renders the whole page; every operator-supplied string is escaped. */
-export function renderPage(input: PageInput): string {
-  const { nonce, strings, device, body } = input;
+/** What a page shell is rendered from: everything but the nonce. */
+export type ShellInput = Omit<PageInput, 'nonce'>;
+
+/**
+ * Renders the whole page as the text between its nonces: the page is `parts.join(nonce)`.
+ * Every operator-supplied string is escaped; the nonce slots are placed by this template alone,
+ * so no operator text can add one.
+ */
+export function renderPageParts(input: ShellInput): string[] {
+  const { strings, device, body } = input;
   const styling = device?.styling ?? {};
   const primary = color(styling.primaryColor, '#2f5bea');
   const background = color(styling.backgroundColor, '#f5f5f7');
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const head = `<!doctype html>
+  const beforeStyleNonce = `<!doctype html>
 <html lang="${escapeHtml(input.lang)}">
 <head>
 <meta charset="utf-8">
@@ -163,7 +170,8 @@ export function renderPage(input: PageInput): string {
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex,nofollow">
 <title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">:root{--primary:${primary};--bg:${background}}${CSS}</style>
+<style nonce="`;
+  const head = `">:root{--primary:${primary};--bg:${background}}${CSS}</style>
 </head>
 <body>
 <header>${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}<h1>${escapeHtml(title)}</h1>${
@@ -174,11 +182,14 @@ export function renderPage(input: PageInput): string {
 <main>`;
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
-    return `${head}
+    return [
+      beforeStyleNonce,
+      `${head}
 <p class="notice" role="alert" data-code="${escapeHtml(body.code)}">${escapeHtml(body.text + note)}</p>
 </main>
 </body>
-</html>`;
+</html>`,
+    ];
   }
   const cfg = {
     lang: input.lang,
@@ -186,7 +197,9 @@ export function renderPage(input: PageInput): string {
     voice,
     voiceName: device?.voice.voiceName ?? null,
   };
-  return `${head}
+  return [
+    beforeStyleNonce,
+    `${head}
 <div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
@@ -196,7 +209,39 @@ export function renderPage(input: PageInput): string {
 </form>
 </main>
 <script type="application/json" id="cfg">${scriptJson(cfg)}</script>
-<script nonce="${nonce}">${SCRIPT}</script>
+<script nonce="`,
+    `">${SCRIPT}</script>
 </body>
-</html>`;
+</html>`,
+  ];
+}
+
+/** Renders the whole page; every operator-supplied string is escaped. */
+export function renderPage(input: PageInput): string {
+  return renderPageParts(input).join(input.nonce);
+}
+
+/**
+ * A rendered page kept as bytes with its nonce slots, so a page view only copies the bytes and
+ * writes a fresh nonce into each slot instead of rendering and encoding the page again.
+ */
+export class PageShell {
+  private readonly parts: Buffer[];
+  private readonly fixedLength: number;
+
+  constructor(parts: readonly string[]) {
+    this.parts = parts.map((p) => Buffer.from(p, 'utf8'));
+    this.fixedLength = this.parts.reduce((n, p) => n + p.length, 0);
+  }
+
+  /** The page bytes with `nonce` (base64, so ASCII) in every slot. */
+  withNonce(nonce: string): Buffer {
+    const out = Buffer.allocUnsafe(this.fixedLength + nonce.length * (this.parts.length - 1));
+    let at = this.parts[0].copy(out, 0);
+    for (let i = 1; i < this.parts.length; i++) {
+      at += out.write(nonce, at, 'latin1');
+      at += this.parts[i].copy(out, at);
+    }
+    return out;
+  }
 }

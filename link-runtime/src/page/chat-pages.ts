@@ -1,0 +1,50 @@
+import type { DeviceSnapshot } from '@outreach/contracts';
+import { pickLanguage, type UiStrings } from './i18n';
+import { PageShell, renderPageParts } from './render';
+
+/** The chat page of one device in one language, ready to be sent with a fresh nonce. */
+export interface ChatPage {
+  lang: string;
+  strings: UiStrings;
+  shell: PageShell;
+}
+
+// Accept-Language values are client-chosen: bound what one device remembers of them.
+const MAX_HEADERS_PER_DEVICE = 256;
+
+interface DevicePages {
+  byHeader: Map<string, ChatPage>;
+  byLang: Map<string, ChatPage>;
+}
+
+/**
+ * Chat pages rendered once per device snapshot and language. A device change arrives as a new
+ * snapshot object, so entries are keyed by the snapshot itself: a newer version finds nothing
+ * cached and renders afresh, and the old entries go with the old snapshot.
+ */
+export class ChatPages {
+  private readonly byDevice = new WeakMap<DeviceSnapshot, DevicePages>();
+  private readonly noDevice: DevicePages = { byHeader: new Map(), byLang: new Map() };
+
+  /** The chat page for a visitor sending `acceptLanguage`, on `device`'s link. */
+  page(acceptLanguage: string, device: DeviceSnapshot | undefined): ChatPage {
+    let pages = device ? this.byDevice.get(device) : this.noDevice;
+    if (!pages) {
+      pages = { byHeader: new Map(), byLang: new Map() };
+      this.byDevice.set(device as DeviceSnapshot, pages);
+    }
+    const hit = pages.byHeader.get(acceptLanguage);
+    if (hit) return hit;
+    const { lang, strings } = pickLanguage(acceptLanguage, device);
+    let page = pages.byLang.get(lang);
+    if (!page) {
+      // The page finds its link in its own address, so one rendering serves every link of the device.
+      const parts = renderPageParts({ lang, strings, device, body: { kind: 'chat', token: '' } });
+      page = { lang, strings, shell: new PageShell(parts) };
+      pages.byLang.set(lang, page);
+    }
+    if (pages.byHeader.size >= MAX_HEADERS_PER_DEVICE) pages.byHeader.clear();
+    pages.byHeader.set(acceptLanguage, page);
+    return page;
+  }
+}
