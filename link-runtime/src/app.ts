@@ -131,13 +131,8 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   router.post('/i/:token/conversations', async (ctx) => {
     try {
       const link = await open(ctx);
+      // Consumes every cap, remembers the conversation and records it durably before the 201.
       const admitted = await deps.admission.admit(link);
-      await deps.conversations.create({
-        id: admitted.conversationId,
-        recipientId: link.recipient.id,
-        campaignId: link.campaign.id,
-        startedAt: admitted.startedAt.toISOString(),
-      });
       deps.metrics.admissions.inc();
       ctx.status = 201;
       ctx.body = { conversationId: admitted.conversationId };

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import type Redis from 'ioredis';
+
 /**
  * The admission script: every cap of one conversation start, checked and consumed in one
  * atomic step so that no burst, however parallel, admits more than a cap allows.
@@ -5,8 +8,10 @@
  * KEYS[1] recipient hash  {count, seeded}     lifetime interactions of the recipient
  * KEYS[2] recipient zset  member=conversation, score=start ms (the rolling window)
  * KEYS[3] campaign string                     conversations admitted in the campaign
+ * KEYS[4] conversation hash                   written on admission, so a start is one round trip
  * ARGV: now ms, window ms (0 = no window), max per window (-1 = none), max total (-1 = none),
- *       budget (-1 = unlimited), conversation id, 1 = consume / 0 = only check, key ttl seconds
+ *       budget (-1 = unlimited), conversation id, 1 = consume / 0 = only check, key ttl seconds,
+ *       conversation ttl seconds, then the conversation's field/value pairs
  *
  * Replies: {1, count, used} admitted (or would be);
  *          {0, 'missing'} a counter is not in Redis: rebuild it from PostgreSQL, then retry;
@@ -52,6 +57,10 @@ if windowMs > 0 then
 end
 used = redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], ttl)
+if #ARGV >= 11 then
+  redis.call('HSET', KEYS[4], unpack(ARGV, 10))
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[9]))
+end
 return {1, count, used}
 `;
 
@@ -89,5 +98,25 @@ export const RELEASE_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], 'seeded') == 1 then redis.call('HINCRBY', KEYS[1], 'count', -1) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('DECR', KEYS[3]) end
+if KEYS[4] then redis.call('DEL', KEYS[4]) end
 return 1
 `;
+
+/** A Lua script run by its SHA-1 (EVALSHA), loaded with EVAL only when Redis does not know it yet. */
+export class LuaScript {
+  readonly sha: string;
+
+  constructor(readonly body: string) {
+    this.sha = createHash('sha1').update(body).digest('hex');
+  }
+
+  /** Runs the script; a Redis that lost its script cache (restart, SCRIPT FLUSH) gets the body. */
+  async run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(this.body, keys.length, ...keys, ...args);
+    }
+  }
+}

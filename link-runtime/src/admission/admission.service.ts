@@ -3,7 +3,8 @@ import { AppError, type Clock, type JetStreamClient, newId, publishJson } from '
 import type Redis from 'ioredis';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { ADMIT_SCRIPT, RELEASE_SCRIPT, SEED_SCRIPT } from './admission.lua';
+import { conversationKey } from '../conversations/conversations.store';
+import { ADMIT_SCRIPT, LuaScript, RELEASE_SCRIPT, SEED_SCRIPT } from './admission.lua';
 import {
   type ConversationRecord,
   insertConversations,
@@ -28,6 +29,10 @@ const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 
 type ScriptReply = [number, string | number, number?];
 
+const admitScript = new LuaScript(ADMIT_SCRIPT);
+const seedScript = new LuaScript(SEED_SCRIPT);
+const releaseScript = new LuaScript(RELEASE_SCRIPT);
+
 /** Dependencies of the admission step. */
 export interface AdmissionDeps {
   redis: Redis;
@@ -38,6 +43,8 @@ export interface AdmissionDeps {
   clock: Clock;
   logger: Logger;
   groupCommitMs: number;
+  /** How long an idle conversation is kept (its record is written by the admission itself). */
+  conversationTtlSeconds: number;
 }
 
 /** What the counters say about one start: consumed, or the refusal. */
@@ -68,7 +75,10 @@ export class Admission {
     await this.run(link, 'none', false);
   }
 
-  /** Admits one conversation: consumes one of every cap atomically, records it, announces it. */
+  /**
+   * Admits one conversation: consumes one of every cap and remembers the conversation in one
+   * atomic script, records it durably, announces it.
+   */
   async admit(link: OpenLink): Promise<Admitted> {
     const conversationId = newId('cnv');
     const startedAt = this.deps.clock();
@@ -84,8 +94,11 @@ export class Admission {
       await this.commits.add(record);
     } catch (err) {
       // The start never became durable: take it back from the cache, refuse it as retryable.
-      const keys = usageKeys(this.deps.redisPrefix, record.recipientId, record.campaignId);
-      await this.deps.redis.eval(RELEASE_SCRIPT, 3, ...keys, conversationId).catch(() => undefined);
+      const keys = [
+        ...usageKeys(this.deps.redisPrefix, record.recipientId, record.campaignId),
+        conversationKey(this.deps.redisPrefix, conversationId),
+      ];
+      await releaseScript.run(this.deps.redis, keys, [conversationId]).catch(() => undefined);
       throw new AppError('unavailable', undefined, { cause: err });
     }
     void this.publish(record);
@@ -120,8 +133,8 @@ export class Admission {
     const maxTotal = recipient.maxTotalInteractions ?? -1;
     // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
     if (!consume && !windowed && maxTotal < 0 && !capped) return;
-    const keys = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
-    const args = [
+    const keys: string[] = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
+    const args: (string | number)[] = [
       now,
       windowMs,
       windowed ? recipient.maxInteractionsPerWindow! : -1,
@@ -131,8 +144,23 @@ export class Admission {
       consume ? 1 : 0,
       COUNTER_TTL_SECONDS,
     ];
+    if (consume && at) {
+      // The conversation's record, written by the same script that admits it.
+      keys.push(conversationKey(this.deps.redisPrefix, conversationId));
+      args.push(
+        this.deps.conversationTtlSeconds,
+        'id',
+        conversationId,
+        'recipientId',
+        recipient.id,
+        'campaignId',
+        campaign.id,
+        'startedAt',
+        at.toISOString(),
+      );
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
-      const reply = (await this.deps.redis.eval(ADMIT_SCRIPT, 3, ...keys, ...args)) as ScriptReply;
+      const reply = (await admitScript.run(this.deps.redis, keys, args)) as ScriptReply;
       if (reply[0] === 1) return;
       switch (reply[1]) {
         case 'missing':
@@ -166,16 +194,13 @@ export class Admission {
       { recipientId: link.recipient.id, campaignId: link.campaign.id },
       'usage counters rebuilt',
     );
-    await this.deps.redis.eval(
-      SEED_SCRIPT,
-      3,
-      ...keys,
+    await seedScript.run(this.deps.redis, keys.slice(0, 3), [
       recipientCount,
       facts.campaignCount,
       COUNTER_TTL_SECONDS,
       windowMs,
       ...starts,
-    );
+    ]);
   }
 
   private async publish(record: ConversationRecord): Promise<void> {

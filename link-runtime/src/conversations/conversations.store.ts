@@ -9,6 +9,11 @@ export interface ConversationInfo {
   startedAt: string;
 }
 
+/** The Redis hash of one conversation (the admission script writes it). */
+export function conversationKey(prefix: string, id: string): string {
+  return `${prefix}link:conv:${id}`;
+}
+
 /**
  * Conversations and their history in Redis, expiring after `ttlSeconds` without a message.
  * Keys: `<prefix>link:conv:<id>` (hash) and `<prefix>link:conv:<id>:history` (list of JSON
@@ -22,16 +27,7 @@ export class ConversationStore {
   ) {}
 
   private key(id: string): string {
-    return `${this.prefix}link:conv:${id}`;
-  }
-
-  /** Remembers a newly admitted conversation. */
-  async create(info: ConversationInfo): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.key(info.id), { ...info })
-      .expire(this.key(info.id), this.ttlSeconds)
-      .exec();
+    return conversationKey(this.prefix, id);
   }
 
   /** The conversation, or null when unknown or expired. */
