@@ -98,17 +98,17 @@ export interface InsertRow extends NewRecipient {
  * Inserts a batch with ONE statement (arrays unnested into rows, so the statement has a
  * fixed number of parameters whatever the batch size) that also adds the inserted rows to
  * the campaign's recipient count. Rows that collide on (campaign, externalId) are
- * skipped; the ids really inserted are returned.
+ * skipped; the number really inserted is returned (only a count travels back).
  */
 export async function insertRecipients(
   db: PoolClient,
   projectId: string,
   campaignId: string,
   rows: InsertRow[],
-): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
+): Promise<number> {
+  if (rows.length === 0) return 0;
   const col = <T>(f: (r: InsertRow) => T) => rows.map(f);
-  const { rows: result } = await db.query<{ ids: string[] | null }>(
+  const { rows: result } = await db.query<{ inserted: number }>(
     `WITH inserted AS (
        INSERT INTO recipients.recipients
          (id, project_id, campaign_id, token, external_id, label, metadata, is_active, injection_mode,
@@ -128,7 +128,7 @@ export async function insertRecipients(
           SET recipient_count = recipient_count + (SELECT count(*) FROM inserted)
         WHERE id = $2
      )
-     SELECT array_agg(id) AS ids FROM inserted`,
+     SELECT count(*)::int AS inserted FROM inserted`,
     [
       projectId,
       campaignId,
@@ -148,7 +148,7 @@ export async function insertRecipients(
       col((r) => r.createdAt),
     ],
   );
-  return new Set(result[0]?.ids ?? []);
+  return result[0]?.inserted ?? 0;
 }
 
 /** Adds `delta` to a campaign's recipient count. */

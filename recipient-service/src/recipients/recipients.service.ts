@@ -129,8 +129,8 @@ function invalid(problem: FieldProblem): AppError {
  * microseconds, so that the list order (createdAt, id) keeps the order of the items
  * while every createdAt still reads as the same millisecond.
  */
-function batchInstant(base: Date, position: number): string {
-  return `${base.toISOString().slice(0, 23)}${String(position).padStart(3, '0')}Z`;
+function batchInstant(millisecond: string, position: number): string {
+  return `${millisecond}${String(position).padStart(3, '0')}Z`;
 }
 
 /** The recipient service's domain operations. */
@@ -184,6 +184,9 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       const outcomes: ItemOutcome[] = itemsJson.map((json, i) => parseCreateItem(json, i, deps.safetyRules));
       const results: CreateResult[] = new Array(itemsJson.length);
       const base = clock();
+      // Every item of the batch reads as this millisecond (see batchInstant).
+      const millisecond = base.toISOString().slice(0, 23);
+      const createdAt = new Date(`${millisecond}Z`);
       const candidates: { index: number; row: InsertRow }[] = [];
       // Within the batch the first valid occurrence of an externalId wins.
       const firstByExternalId = new Map<string, number>();
@@ -205,11 +208,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         }
         candidates.push({
           index,
-          row: { ...o.value, id: newId('rcp'), token: newLinkToken(), createdAt: batchInstant(base, index) },
+          row: {
+            ...o.value,
+            id: newId('rcp'),
+            token: newLinkToken(),
+            createdAt: batchInstant(millisecond, index),
+          },
         });
       });
 
-      const createdIds = await withTransaction(pool, async (client) => {
+      const done = await withTransaction(pool, async (client) => {
         const locked = await findReplica(client, campaignId, true);
         if (!locked) throw new AppError('not_found');
         // Facts may have changed while we validated; the locked row is the truth.
@@ -238,15 +246,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           toCreate.map((c) => c.row),
         );
         // Under the campaign lock no other batch can insert; a skipped row means a broken invariant.
-        if (inserted.size !== toCreate.length) throw new Error('recipient insert skipped rows under lock');
-        return { ids: inserted, existing, device: locked.deviceId };
+        if (inserted !== toCreate.length) throw new Error('recipient insert skipped rows under lock');
+        return { created: toCreate, existing, device: locked.deviceId };
       });
 
-      let created = 0;
-      for (const c of candidates) {
-        if (!createdIds.ids.has(c.row.id)) continue;
-        created++;
-        const recipient = toMessage(rowOf(c.row, projectId, campaignId, createdIds.device), publicBaseUrl);
+      const created = done.created.length;
+      for (const c of done.created) {
+        const recipient = toMessage(
+          rowOf(c.row, projectId, campaignId, done.device, createdAt),
+          publicBaseUrl,
+        );
         results[c.index] = {
           status: 'created',
           index: c.index,
@@ -258,7 +267,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       for (const d of laterDuplicates) {
         const ext = (outcomes[d.index] as Extract<ItemOutcome, { ok: true }>).value.externalId!;
         const first = candidates.find((c) => c.index === d.first)!;
-        const id = createdIds.existing.get(ext) ?? first.row.id;
+        const id = done.existing.get(ext) ?? first.row.id;
         results[d.index] = { status: 'duplicate', index: d.index, externalId: ext, id };
       }
       return { created, failed: itemsJson.length - created, total: itemsJson.length, results };
@@ -469,8 +478,17 @@ export function parsePatch(patchJson: string): Record<string, unknown> {
   return patch as Record<string, unknown>;
 }
 
-/** The row a just-inserted recipient has, without reading it back. */
-function rowOf(row: InsertRow, projectId: string, campaignId: string, deviceId: string): RecipientRow {
+/**
+ * The row a just-inserted recipient has, without reading it back. `createdAt` is the
+ * batch's millisecond: the stored instant adds microseconds that a Date does not keep.
+ */
+function rowOf(
+  row: InsertRow,
+  projectId: string,
+  campaignId: string,
+  deviceId: string,
+  createdAt: Date,
+): RecipientRow {
   return {
     id: row.id,
     project_id: projectId,
@@ -492,8 +510,7 @@ function rowOf(row: InsertRow, projectId: string, campaignId: string, deviceId: 
     distillation_status: 'none',
     distillation_lens_id: null,
     distillation_error: null,
-    // The stored instant has microseconds; Date keeps the millisecond it reads as.
-    created_at: new Date(`${row.createdAt.slice(0, 23)}Z`),
+    created_at: createdAt,
     device_id: deviceId,
   };
 }
