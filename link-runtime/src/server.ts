@@ -67,7 +67,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     await migrate(pool, 'link', MIGRATIONS, logger);
     const redis = createRedis(config.REDIS_URL, logger);
     cleanups.push(() => redis.quit());
-    const nc = await connectNats(config.NATS_URL, 'link-runtime', logger);
+    // One publish per start: skip the stack trace nats.js captures for every request by default.
+    const nc = await connectNats(config.NATS_URL, 'link-runtime', logger, { noAsyncTraces: true });
     cleanups.push(() => nc.drain());
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);

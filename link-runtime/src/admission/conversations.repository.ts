@@ -16,19 +16,24 @@ export interface UsageFacts {
   windowStarts: { id: string; startedAtMs: number }[];
 }
 
-/** Inserts many conversations in one statement; a retried id is ignored, never counted twice. */
+/**
+ * Inserts many conversations in one statement; a retried id is ignored, never counted twice.
+ * The rows go as five arrays, so every batch size shares one prepared statement.
+ */
 export async function insertConversations(pool: Pool, rows: readonly ConversationRecord[]): Promise<void> {
-  const values: unknown[] = [];
-  const tuples = rows.map((r, i) => {
-    values.push(r.id, r.recipientId, r.campaignId, r.projectId, r.startedAt);
-    const b = i * 5;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5})`;
+  await pool.query({
+    name: 'link-insert-conversations',
+    text: `INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+           ON CONFLICT (id) DO NOTHING`,
+    values: [
+      rows.map((r) => r.id),
+      rows.map((r) => r.recipientId),
+      rows.map((r) => r.campaignId),
+      rows.map((r) => r.projectId),
+      rows.map((r) => r.startedAt),
+    ],
   });
-  await pool.query(
-    `INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
-     VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING`,
-    values,
-  );
 }
 
 /** Counts of the durable record: per recipient, per campaign, and the recipient's starts after `since`. */
@@ -62,7 +67,11 @@ export async function loadUsageFacts(
 /** Marks conversations whose UsageAdmitted event JetStream acknowledged. */
 export async function markPublished(pool: Pool, ids: readonly string[], at: Date): Promise<void> {
   if (ids.length === 0) return;
-  await pool.query('UPDATE link.conversations SET published_at = $2 WHERE id = ANY($1)', [ids, at]);
+  await pool.query({
+    name: 'link-mark-published',
+    text: 'UPDATE link.conversations SET published_at = $2 WHERE id = ANY($1::text[])',
+    values: [ids, at],
+  });
 }
 
 /** Conversations recorded before `before` whose event was not acknowledged yet (oldest first). */

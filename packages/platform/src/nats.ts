@@ -1,6 +1,7 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   AckPolicy,
+  type ConnectionOptions,
   connect,
   DeliverPolicy,
   type JetStreamClient,
@@ -19,12 +20,18 @@ export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
 const codec = JSONCodec();
 
 /** Connects to NATS, retrying forever on disconnects. */
-export async function connectNats(url: string, name: string, logger: Logger): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  name: string,
+  logger: Logger,
+  extra: Pick<ConnectionOptions, 'noAsyncTraces'> = {},
+): Promise<NatsConnection> {
   const nc = await connect({
     servers: url.split(','),
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    ...extra,
   });
   (async () => {
     for await (const s of nc.status()) logger.info({ type: s.type, data: String(s.data) }, 'NATS status');
