@@ -286,6 +286,34 @@ describe('CreateRecipients', () => {
     expect(rows[0]).toEqual({ n: 49, counted: 49 });
   });
 
+  it('creates each externalId once when parallel batches share them in opposite orders', async () => {
+    await h.publishCampaign({ id: 'cmp_race_order', recipientCap: 10000 });
+    const ids = Array.from({ length: 200 }, (_, i) => `o${String(i).padStart(3, '0')}`);
+    const batches = Array.from({ length: 8 }, (_, b) =>
+      create(
+        'cmp_race_order',
+        items(...(b % 2 ? [...ids].reverse() : ids).map((externalId) => ({ externalId }))),
+      ),
+    );
+    const results = await Promise.all(batches);
+    expect(results.reduce((a, r) => a + r.created, 0)).toBe(200);
+    // Every batch reports every externalId, created or duplicate, with the one id it has.
+    const idOf = new Map<string, string>();
+    for (const r of results) {
+      for (const item of r.results) {
+        expect(['created', 'duplicate']).toContain(item.status);
+        const known = idOf.get(item.externalId!);
+        if (known) expect(item.id).toBe(known);
+        else idOf.set(item.externalId!, item.id!);
+      }
+    }
+    const { rows } = await h.pool.query(
+      `SELECT (SELECT count(*)::int FROM recipients.recipients WHERE campaign_id = 'cmp_race_order') AS n,
+              (SELECT recipient_count FROM recipients.campaign_replicas WHERE id = 'cmp_race_order') AS counted`,
+    );
+    expect(rows[0]).toEqual({ n: 200, counted: 200 });
+  });
+
   it('creates exactly one recipient when parallel creates race one externalId', async () => {
     await h.publishCampaign({ id: 'cmp_race_ext' });
     const results = await Promise.all(

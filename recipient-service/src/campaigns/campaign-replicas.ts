@@ -60,6 +60,24 @@ export async function findReplica(db: Db, id: string, lock = false): Promise<Cam
   return rows[0] ? toReplica(rows[0]) : null;
 }
 
+/**
+ * Adds `delta` to a campaign's recipient count and returns the replica as it now is. The
+ * update takes the row lock that serialises writes to the campaign, held to the end of
+ * the caller's transaction; null when the campaign is not replicated.
+ */
+export async function addToRecipientCount(
+  db: PoolClient,
+  id: string,
+  delta: number,
+): Promise<CampaignReplica | null> {
+  const { rows } = await db.query<ReplicaRow>(
+    `UPDATE recipients.campaign_replicas SET recipient_count = recipient_count + $2
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, delta],
+  );
+  return rows[0] ? toReplica(rows[0]) : null;
+}
+
 /** Every replica of a project, locked, in id order (a stable lock order avoids deadlocks). */
 export async function lockProjectReplicas(db: PoolClient, projectId: string): Promise<CampaignReplica[]> {
   const { rows } = await db.query<ReplicaRow>(

@@ -95,20 +95,21 @@ export interface InsertRow extends NewRecipient {
 }
 
 /**
- * Inserts a batch with ONE statement (arrays unnested into rows, so the statement has a
- * fixed number of parameters whatever the batch size) that also adds the inserted rows to
- * the campaign's recipient count. Rows that collide on (campaign, externalId) are
- * skipped; the number really inserted is returned (only a count travels back).
+ * Inserts a batch with ONE statement (arrays unnested into rows in their order, so the
+ * statement has a fixed number of parameters whatever the batch size). Rows that collide
+ * on (campaign, externalId) are skipped; returned are the number inserted and the
+ * externalIds among them (not every id: the caller has them). The campaign's recipient
+ * count is the caller's to update, in the same transaction.
  */
 export async function insertRecipients(
   db: PoolClient,
   projectId: string,
   campaignId: string,
   rows: InsertRow[],
-): Promise<number> {
-  if (rows.length === 0) return 0;
+): Promise<{ count: number; externalIds: Set<string> }> {
+  if (rows.length === 0) return { count: 0, externalIds: new Set() };
   const col = <T>(f: (r: InsertRow) => T) => rows.map(f);
-  const { rows: result } = await db.query<{ inserted: number }>(
+  const { rows: result } = await db.query<{ count: number; external_ids: string[] }>(
     `WITH inserted AS (
        INSERT INTO recipients.recipients
          (id, project_id, campaign_id, token, external_id, label, metadata, is_active, injection_mode,
@@ -122,13 +123,11 @@ export async function insertRecipients(
            AS u(id, token, external_id, label, metadata, is_active, injection_mode, injection_instructions,
                 max_total, per_window, window_seconds, disabled_message, cooldown_message, created_at)
        ON CONFLICT DO NOTHING
-       RETURNING id
-     ), counted AS (
-       UPDATE recipients.campaign_replicas
-          SET recipient_count = recipient_count + (SELECT count(*) FROM inserted)
-        WHERE id = $2
+       RETURNING external_id
      )
-     SELECT count(*)::int AS inserted FROM inserted`,
+     SELECT count(*)::int AS count,
+            coalesce(array_agg(external_id) FILTER (WHERE external_id IS NOT NULL), '{}') AS external_ids
+       FROM inserted`,
     [
       projectId,
       campaignId,
@@ -148,7 +147,7 @@ export async function insertRecipients(
       col((r) => r.createdAt),
     ],
   );
-  return result[0]?.inserted ?? 0;
+  return { count: result[0].count, externalIds: new Set(result[0].external_ids) };
 }
 
 /** Adds `delta` to a campaign's recipient count. */

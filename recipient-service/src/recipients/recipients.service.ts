@@ -10,6 +10,7 @@ import {
 import { AppError, type Clock, type Logger, newId, newLinkToken, withTransaction } from '@outreach/platform';
 import type { Pool } from 'pg';
 import {
+  addToRecipientCount,
   type CampaignLookup,
   type CampaignReplica,
   findReplica,
@@ -217,37 +218,48 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         });
       });
 
+      // Rows with an externalId go in externalId order: concurrent batches that share
+      // externalIds then wait on each other's uniqueness checks in one order, never in a cycle.
+      const ordered = candidates
+        .filter((c) => c.row.externalId !== null)
+        .sort((a, b) => (a.row.externalId! < b.row.externalId! ? -1 : 1))
+        .concat(candidates.filter((c) => c.row.externalId === null));
+      // The campaign row is locked only by the count update at the end, so concurrent batches
+      // into one campaign insert in parallel and serialise only for the update and commit. The
+      // cap is checked on the updated count under that lock; past it, the rollback undoes the
+      // inserts too, so a batch is still all or nothing.
       const done = await withTransaction(pool, async (client) => {
-        const locked = await findReplica(client, campaignId, true);
-        if (!locked) throw new AppError('not_found');
-        // Facts may have changed while we validated; the locked row is the truth.
-        assertEditable(locked);
-        const existing = await findByExternalIds(
+        const inserted = await insertRecipients(
           client,
+          projectId,
           campaignId,
-          candidates.flatMap((c) => (c.row.externalId === null ? [] : [c.row.externalId])),
+          ordered.map((c) => c.row),
         );
-        const toCreate = candidates.filter(
-          (c) => c.row.externalId === null || !existing.has(c.row.externalId),
-        );
-        for (const c of candidates) {
+        const toCreate: typeof candidates = [];
+        const skipped: string[] = [];
+        for (const c of ordered) {
+          const ext = c.row.externalId;
+          if (ext === null || inserted.externalIds.has(ext)) toCreate.push(c);
+          else skipped.push(ext);
+        }
+        // Only an externalId already in the campaign makes the insert skip a row.
+        if (toCreate.length !== inserted.count) throw new Error('recipient insert skipped rows');
+        const existing = await findByExternalIds(client, campaignId, skipped);
+        if (existing.size !== skipped.length) throw new Error('recipient insert skipped rows');
+        for (const c of ordered) {
           const id = c.row.externalId === null ? undefined : existing.get(c.row.externalId);
           if (id !== undefined) {
             results[c.index] = { status: 'duplicate', index: c.index, externalId: c.row.externalId!, id };
           }
         }
-        if (locked.recipientCap !== null && locked.recipientCount + toCreate.length > locked.recipientCap) {
-          throw capExceeded(locked.recipientCap, locked.recipientCount, toCreate.length);
+        const now = await addToRecipientCount(client, campaignId, toCreate.length);
+        if (!now) throw new AppError('not_found');
+        // Facts may have changed while we validated; the locked row is the truth.
+        assertEditable(now);
+        if (now.recipientCap !== null && now.recipientCount > now.recipientCap) {
+          throw capExceeded(now.recipientCap, now.recipientCount - toCreate.length, toCreate.length);
         }
-        const inserted = await insertRecipients(
-          client,
-          projectId,
-          campaignId,
-          toCreate.map((c) => c.row),
-        );
-        // Under the campaign lock no other batch can insert; a skipped row means a broken invariant.
-        if (inserted !== toCreate.length) throw new Error('recipient insert skipped rows under lock');
-        return { created: toCreate, existing, device: locked.deviceId };
+        return { created: toCreate, existing, device: now.deviceId };
       });
 
       const created = done.created.length;
