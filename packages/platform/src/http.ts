@@ -15,7 +15,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * First middleware of every HTTP service: assigns the request id (the client's if it is
  * sane), a child logger, and turns every thrown error into the catalogue's JSON body.
- * 5xx are logged at error, 4xx at info; bodies are never logged.
+ * 5xx are logged at error, others at info; bodies are never logged, and the path is logged
+ * as its route template so that secrets in paths (link tokens) never reach the logs.
  */
 export function requestContext(logger: Logger): Middleware {
   return async (ctx: Context, next: Next) => {
@@ -23,7 +24,15 @@ export function requestContext(logger: Logger): Middleware {
     const requestId = REQUEST_ID.test(given) ? given : randomUUID();
     const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ requestId });
+    // The child logger is made on first use: most requests never log below the access line.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => {
+        child ??= logger.child({ requestId });
+        return child;
+      },
+      configurable: true,
+    });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
@@ -31,9 +40,12 @@ export function requestContext(logger: Logger): Middleware {
       sendError(ctx, toAppError(err, requestId));
       if (ctx.status >= 500) ctx.state.log.error({ err }, 'request failed');
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const level = ctx.status >= 500 ? 'error' : 'info';
-      ctx.state.log[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+      if (logger.isLevelEnabled(level)) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        ctx.state.log[level]({ method: ctx.method, route, status: ctx.status, ms }, 'request');
+      }
     }
   };
 }

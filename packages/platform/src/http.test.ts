@@ -1,0 +1,65 @@
+import { Writable } from 'node:stream';
+import Router from '@koa/router';
+import Koa from 'koa';
+import pino from 'pino';
+import { AppError } from './errors';
+import { requestContext } from './http';
+
+/** Starts a Koa app with requestContext and a route with a secret in its path; returns its log lines. */
+async function withApp(fn: (url: string) => Promise<void>): Promise<Record<string, unknown>[]> {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
+  const app = new Koa();
+  app.use(requestContext(pino({ level: 'info' }, sink)));
+  const router = new Router();
+  router.get('/i/:token', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  router.get('/boom', () => {
+    throw new Error('driver says: relation "secret_table" does not exist');
+  });
+  router.get('/refuse', () => {
+    throw new AppError('conflict', 'No.', { details: { reason: 'not_editable' } });
+  });
+  app.use(router.routes());
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  try {
+    await fn(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  } finally {
+    server.close();
+  }
+  return lines;
+}
+
+describe('requestContext', () => {
+  it('logs the route template, never the link token in the path', async () => {
+    const lines = await withApp(async (url) => {
+      await fetch(`${url}/i/SECRETTOKEN123456789`, { headers: { 'x-request-id': 'req-1' } });
+    });
+    expect(JSON.stringify(lines)).not.toContain('SECRETTOKEN');
+    expect(lines[0]).toMatchObject({ route: '/i/:token', status: 200, requestId: 'req-1' });
+  });
+
+  it('answers errors with the catalogue body, hides unexpected ones, and echoes the request id', async () => {
+    const seen: { status: number; body: unknown; id: string | null }[] = [];
+    await withApp(async (url) => {
+      for (const p of ['/boom', '/refuse']) {
+        const res = await fetch(url + p);
+        seen.push({ status: res.status, body: await res.json(), id: res.headers.get('x-request-id') });
+      }
+    });
+    expect(seen[0]).toMatchObject({ status: 500, body: { code: 'internal', retryable: false } });
+    expect(JSON.stringify(seen[0].body)).not.toContain('secret_table');
+    expect((seen[0].body as { details: { requestId: string } }).details.requestId).toBe(seen[0].id);
+    expect(seen[1]).toMatchObject({
+      status: 409,
+      body: { code: 'conflict', details: { reason: 'not_editable' } },
+    });
+  });
+});
