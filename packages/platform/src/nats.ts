@@ -166,23 +166,7 @@ export async function consumeDurable(
   handle: (msg: JsMsg) => Promise<void>,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const deliver = {
-    all: DeliverPolicy.All,
-    last_per_subject: DeliverPolicy.LastPerSubject,
-    new: DeliverPolicy.New,
-  }[opts.deliver];
-  try {
-    await jsm.consumers.info(opts.stream, opts.durable);
-  } catch {
-    await jsm.consumers.add(opts.stream, {
-      durable_name: opts.durable,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: deliver,
-      filter_subject: opts.filterSubject,
-      max_ack_pending: 1000,
-    });
-  }
-  const consumer = await js.consumers.get(opts.stream, opts.durable);
+  const consumer = await ensureDurable(js, jsm, opts);
   const messages = await consumer.consume({ max_messages: 256 });
   const done = (async () => {
     for await (const msg of messages) {
@@ -199,4 +183,149 @@ export async function consumeDurable(
     await messages.close();
     await done;
   };
+}
+
+// Creates the durable consumer on first use; an existing one is used as it is.
+async function ensureDurable(js: JetStreamClient, jsm: JetStreamManager, opts: ConsumerOptions) {
+  const deliver = {
+    all: DeliverPolicy.All,
+    last_per_subject: DeliverPolicy.LastPerSubject,
+    new: DeliverPolicy.New,
+  }[opts.deliver];
+  try {
+    await jsm.consumers.info(opts.stream, opts.durable);
+  } catch {
+    await jsm.consumers.add(opts.stream, {
+      durable_name: opts.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: deliver,
+      filter_subject: opts.filterSubject,
+      max_ack_pending: 1000,
+    });
+  }
+  return js.consumers.get(opts.stream, opts.durable);
+}
+
+/** How a batch consumer groups messages. */
+export interface BatchOptions {
+  /** Most messages handed to one call. */
+  maxBatch?: number;
+  /** How long the oldest waiting message may wait for others to join its batch. */
+  maxWaitMs?: number;
+}
+
+/**
+ * Consumes a stream with a durable pull consumer in batches: the messages that arrive within
+ * `maxWaitMs` of the oldest waiting one (at most `maxBatch`) go to one `handleBatch` call inside
+ * one consumer span linked to every message's trace. All are acked only after it succeeds; a
+ * failure naks them all for redelivery, so the handler must be idempotent per message.
+ * Returns a stop function that handles what was already received, then returns.
+ */
+export async function consumeDurableBatch(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  opts: ConsumerOptions,
+  handleBatch: (msgs: JsMsg[]) => Promise<void>,
+  logger: Logger,
+  { maxBatch = 256, maxWaitMs = 5 }: BatchOptions = {},
+): Promise<() => Promise<void>> {
+  const consumer = await ensureDurable(js, jsm, opts);
+  // Pull at least two batches ahead so the next batch fills while one is being applied.
+  const messages = await consumer.consume({ max_messages: Math.max(256, 2 * maxBatch) });
+  const waiting: JsMsg[] = [];
+  const arrivedAt: number[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const receiving = (async () => {
+    try {
+      for await (const msg of messages) {
+        waiting.push(msg);
+        arrivedAt.push(Date.now());
+        if (waiting.length === 1 || waiting.length >= maxBatch) notify();
+      }
+    } catch (err) {
+      logger.error({ err, subject: opts.filterSubject }, 'consumer stopped receiving');
+    } finally {
+      ended = true;
+      notify();
+    }
+  })();
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const applying = (async () => {
+    for (;;) {
+      if (waiting.length === 0) {
+        if (ended) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      const left = arrivedAt[0] + maxWaitMs - Date.now();
+      if (waiting.length < maxBatch && !ended && left > 0) {
+        await sleep(left);
+        continue;
+      }
+      const batch = waiting.splice(0, maxBatch);
+      arrivedAt.splice(0, batch.length);
+      try {
+        await withBatchSpan(opts.filterSubject, batch, () => handleBatch(batch));
+        for (const msg of batch) msg.ack();
+      } catch (err) {
+        logger.warn(
+          { err, subject: opts.filterSubject, size: batch.length },
+          'batch handling failed; will be redelivered',
+        );
+        for (const msg of batch) msg.nak(1000);
+      }
+    }
+  })();
+  return async () => {
+    await messages.close();
+    await receiving;
+    await applying;
+  };
+}
+
+// One consumer span for a batch, linked to the trace of every message in it.
+async function withBatchSpan<T>(subject: string, msgs: JsMsg[], fn: () => Promise<T>): Promise<T> {
+  const links = [];
+  for (const msg of msgs) {
+    const carrier: Record<string, string> = {};
+    for (const key of msg.headers?.keys() ?? []) carrier[key] = msg.headers!.get(key);
+    const linked = trace.getSpanContext(propagation.extract(context.active(), carrier));
+    if (linked && trace.isSpanContextValid(linked)) links.push({ context: linked });
+  }
+  const span = tracer().startSpan(`process ${genericSubject(subject)}`, {
+    kind: SpanKind.CONSUMER,
+    links,
+    attributes: {
+      'messaging.system': 'nats',
+      'messaging.destination.name': subject,
+      'messaging.batch.message_count': msgs.length,
+    },
+  });
+  try {
+    return await context.with(trace.setSpan(context.active(), span), fn);
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
 }

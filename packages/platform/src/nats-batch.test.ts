@@ -1,0 +1,166 @@
+import { propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { connect, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import pino from 'pino';
+import { deleteNatsStreams, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
+import { consumeDurableBatch, ensureStreams, publishJson, streamNames } from './nats';
+
+const logger = pino({ level: 'silent' });
+
+describe('consumeDurableBatch (real NATS)', () => {
+  let nc: NatsConnection;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
+  let prefix: string;
+  const stops: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    prefix = uniqueName('b');
+    nc = await connect({ servers: TEST_SERVERS.nats });
+    js = nc.jetstream();
+    jsm = await nc.jetstreamManager();
+    await ensureStreams(jsm, prefix);
+  });
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
+  afterAll(async () => {
+    await nc.close();
+    await deleteNatsStreams(prefix);
+  });
+
+  const subject = (name: string) => `${prefix}.events.${name}`;
+  const publishMany = async (name: string, n: number) => {
+    for (let i = 0; i < n; i++) await publishJson(js, subject(name), { i });
+  };
+  const start = async (
+    name: string,
+    handle: (msgs: JsMsg[]) => Promise<void>,
+    batch: { maxBatch?: number; maxWaitMs?: number },
+  ) => {
+    const stop = await consumeDurableBatch(
+      js,
+      jsm,
+      {
+        stream: streamNames(prefix).events,
+        durable: `${prefix}-${name}`,
+        filterSubject: subject(name),
+        deliver: 'all',
+      },
+      handle,
+      logger,
+      batch,
+    );
+    stops.push(stop);
+  };
+  const consumerInfo = (name: string) => jsm.consumers.info(streamNames(prefix).events, `${prefix}-${name}`);
+  const until = async (check: () => boolean | Promise<boolean>, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not reached in time');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const seqs = (msgs: JsMsg[]) => msgs.map((m) => m.seq);
+
+  it('hands waiting messages over in batches no larger than maxBatch, each message once', async () => {
+    await publishMany('many', 50);
+    const batches: number[][] = [];
+    await start('many', async (msgs) => void batches.push(seqs(msgs)), { maxBatch: 20, maxWaitMs: 50 });
+    await until(() => batches.flat().length >= 50);
+    expect(batches.every((b) => b.length <= 20)).toBe(true);
+    expect(batches.length).toBeLessThan(50);
+    expect(Math.max(...batches.map((b) => b.length))).toBe(20);
+    expect(new Set(batches.flat()).size).toBe(50);
+    await until(async () => (await consumerInfo('many')).num_ack_pending === 0);
+    const info = await consumerInfo('many');
+    expect(info.num_pending).toBe(0);
+    expect(info.ack_floor.stream_seq).toBe(Math.max(...batches.flat()));
+  });
+
+  it('does not hold a lone message back for more than maxWaitMs', async () => {
+    const received: number[] = [];
+    await start('lone', async (msgs) => void received.push(msgs.length), { maxBatch: 256, maxWaitMs: 5 });
+    const sent = Date.now();
+    await publishMany('lone', 1);
+    await until(() => received.length === 1, 2000);
+    expect(received).toEqual([1]);
+    expect(Date.now() - sent).toBeLessThan(1000);
+  });
+
+  it('acks nothing until the batch handler succeeds', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const inHandler: number[] = [];
+    await start(
+      'gated',
+      async (msgs) => {
+        inHandler.push(...seqs(msgs));
+        await gate;
+      },
+      { maxBatch: 10, maxWaitMs: 20 },
+    );
+    await publishMany('gated', 10);
+    await until(() => inHandler.length === 10);
+    let info = await consumerInfo('gated');
+    expect(info.ack_floor.stream_seq).toBe(0);
+    expect(info.num_ack_pending).toBe(10);
+    release();
+    await until(async () => (await consumerInfo('gated')).num_ack_pending === 0);
+    info = await consumerInfo('gated');
+    expect(info.ack_floor.stream_seq).toBe(Math.max(...inHandler));
+  });
+
+  it('redelivers every message of a failed batch', async () => {
+    await publishMany('failing', 5);
+    const attempts: Array<{ seqs: number[]; redelivered: boolean[] }> = [];
+    await start(
+      'failing',
+      async (msgs) => {
+        attempts.push({ seqs: seqs(msgs), redelivered: msgs.map((m) => m.redelivered) });
+        if (attempts.length === 1) throw new Error('database unavailable');
+      },
+      { maxBatch: 5, maxWaitMs: 50 },
+    );
+    await until(() => new Set(attempts.slice(1).flatMap((a) => a.seqs)).size === 5);
+    const failed = attempts[0].seqs;
+    expect(failed).toHaveLength(5);
+    const retried = attempts.slice(1);
+    expect(new Set(retried.flatMap((a) => a.seqs))).toEqual(new Set(failed));
+    expect(retried.flatMap((a) => a.redelivered).every(Boolean)).toBe(true);
+    await until(async () => (await consumerInfo('failing')).num_ack_pending === 0);
+    expect((await consumerInfo('failing')).ack_floor.stream_seq).toBe(Math.max(...failed));
+  });
+
+  it('runs each batch in one consumer span linked to the trace of every message', async () => {
+    const exporter = new InMemorySpanExporter();
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    );
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    try {
+      await publishMany('traced', 3);
+      const producers = exporter.getFinishedSpans().filter((s) => s.name.startsWith('publish'));
+      expect(producers).toHaveLength(3);
+      let sizes = 0;
+      await start('traced', async (msgs) => void (sizes += msgs.length), { maxBatch: 10, maxWaitMs: 50 });
+      await until(() => sizes === 3);
+      const consumers = exporter.getFinishedSpans().filter((s) => s.name.startsWith('process'));
+      expect(consumers).toHaveLength(1);
+      expect(consumers[0].attributes['messaging.batch.message_count']).toBe(3);
+      expect(consumers[0].links.map((l) => l.context.spanId).sort()).toEqual(
+        producers.map((s) => s.spanContext().spanId).sort(),
+      );
+    } finally {
+      trace.disable();
+      propagation.disable();
+    }
+  });
+});
