@@ -150,7 +150,13 @@ describe('consumeDurableBatch (real NATS)', () => {
       const producers = exporter.getFinishedSpans().filter((s) => s.name.startsWith('publish'));
       expect(producers).toHaveLength(3);
       let sizes = 0;
-      await start('traced', async (msgs) => void (sizes += msgs.length), { maxBatch: 10, maxWaitMs: 50 });
+      await start(
+        'traced',
+        async (msgs) => {
+          sizes += msgs.length;
+        },
+        { maxBatch: 10, maxWaitMs: 50 },
+      );
       await until(() => sizes === 3);
       const consumers = exporter.getFinishedSpans().filter((s) => s.name.startsWith('process'));
       expect(consumers).toHaveLength(1);
