@@ -1,37 +1,89 @@
 import { subjects, type UsageAdmitted } from '@outreach/contracts';
-import { consumeDurable, decodeJson, type Logger, streamNames, withTransaction } from '@outreach/platform';
+import { consumeDurableBatch, decodeJson, type JsMsg, type Logger, streamNames } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
+/** The part of a usage event this service applies; `startedAt` null when the event had none. */
+export interface UsageToApply {
+  conversationId: string;
+  recipientId: string;
+  startedAt: string | null;
+}
+
 /**
- * Applies one admitted conversation to its recipient exactly once: the conversation id
- * is recorded in the same transaction as the increment, so a redelivered event changes
- * nothing. Returns true when it was applied now.
+ * Reads the usage an event reports, or undefined when it cannot be applied: such an event
+ * would fail every batch it is in, so it is skipped instead of blocking the consumer.
  */
-export async function applyUsage(pool: Pool, event: UsageAdmitted): Promise<boolean> {
-  return withTransaction(pool, async (client) => {
-    const seen = await client.query(
-      `INSERT INTO recipients.applied_usage (conversation_id, recipient_id) VALUES ($1, $2)
-       ON CONFLICT (conversation_id) DO NOTHING`,
-      [event.conversationId, event.recipientId],
-    );
-    if (seen.rowCount === 0) return false;
-    // A deleted recipient simply has no row to update; the conversation still counts as seen.
-    await client.query(
-      `UPDATE recipients.recipients
-          SET interaction_count = interaction_count + 1,
-              last_interaction_at = GREATEST(last_interaction_at, $2::timestamptz)
-        WHERE id = $1`,
-      [event.recipientId, event.startedAt],
-    );
-    return true;
+export function usageFromEvent(data: unknown): UsageToApply | undefined {
+  const event = data as Partial<UsageAdmitted> | null;
+  if (typeof event?.conversationId !== 'string' || typeof event.recipientId !== 'string') return undefined;
+  // PostgreSQL text cannot hold NUL.
+  if (event.conversationId.includes('\0') || event.recipientId.includes('\0')) return undefined;
+  if (event.startedAt === undefined || event.startedAt === null)
+    return { conversationId: event.conversationId, recipientId: event.recipientId, startedAt: null };
+  const started = typeof event.startedAt === 'string' ? new Date(event.startedAt) : undefined;
+  if (!started || Number.isNaN(started.getTime())) return undefined;
+  return {
+    conversationId: event.conversationId,
+    recipientId: event.recipientId,
+    startedAt: started.toISOString(),
+  };
+}
+
+/**
+ * Applies admitted conversations to their recipients exactly once, in one statement (and so one
+ * transaction): the conversation ids are recorded in `applied_usage`, and only the newly recorded
+ * ones add to their recipient's count and move its last interaction forward. A redelivered or
+ * repeated conversation id changes nothing. Returns how many conversations were applied now.
+ */
+export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promise<number> {
+  // First occurrence of an id wins; sorted so concurrent batches take row locks in one order.
+  const byId = new Map<string, UsageToApply>();
+  for (const usage of batch) if (!byId.has(usage.conversationId)) byId.set(usage.conversationId, usage);
+  if (byId.size === 0) return 0;
+  const usages = [...byId.values()].sort((a, b) => (a.conversationId < b.conversationId ? -1 : 1));
+  const result = await pool.query<{ applied: number }>({
+    name: 'recipients-apply-usage-batch',
+    text: `WITH incoming AS (
+             SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
+                        AS u (conversation_id, recipient_id, started_at)
+           ), applied AS (
+             INSERT INTO recipients.applied_usage (conversation_id, recipient_id)
+             SELECT conversation_id, recipient_id FROM incoming
+             ON CONFLICT (conversation_id) DO NOTHING
+             RETURNING conversation_id
+           ), per_recipient AS (
+             SELECT i.recipient_id, count(*)::int AS n, max(i.started_at) AS last_at
+               FROM applied a JOIN incoming i USING (conversation_id)
+              GROUP BY i.recipient_id
+           ), locked AS MATERIALIZED (
+             -- Row locks in id order: two instances applying overlapping batches cannot deadlock.
+             SELECT r.id FROM recipients.recipients r
+              WHERE r.id IN (SELECT recipient_id FROM per_recipient)
+              ORDER BY r.id FOR UPDATE
+           ), updated AS (
+             -- A deleted recipient has no row to update; its conversations still count as seen.
+             UPDATE recipients.recipients r
+                SET interaction_count = r.interaction_count + p.n,
+                    last_interaction_at = GREATEST(r.last_interaction_at, p.last_at)
+               FROM per_recipient p JOIN locked l ON l.id = p.recipient_id
+              WHERE r.id = p.recipient_id
+             RETURNING r.id
+           )
+           SELECT (SELECT count(*) FROM applied)::int AS applied`,
+    values: [
+      usages.map((u) => u.conversationId),
+      usages.map((u) => u.recipientId),
+      usages.map((u) => u.startedAt),
+    ],
   });
+  return result.rows[0].applied;
 }
 
 /** The durable consumer of usage events, shared by every instance. */
 export const usageDurable = (prefix: string): string => `${prefix}-recipients-usage`;
 
-/** Consumes UsageAdmitted events with a durable consumer and applies each once. */
+/** Consumes UsageAdmitted events with a durable consumer and applies each batch of them once. */
 export function consumeUsage(deps: {
   pool: Pool;
   js: JetStreamClient;
@@ -39,7 +91,7 @@ export function consumeUsage(deps: {
   prefix: string;
   logger: Logger;
 }): Promise<() => Promise<void>> {
-  return consumeDurable(
+  return consumeDurableBatch(
     deps.js,
     deps.jsm,
     {
@@ -48,14 +100,23 @@ export function consumeUsage(deps: {
       filterSubject: subjects(deps.prefix).usageAdmitted,
       deliver: 'all',
     },
-    async (msg) => {
-      const { data } = decodeJson<UsageAdmitted>(msg);
-      if (!data || typeof data.conversationId !== 'string' || typeof data.recipientId !== 'string') {
-        deps.logger.warn({ subject: msg.subject }, 'ignoring malformed usage event');
-        return;
+    async (msgs: JsMsg[]) => {
+      const batch: UsageToApply[] = [];
+      for (const msg of msgs) {
+        const usage = usageFromEvent(decodeOrUndefined(msg));
+        if (usage) batch.push(usage);
+        else deps.logger.warn({ subject: msg.subject, seq: msg.seq }, 'ignoring malformed usage event');
       }
-      await applyUsage(deps.pool, data);
+      await applyUsageBatch(deps.pool, batch);
     },
     deps.logger,
   );
+}
+
+function decodeOrUndefined(msg: JsMsg): unknown {
+  try {
+    return decodeJson<unknown>(msg).data;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,0 +1,132 @@
+import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { publishJson } from '@outreach/platform';
+import { applyUsageBatch, type UsageToApply, usageFromEvent } from '../src/usage/usage-consumer';
+import { eventually, type Harness, items, startHarness } from './helpers';
+
+let h: Harness;
+const P = 'prj_test';
+type Rec = Record<string, unknown> & { id: string };
+
+beforeAll(async () => {
+  h = await startHarness();
+  await h.publishCampaign({ id: 'cmp_batch' });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function newRecipients(n: number): Promise<string[]> {
+  const res = await h.call<{ results: { recipient: Rec }[] }>('CreateRecipients', {
+    projectId: P,
+    campaignId: 'cmp_batch',
+    itemsJson: items(...Array.from({ length: n }, () => ({}))),
+  });
+  return res.results.map((r) => r.recipient.id);
+}
+
+async function usageOf(id: string): Promise<{ count: number; last: string | null }> {
+  const got = await h.call<Rec>('GetRecipient', { projectId: P, recipientId: id });
+  return { count: Number(got.interactionCount), last: (got.lastInteractionAt as string | undefined) ?? null };
+}
+
+const usage = (conversationId: string, recipientId: string, startedAt: string | null): UsageToApply => ({
+  conversationId,
+  recipientId,
+  startedAt,
+});
+
+describe('applying a batch of usage', () => {
+  it('counts a conversation id repeated within one batch once, per recipient, with the latest start', async () => {
+    const [a, b] = await newRecipients(2);
+    const applied = await applyUsageBatch(h.pool, [
+      usage('cnv_in_1', a, '2026-02-01T10:00:00.000Z'),
+      usage('cnv_in_2', a, '2026-02-01T12:00:00.000Z'),
+      usage('cnv_in_1', a, '2026-02-01T10:00:00.000Z'),
+      usage('cnv_in_3', a, '2026-02-01T11:00:00.000Z'),
+      usage('cnv_in_4', b, '2026-02-02T09:00:00.000Z'),
+      usage('cnv_in_4', b, '2026-02-02T09:00:00.000Z'),
+    ]);
+    expect(applied).toBe(4);
+    expect(await usageOf(a)).toEqual({ count: 3, last: '2026-02-01T12:00:00.000Z' });
+    expect(await usageOf(b)).toEqual({ count: 1, last: '2026-02-02T09:00:00.000Z' });
+  });
+
+  it('counts a conversation id already applied by an earlier batch not again', async () => {
+    const [a] = await newRecipients(1);
+    expect(await applyUsageBatch(h.pool, [usage('cnv_x_1', a, '2026-03-01T10:00:00.000Z')])).toBe(1);
+    const applied = await applyUsageBatch(h.pool, [
+      usage('cnv_x_1', a, '2026-03-05T10:00:00.000Z'),
+      usage('cnv_x_2', a, '2026-03-02T10:00:00.000Z'),
+    ]);
+    expect(applied).toBe(1);
+    // The repeated id neither counts nor moves the last interaction to its (different) start.
+    expect(await usageOf(a)).toEqual({ count: 2, last: '2026-03-02T10:00:00.000Z' });
+    expect(await applyUsageBatch(h.pool, [usage('cnv_x_1', a, null), usage('cnv_x_2', a, null)])).toBe(0);
+    expect(await usageOf(a)).toEqual({ count: 2, last: '2026-03-02T10:00:00.000Z' });
+  });
+
+  it('keeps the later last interaction when a batch brings only older starts', async () => {
+    const [a] = await newRecipients(1);
+    await applyUsageBatch(h.pool, [usage('cnv_old_1', a, '2026-04-10T10:00:00.000Z')]);
+    await applyUsageBatch(h.pool, [
+      usage('cnv_old_2', a, '2026-04-01T10:00:00.000Z'),
+      usage('cnv_old_3', a, null),
+    ]);
+    expect(await usageOf(a)).toEqual({ count: 3, last: '2026-04-10T10:00:00.000Z' });
+  });
+
+  it('records the conversations of a deleted (or unknown) recipient as seen without failing the batch', async () => {
+    const [a] = await newRecipients(1);
+    const applied = await applyUsageBatch(h.pool, [
+      usage('cnv_gone_1', 'rcp_does_not_exist', '2026-05-01T10:00:00.000Z'),
+      usage('cnv_gone_2', a, '2026-05-01T10:00:00.000Z'),
+    ]);
+    expect(applied).toBe(2);
+    expect(await usageOf(a)).toEqual({ count: 1, last: '2026-05-01T10:00:00.000Z' });
+  });
+});
+
+describe('reading usage events', () => {
+  it('accepts a missing start and refuses what would fail a whole batch', () => {
+    const base = { conversationId: 'cnv_1', recipientId: 'rcp_1', campaignId: 'c', projectId: 'p' };
+    expect(usageFromEvent({ ...base, startedAt: '2026-01-01T10:00:00Z' })).toEqual(
+      usage('cnv_1', 'rcp_1', '2026-01-01T10:00:00.000Z'),
+    );
+    expect(usageFromEvent(base)).toEqual(usage('cnv_1', 'rcp_1', null));
+    expect(usageFromEvent({ ...base, startedAt: 'yesterday' })).toBeUndefined();
+    expect(usageFromEvent({ ...base, startedAt: 12 })).toBeUndefined();
+    expect(usageFromEvent({ ...base, conversationId: 'cnv\0' })).toBeUndefined();
+    expect(usageFromEvent({ ...base, recipientId: undefined })).toBeUndefined();
+    expect(usageFromEvent(null)).toBeUndefined();
+  });
+});
+
+describe('the usage consumer', () => {
+  it('counts each conversation once across batches and skips malformed events without blocking', async () => {
+    const [a] = await newRecipients(1);
+    const js = h.nc.jetstream();
+    const subject = subjects(h.ns.natsPrefix).usageAdmitted;
+    const send = (conversationId: string, startedAt: string) =>
+      publishJson(js, subject, {
+        conversationId,
+        recipientId: a,
+        campaignId: 'cmp_batch',
+        projectId: P,
+        startedAt,
+      } satisfies UsageAdmitted);
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        send(`cnv_nats_${i % 20}`, `2026-06-01T10:00:${String(i % 20).padStart(2, '0')}.000Z`),
+      ),
+    );
+    await js.publish(subject, new TextEncoder().encode('not json'));
+    await publishJson(js, subject, { conversationId: 'cnv_bad', recipientId: a, startedAt: 'not a date' });
+    await eventually(async () => (await usageOf(a)).count === 20);
+    // Redeliveries of conversations applied by earlier batches, plus one new.
+    for (let i = 0; i < 20; i += 5) await send(`cnv_nats_${i}`, '2026-06-09T10:00:00.000Z');
+    await send('cnv_nats_last', '2026-06-02T10:00:00.000Z');
+    await eventually(async () => (await usageOf(a)).count >= 21);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await usageOf(a)).toEqual({ count: 21, last: '2026-06-02T10:00:00.000Z' });
+  });
+});
