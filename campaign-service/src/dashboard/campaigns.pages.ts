@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
@@ -479,18 +480,15 @@ ${
     const device = devices.find((x) => x.id === c.deviceId);
     const bucket = Date.parse(c.endDate) - Date.parse(c.startDate) <= 3 * 86400_000 ? 'hour' : 'day';
     const points = await conversationsOverTime(d.pool, c.id, bucket, tz);
-    let recipients: { total: number; recipients: Array<Record<string, unknown>> } = {
-      total: 0,
-      recipients: [],
-    };
+    let recipients: { total: number; recipients: RecipientJson[] } = { total: 0, recipients: [] };
     let recipientsError: string | undefined;
     try {
-      recipients = (await deps.recipients.list(
+      recipients = await deps.recipients.list(
         pc.project.id,
         c.id,
         { limit: 10, offset: 0 },
         ctx.state.requestId,
-      )) as typeof recipients;
+      );
     } catch (err) {
       recipientsError = err instanceof AppError ? err.message : 'Recipients are unavailable right now.';
     }
@@ -567,7 +565,7 @@ ${
 ${
   recipients.recipients.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
-${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${String(x.id)}">${String(x.label ?? x.externalId ?? x.id)}</a></td><td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td><td class="num">${Number(x.interactionCount ?? 0)}</td></tr>`)}
+${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${x.id}">${x.label ?? x.externalId ?? x.id}</a></td><td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td><td class="num">${x.interactionCount}</td></tr>`)}
 </tbody></table></div>`
     : ''
 }`

@@ -1,5 +1,11 @@
 import type Router from '@koa/router';
-import { composeSystemPrompt, LIMITS, selectKnowledge } from '@outreach/contracts';
+import {
+  type CreateResultJson,
+  composeSystemPrompt,
+  LIMITS,
+  type RecipientJson,
+  selectKnowledge,
+} from '@outreach/contracts';
 import { AppError, readJsonBody } from '@outreach/platform';
 import type { Context } from 'koa';
 import { type CampaignView, getCampaign } from '../campaigns/campaigns.service';
@@ -22,36 +28,13 @@ import {
 } from './layout';
 import { formatInstant } from './time';
 
-/** A recipient as RecipientService returns it (the fields the dashboard shows). */
-interface RecipientView {
-  id: string;
-  campaignId: string;
-  externalId?: string;
-  label?: string;
-  metadata?: Record<string, string>;
-  isActive: boolean;
-  link: string;
-  injectionMode?: string;
-  injectionInstructions?: string;
-  maxTotalInteractions?: number;
-  maxInteractionsPerWindow?: number;
-  windowSeconds?: number;
-  interactionCount: number;
-  lastInteractionAt?: string;
-  disabledMessage?: string;
-  cooldownMessage?: string;
-  createdAt: string;
-}
+/** A recipient as the forwarder returns it (the shared JSON shape). */
+type RecipientView = RecipientJson;
 
-interface CreateResult {
-  status: 'created' | 'duplicate' | 'error';
-  index: number;
-  externalId?: string;
-  id?: string;
-  code?: string;
-  error?: string;
+/** One create result; error details as RecipientService reports them. */
+type CreateResult = CreateResultJson & {
   details?: { reason?: string; field?: string; errors?: { pointer: string; message: string }[] };
-}
+};
 
 /** Page size of the recipient list. */
 const PAGE = 50;
@@ -71,10 +54,10 @@ const editableNote = (c: CampaignView) =>
       );
 
 /** A readable message of an item error, with the first problem named. */
-function itemError(r: CreateResult): string {
+function itemError(r: Extract<CreateResult, { status: 'error' }>): string {
   const p = r.details?.errors?.[0];
   const detail = p ? ` (${p.pointer}: ${p.message})` : r.details?.reason ? ` (${r.details.reason})` : '';
-  return `${r.error ?? r.code ?? 'failed'}${detail}`;
+  return `${r.error}${detail}`;
 }
 
 /** Recipients: list with search and filter, create, CSV import, disable, delete, prompt and link preview. */
@@ -90,11 +73,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
 
   const loadRecipient = async (ctx: Context) => {
     const base = await load(ctx);
-    const recipient = (await rx.get(
-      base.pc.project.id,
-      ctx.params.rid,
-      ctx.state.requestId,
-    )) as unknown as RecipientView;
+    const recipient = await rx.get(base.pc.project.id, ctx.params.rid, ctx.state.requestId);
     if (recipient.campaignId !== base.campaign.id) {
       throw new AppError('not_found', 'Recipient not found in this campaign.', {
         details: { recipientId: ctx.params.rid },
@@ -129,7 +108,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
           { limit: LIMITS.listMax, offset, active },
           ctx.state.requestId,
         );
-        const batch = page.recipients as RecipientView[];
+        const batch = page.recipients;
         rows.push(
           ...batch.filter((x) =>
             [x.label, x.externalId, x.id].some((v) => v?.toLowerCase().includes(needle)),
@@ -147,7 +126,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
         { limit: PAGE, offset: pageNo * PAGE, active },
         ctx.state.requestId,
       );
-      rows = page.recipients as RecipientView[];
+      rows = page.recipients;
       total = page.total;
     }
     const tz = pc.operator?.timeZone ?? 'UTC';
@@ -195,7 +174,7 @@ ${
           x,
         ) => html`<tr><td><a href="${path}/recipients/${x.id}">${x.label ?? x.externalId ?? x.id}</a></td><td>${x.externalId ?? '—'}</td>
 <td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td>
-<td class="num">${x.interactionCount}${x.maxTotalInteractions !== undefined ? ` / ${x.maxTotalInteractions}` : ''}</td>
+<td class="num">${x.interactionCount}${x.maxTotalInteractions !== null ? ` / ${x.maxTotalInteractions}` : ''}</td>
 <td>${x.lastInteractionAt ? formatInstant(x.lastInteractionAt, tz) : 'never'}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>No recipients${q || activeParam ? ' match' : ' yet'}.</p>`
@@ -396,7 +375,7 @@ ${editableNote(c)}
     const rpath = `${path}/recipients/${x.id}`;
     const done = DONE[String(ctx.query.done ?? '')];
     const meta = Object.entries(x.metadata ?? {});
-    const limit = (v: number | undefined) => (v === undefined ? 'unlimited' : String(v));
+    const limit = (v: number | null) => (v === null ? 'unlimited' : String(v));
     sendPage(
       ctx,
       layout(
@@ -417,7 +396,7 @@ ${editableNote(c)}
 <dl class="facts">
   <dt>External id</dt><dd>${x.externalId ?? '—'}</dd>
   <dt>Conversations</dt><dd>${x.interactionCount} (total limit ${limit(x.maxTotalInteractions)})</dd>
-  <dt>Window limit</dt><dd>${x.maxInteractionsPerWindow === undefined ? 'none' : `${x.maxInteractionsPerWindow} per ${x.windowSeconds} s`}</dd>
+  <dt>Window limit</dt><dd>${x.maxInteractionsPerWindow === null ? 'none' : `${x.maxInteractionsPerWindow} per ${x.windowSeconds} s`}</dd>
   <dt>Last conversation</dt><dd>${x.lastInteractionAt ? formatInstant(x.lastInteractionAt, tz) : 'never'}</dd>
   <dt>Instructions</dt><dd>${x.injectionMode ?? 'append'}: ${x.injectionInstructions ?? '—'}</dd>
   <dt>Disabled message</dt><dd>${x.disabledMessage ?? 'default'}</dd>

@@ -142,3 +142,9 @@ export function toCampaign(c: CampaignMessage, recipientCount: number) {
     },
   };
 }
+
+/** A recipient in the full JSON shape. */
+export type RecipientJson = ReturnType<typeof toFullRecipient>;
+
+/** One per-item result of a create batch in its JSON shape. */
+export type CreateResultJson = ReturnType<typeof toCreateResult>;
