@@ -1,22 +1,64 @@
 import { subjects, type UsageAdmitted } from '@outreach/contracts';
 import {
-  consumeDurable,
+  consumeDurableBatch,
   decodeJson,
   type JetStreamClient,
+  type JsMsg,
   type Logger,
   streamNames,
 } from '@outreach/platform';
 import type { JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
-/** Records one admitted conversation; a redelivered or duplicated event changes nothing. */
-export async function recordUsage(pool: Pool, event: UsageAdmitted): Promise<boolean> {
-  const result = await pool.query(
-    `INSERT INTO conversations (conversation_id, campaign_id, project_id, recipient_id, started_at)
-     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversation_id) DO NOTHING`,
-    [event.conversationId, event.campaignId, event.projectId, event.recipientId, new Date(event.startedAt)],
-  );
-  return result.rowCount === 1;
+/** One admitted conversation as it is recorded. */
+export interface Usage {
+  conversationId: string;
+  campaignId: string;
+  projectId: string;
+  recipientId: string;
+  startedAt: Date;
+}
+
+/**
+ * Reads the conversation an event reports, or undefined when it cannot be recorded: such an
+ * event would fail every batch it is in, so it is dropped instead of blocking the consumer.
+ */
+export function usageFromEvent(data: unknown): Usage | undefined {
+  const event = data as Partial<UsageAdmitted> | null;
+  const ids = [event?.conversationId, event?.campaignId, event?.projectId, event?.recipientId];
+  // PostgreSQL text cannot hold NUL.
+  if (!ids.every((id): id is string => typeof id === 'string' && !id.includes('\0'))) return undefined;
+  const startedAt = typeof event?.startedAt === 'string' ? new Date(event.startedAt) : undefined;
+  if (!startedAt || Number.isNaN(startedAt.getTime())) return undefined;
+  const [conversationId, campaignId, projectId, recipientId] = ids;
+  return { conversationId, campaignId, projectId, recipientId, startedAt };
+}
+
+/**
+ * Records admitted conversations in one statement; a conversation id already recorded (a
+ * redelivered or duplicated event, in this batch or an earlier one) changes nothing.
+ * Returns how many were recorded now.
+ */
+export async function recordUsageBatch(pool: Pool, batch: Usage[]): Promise<number> {
+  // First occurrence of an id wins; sorted so concurrent batches meet in one order.
+  const byId = new Map<string, Usage>();
+  for (const usage of batch) if (!byId.has(usage.conversationId)) byId.set(usage.conversationId, usage);
+  if (byId.size === 0) return 0;
+  const usages = [...byId.values()].sort((a, b) => (a.conversationId < b.conversationId ? -1 : 1));
+  const result = await pool.query({
+    name: 'campaigns-record-usage-batch',
+    text: `INSERT INTO conversations (conversation_id, campaign_id, project_id, recipient_id, started_at)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+           ON CONFLICT (conversation_id) DO NOTHING`,
+    values: [
+      usages.map((u) => u.conversationId),
+      usages.map((u) => u.campaignId),
+      usages.map((u) => u.projectId),
+      usages.map((u) => u.recipientId),
+      usages.map((u) => u.startedAt),
+    ],
+  });
+  return result.rowCount ?? 0;
 }
 
 /** Durable names allow no dots or wildcards; the prefix may contain them. */
@@ -25,8 +67,8 @@ export function durableName(prefix: string, role: string): string {
 }
 
 /**
- * Consumes UsageAdmitted events with a durable consumer shared by every instance, so a
- * service that was down picks up where it stopped.
+ * Consumes UsageAdmitted events in batches with a durable consumer shared by every instance,
+ * so a service that was down picks up where it stopped.
  */
 export function consumeUsage(
   js: JetStreamClient,
@@ -35,7 +77,7 @@ export function consumeUsage(
   prefix: string,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  return consumeDurable(
+  return consumeDurableBatch(
     js,
     jsm,
     {
@@ -44,15 +86,23 @@ export function consumeUsage(
       filterSubject: subjects(prefix).usageAdmitted,
       deliver: 'all',
     },
-    async (msg) => {
-      const { data } = decodeJson<UsageAdmitted>(msg);
-      if (typeof data?.conversationId !== 'string' || typeof data.campaignId !== 'string') {
-        // A malformed event can never succeed; dropping it keeps the consumer moving.
-        logger.warn({ subject: msg.subject, seq: msg.seq }, 'malformed UsageAdmitted event dropped');
-        return;
+    async (msgs: JsMsg[]) => {
+      const batch: Usage[] = [];
+      for (const msg of msgs) {
+        const usage = usageFromEvent(decodeOrUndefined(msg));
+        if (usage) batch.push(usage);
+        else logger.warn({ subject: msg.subject, seq: msg.seq }, 'malformed UsageAdmitted event dropped');
       }
-      await recordUsage(pool, data);
+      await recordUsageBatch(pool, batch);
     },
     logger,
   );
+}
+
+function decodeOrUndefined(msg: JsMsg): unknown {
+  try {
+    return decodeJson<unknown>(msg).data;
+  } catch {
+    return undefined;
+  }
 }
