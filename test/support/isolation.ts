@@ -30,6 +30,15 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
     drop: async () => {
       const c = new Client({ connectionString: TEST_SERVERS.postgresAdmin });
       await c.connect();
+      // Pools closed just before may still be disconnecting; forcing the drop then kills a
+      // connection whose owner has no error listener any more. Give them a moment first.
+      for (let i = 0; i < 40; i++) {
+        const { rows } = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [
+          name,
+        ]);
+        if (rows[0].n === 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
     },
