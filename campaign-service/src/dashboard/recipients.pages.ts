@@ -1,15 +1,10 @@
 import type Router from '@koa/router';
-import {
-  type CreateResultJson,
-  composeSystemPrompt,
-  LIMITS,
-  type RecipientJson,
-  selectKnowledge,
-} from '@outreach/contracts';
+import { type CreateResultJson, LIMITS, type RecipientJson } from '@outreach/contracts';
 import { AppError, readJsonBody } from '@outreach/platform';
 import type { Context } from 'koa';
 import { type CampaignView, getCampaign } from '../campaigns/campaigns.service';
 import { getDevice } from '../devices/devices.service';
+import { promptFor } from '../recipients/prompt-preview';
 import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
 import type { FieldErrors, Form } from './forms';
 import { html, type SafeHtml } from './html';
@@ -432,12 +427,7 @@ ${editableNote(c)}
     const { pc, campaign: c, path, recipient: x } = await loadRecipient(ctx);
     const device = await getDevice(d, pc.project.id, c.deviceId);
     const sample = String(ctx.query.sample ?? '').slice(0, 2000);
-    const knowledge = selectKnowledge(device.knowledge, sample);
-    const prompt = composeSystemPrompt(
-      device,
-      { injectionMode: x.injectionMode ?? 'append', injectionInstructions: x.injectionInstructions ?? null },
-      knowledge,
-    );
+    const { systemPrompt: prompt, knowledge } = promptFor(device, x, sample);
     const rpath = `${path}/recipients/${x.id}`;
     const preview: SafeHtml = html`<pre class="prompt" id="system-prompt" tabindex="0" aria-label="System prompt">${prompt}</pre>`;
     sendPage(

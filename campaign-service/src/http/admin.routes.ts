@@ -17,6 +17,7 @@ import type { CampaignDeps } from '../deps';
 import { createDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
 import { invalid } from '../problems';
 import { createProject, getProject, listProjects } from '../projects/projects.service';
+import { previewSystemPrompt } from '../recipients/prompt-preview';
 import type { RecipientsForwarder } from '../recipients/recipients.client';
 import { type AdminSchema, compileAdminSchemas } from './admin.schemas';
 
@@ -123,6 +124,24 @@ export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder)
       { limit: q.limit ?? 50, offset: q.offset ?? 0, active: q.active },
       rid(ctx),
     );
+  });
+  r.get('/projects/:p/recipients/:rid/prompt', async (ctx) => {
+    const sample = String(ctx.query.sample ?? '').slice(0, 2000);
+    const preview = await previewSystemPrompt(
+      deps,
+      recipients,
+      ctx.params.p,
+      ctx.params.rid,
+      sample,
+      rid(ctx),
+    );
+    ctx.body = {
+      recipientId: preview.recipientId,
+      deviceId: preview.deviceId,
+      injectionMode: preview.injectionMode,
+      knowledgeTitles: preview.knowledge.map((k) => k.title),
+      systemPrompt: preview.systemPrompt,
+    };
   });
   r.post('/projects/:p/campaigns/:id/recipients', async (ctx) => {
     const input = await body<{ items: unknown[] }>(ctx, 'create-recipients');
