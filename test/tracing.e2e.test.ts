@@ -17,7 +17,7 @@ type Span = {
   attributes: Record<string, unknown>;
 };
 
-let probe: { campaignId: string; spans: Span[] };
+let probe: { projectId: string; campaignId: string; token: string; linkRecipientId: string; spans: Span[] };
 
 beforeAll(async () => {
   const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'tracing/probe.js')], {
@@ -68,8 +68,28 @@ it('links a campaign halt to its handling in another service through NATS', () =
   expect(consumed.map((s) => s.traceId)).toContain(haltRequest!.traceId);
 });
 
+it('tags spans with the project, campaign and recipient they concern', () => {
+  const tagged = (key: string, value: string) => probe.spans.filter((s) => s.attributes[key] === value);
+  const createServer = tagged('outreach.campaign_id', probe.campaignId).filter(
+    (s) => s.name === 'grpc.outreach.v1.RecipientService/CreateRecipients' && s.kind === 1,
+  );
+  expect(createServer.length).toBeGreaterThan(0);
+  expect(createServer[0].attributes['outreach.project_id']).toBe(probe.projectId);
+  const gatewaySpans = tagged('outreach.project_id', probe.projectId).filter((s) =>
+    s.scope.includes('instrumentation-http'),
+  );
+  expect(gatewaySpans.length).toBeGreaterThan(0);
+  const linkSpans = tagged('outreach.recipient_id', probe.linkRecipientId).filter((s) =>
+    s.scope.includes('instrumentation-http'),
+  );
+  expect(linkSpans.length).toBeGreaterThanOrEqual(2);
+});
+
 it('never puts keys, tokens or customer text into span attributes', () => {
   const text = JSON.stringify(probe.spans.map((s) => s.attributes));
+  expect(probe.token.length).toBeGreaterThan(20);
+  expect(text).not.toContain(probe.token);
+  expect(text).toContain('/i/:token');
   expect(text).not.toMatch(/ork_[0-9A-Za-z]{10,}/);
   expect(text).not.toMatch(/Bearer /);
 });

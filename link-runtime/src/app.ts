@@ -10,6 +10,7 @@ import {
   readJsonBody,
   requestContext,
   sendError,
+  tagSpan,
   toAppError,
 } from '@outreach/platform';
 import Koa, { type Context } from 'koa';
@@ -84,6 +85,12 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   const open = async (ctx: Context, seen?: { device?: DeviceSnapshot }): Promise<OpenLink> => {
     const token = ctx.params.token as string;
     const recipient = TOKEN.test(token) ? await deps.recipients.resolve(token) : null;
+    if (recipient)
+      tagSpan({
+        projectId: recipient.projectId,
+        campaignId: recipient.campaignId,
+        recipientId: recipient.id,
+      });
     if (recipient && seen) {
       // The page of a refusal still speaks the device's language and wears its styling.
       const campaign = deps.state.campaign(recipient.campaignId);

@@ -39,6 +39,29 @@ const { admin, createProject, eventually } = require('../support/fixtures.ts');
     if (create.status !== 201) throw new Error(`create -> ${create.status}`);
     const createRequestId = create.headers.get('x-request-id');
 
+    // A live link: its page view and a conversation start are traced too.
+    const live = await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
+      name: 'live',
+      deviceId: fx.deviceId,
+      startDate: new Date(Date.now() + 1000).toISOString(),
+      endDate: new Date(Date.now() + 3600_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    const linked = await fetch(`${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fx.keys.rw}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ campaignId: live.id, items: [{ label: 'c' }] }),
+    }).then((r) => r.json());
+    const link = linked.results[0].link;
+    await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${live.id}/launch`);
+    await eventually(
+      async () => (await fetch(`${link}/conversations`, { method: 'POST' })).status === 201,
+      5000,
+    );
+    await fetch(link);
+    const token = link.split('/i/')[1];
+    const linkRecipientId = linked.results[0].id;
+
     await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${fx.campaignId}/launch`);
     await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${fx.campaignId}/halt`);
     // Wait until the halt's snapshot has been consumed by another service, in the halt's trace.
@@ -66,7 +89,7 @@ const { admin, createProject, eventually } = require('../support/fixtures.ts');
       attributes: s.attributes,
     }));
     process.stdout.write(
-      `${JSON.stringify({ projectId: fx.projectId, campaignId: fx.campaignId, createRequestId, spans })}\n`,
+      `${JSON.stringify({ projectId: fx.projectId, campaignId: fx.campaignId, createRequestId, token, linkRecipientId, spans })}\n`,
     );
   } finally {
     await sys.stop();

@@ -1,4 +1,4 @@
-import { AppError } from '@outreach/platform';
+import { AppError, tagSpan } from '@outreach/platform';
 import type { Middleware } from 'koa';
 import type { Grant } from '../grant-cache';
 
@@ -13,5 +13,6 @@ export const projectIsolation: Middleware = async (ctx, next) => {
       details: { reason: 'project_mismatch' },
     });
   }
+  tagSpan({ projectId: grant.projectId, recipientId: ctx.params.recipientId });
   await next();
 };

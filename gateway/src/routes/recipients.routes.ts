@@ -8,6 +8,7 @@ import {
   toCreateResult,
   toListEntry,
 } from '@outreach/contracts';
+import { tagSpan } from '@outreach/platform';
 import type { Middleware } from 'koa';
 import type { Backends } from '../clients';
 import { jsonBody } from '../middleware/json-body';
@@ -29,6 +30,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     const body = ctx.state.body;
     check('create-request', body);
     const { campaignId, items } = body as { campaignId: string; items: unknown[] };
+    tagSpan({ campaignId });
     const res = await backends.recipients<{
       created: number;
       failed: number;
@@ -75,6 +77,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     check('list-query', query, 'query');
     const projectId = ctx.params.projectId;
     const campaignId = query.campaignId as string;
+    tagSpan({ campaignId });
     const limit = (query.limit as number | undefined) ?? LIMITS.listDefault;
     const offset = (query.offset as number | undefined) ?? 0;
     const active = query.active === undefined ? undefined : query.active === 'true';

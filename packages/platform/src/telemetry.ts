@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
@@ -33,6 +34,7 @@ export function startTelemetry(options: TelemetryOptions): NodeSDK | undefined {
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => /^\/(livez|readyz|metrics)/.test(req.url ?? ''),
+        requestHook: redactSpanPaths,
       }),
       new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
@@ -41,4 +43,18 @@ export function startTelemetry(options: TelemetryOptions): NodeSDK | undefined {
   });
   sdk.start();
   return sdk;
+}
+
+const TOKEN_PATH = /\/i\/[^/?#]+/g;
+const PATH_ATTRIBUTES = ['url.path', 'url.full', 'http.target', 'http.url'];
+
+/** Link tokens are credentials: the paths recorded on HTTP spans name them by their route. */
+export function redactSpanPaths(span: Span): void {
+  const attributes = (span as Span & { attributes?: Record<string, unknown> }).attributes ?? {};
+  for (const key of PATH_ATTRIBUTES) {
+    const value = attributes[key];
+    if (typeof value === 'string' && TOKEN_PATH.test(value))
+      span.setAttribute(key, value.replace(TOKEN_PATH, '/i/:token'));
+    TOKEN_PATH.lastIndex = 0;
+  }
 }

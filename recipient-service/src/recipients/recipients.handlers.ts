@@ -1,5 +1,5 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
-import { type Logger, type ServiceMetrics, unary } from '@outreach/platform';
+import { type Logger, type ServiceMetrics, tagSpan, unary } from '@outreach/platform';
 import type { RecipientService } from './recipients.service';
 
 interface Req {
@@ -41,7 +41,15 @@ export function recipientHandlers(
   return Object.fromEntries(
     Object.entries(methods).map(([name, fn]) => [
       name,
-      unary<Req, unknown>(logger, name, (req) => fn(req), metrics),
+      unary<Req, unknown>(
+        logger,
+        name,
+        (req) => {
+          tagSpan(req);
+          return fn(req);
+        },
+        metrics,
+      ),
     ]),
   );
 }
