@@ -432,12 +432,18 @@ export async function getCampaign(
   projectId: string,
   campaignId: string,
 ): Promise<CampaignView> {
+  const row = await campaignRow(deps, projectId, campaignId);
+  return { ...toView(row, deps.clock()), topOffs: await listTopOffs(deps, campaignId) };
+}
+
+/** One campaign row of the project with its usage and top-off sum; 404 otherwise. */
+async function campaignRow(deps: CampaignDeps, projectId: string, campaignId: string): Promise<UsageRow> {
   const { rows } = await deps.pool.query<UsageRow>(
     `${SELECT_WITH_USAGE} WHERE c.id = $1 AND c.project_id = $2`,
     [campaignId, projectId],
   );
   if (rows.length === 0) throw notFound(campaignId);
-  return { ...toView(rows[0], deps.clock()), topOffs: await listTopOffs(deps, campaignId) };
+  return rows[0];
 }
 
 /** The project's campaigns ordered by createdAt then id, optionally only those in `state` now. */
@@ -463,12 +469,8 @@ export async function getAllowance(
   projectId: string,
   campaignId: string,
 ): Promise<Allowance> {
-  const { rows } = await deps.pool.query<UsageRow>(
-    `${SELECT_WITH_USAGE} WHERE c.id = $1 AND c.project_id = $2`,
-    [campaignId, projectId],
-  );
-  if (rows.length === 0) throw notFound(campaignId);
-  return computeAllowance(rows[0].budget_mode, Number(rows[0].used), num(rows[0].included));
+  const row = await campaignRow(deps, projectId, campaignId);
+  return computeAllowance(row.budget_mode, Number(row.used), num(row.included));
 }
 
 /**
