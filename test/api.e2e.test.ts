@@ -129,7 +129,7 @@ describe('create, read, update, delete', () => {
       status: 'error',
       index: 0,
       code: 'invalid_request',
-      details: { field: '/bogus', rule: 'additionalProperties' },
+      details: { pointer: '/bogus', rule: 'additionalProperties' },
     });
     const mixed = await create(fx, [{ bogus: 1 }, { label: 'fine' }]);
     expect(mixed.status).toBe(201);

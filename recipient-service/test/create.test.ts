@@ -95,15 +95,15 @@ describe('CreateRecipients', () => {
     ]);
     expect(res.results[1]).toMatchObject({ externalId: 'bad-1', code: 'invalid_request' });
     expect(JSON.parse(res.results[1].detailsJson!)).toMatchObject({
-      field: '/colour',
+      pointer: '/colour',
       rule: 'additionalProperties',
     });
     expect(JSON.parse(res.results[2].detailsJson!)).toMatchObject({
       reason: 'safety_refused',
       rule: 'ignore_previous_instructions',
     });
-    expect(JSON.parse(res.results[3].detailsJson!)).toMatchObject({ field: '/label', rule: 'maxLength' });
-    expect(JSON.parse(res.results[4].detailsJson!)).toMatchObject({ field: '/windowSeconds' });
+    expect(JSON.parse(res.results[3].detailsJson!)).toMatchObject({ pointer: '/label', rule: 'maxLength' });
+    expect(JSON.parse(res.results[4].detailsJson!)).toMatchObject({ pointer: '/windowSeconds' });
   });
 
   it('accepts exactly 200 items and refuses 201 as a request error', async () => {

@@ -173,18 +173,20 @@ describe('UpdateRecipient', () => {
     for (const field of ['externalId', 'campaignId', 'metadata', 'interactionCount', 'link', 'token']) {
       const err = await patchRefusal(r.id, { [field]: 'x' });
       expect(err.code).toBe('invalid_request');
-      expect(err.details).toMatchObject({ field: `/${field}`, rule: 'immutable' });
+      expect(err.details).toMatchObject({ pointer: `/${field}`, rule: 'immutable' });
     }
     expect((await patchRefusal(r.id, { colour: 'red' })).details).toMatchObject({
-      field: '/colour',
+      pointer: '/colour',
       rule: 'additionalProperties',
     });
-    expect((await patchRefusal(r.id, { label: 'x'.repeat(192) })).details).toMatchObject({ field: '/label' });
+    expect((await patchRefusal(r.id, { label: 'x'.repeat(192) })).details).toMatchObject({
+      pointer: '/label',
+    });
     expect((await patchRefusal(r.id, { disabledMessage: 'x'.repeat(2001) })).details).toMatchObject({
-      field: '/disabledMessage',
+      pointer: '/disabledMessage',
     });
     expect((await patchRefusal(r.id, { maxInteractionsPerWindow: 3 })).details).toMatchObject({
-      field: '/windowSeconds',
+      pointer: '/windowSeconds',
     });
     const bad = await h.refusal('UpdateRecipient', { projectId: P, recipientId: r.id, patchJson: '{' });
     expect(bad.code).toBe('invalid_request');
@@ -205,7 +207,7 @@ describe('UpdateRecipient', () => {
     const [r] = await createIn('cmp_patch_limits', { injectionMode: 'replace', injectionInstructions: long });
     // 600 words are fine in replace mode but not in append mode.
     expect((await patchRefusal(r.id, { injectionMode: 'append' })).details).toMatchObject({
-      field: '/injectionInstructions',
+      pointer: '/injectionInstructions',
       rule: 'maxWords',
     });
     expect((await patchRefusal(r.id, { injectionInstructions: 'a'.repeat(7501) })).details).toMatchObject({

@@ -28,7 +28,7 @@ type RecipientView = RecipientJson;
 
 /** One create result; error details as RecipientService reports them. */
 type CreateResult = CreateResultJson & {
-  details?: { reason?: string; field?: string; errors?: { pointer: string; message: string }[] };
+  details?: { reason?: string; pointer?: string; problems?: { pointer: string; message: string }[] };
 };
 
 /** Page size of the recipient list. */
@@ -50,7 +50,7 @@ const editableNote = (c: CampaignView) =>
 
 /** A readable message of an item error, with the first problem named. */
 function itemError(r: Extract<CreateResult, { status: 'error' }>): string {
-  const p = r.details?.errors?.[0];
+  const p = r.details?.problems?.[0];
   const detail = p ? ` (${p.pointer}: ${p.message})` : r.details?.reason ? ` (${r.details.reason})` : '';
   return `${r.error}${detail}`;
 }
@@ -276,7 +276,7 @@ ${errorSummary(errors)}
           externalId: 'A recipient with this external id already exists in the campaign.',
         });
       }
-      const fieldName = String(first.details?.field ?? first.details?.errors?.[0]?.pointer ?? '').split(
+      const fieldName = String(first.details?.pointer ?? first.details?.problems?.[0]?.pointer ?? '').split(
         '/',
       )[1];
       return newPage(

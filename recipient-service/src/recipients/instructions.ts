@@ -55,9 +55,9 @@ export function checkInstructionsLength(text: string, mode: InjectionMode): Inst
 export interface FieldProblem {
   message: string;
   details: {
-    field: string;
+    pointer: string;
     rule: string;
-    errors: { pointer: string; rule: string; message: string }[];
+    problems: { pointer: string; rule: string; message: string }[];
     [extra: string]: unknown;
   };
 }
@@ -91,11 +91,11 @@ export function checkStoredInstructions(
     return {
       message: `injectionInstructions ${tooLong.message}`,
       details: {
-        field: FIELD,
+        pointer: FIELD,
         rule: tooLong.rule,
         limit: tooLong.limit,
         actual: tooLong.actual,
-        errors: [{ pointer: FIELD, rule: tooLong.rule, message: tooLong.message }],
+        problems: [{ pointer: FIELD, rule: tooLong.rule, message: tooLong.message }],
       },
     };
   }
@@ -105,10 +105,10 @@ export function checkStoredInstructions(
     return {
       message: `injectionInstructions ${message}`,
       details: {
-        field: FIELD,
+        pointer: FIELD,
         reason: 'safety_refused',
         rule: unsafe.id,
-        errors: [{ pointer: FIELD, rule: unsafe.id, message }],
+        problems: [{ pointer: FIELD, rule: unsafe.id, message }],
       },
     };
   }

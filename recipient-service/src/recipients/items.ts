@@ -37,9 +37,9 @@ export function problemsToFieldProblem(problems: ValidationProblem[]): FieldProb
   return {
     message: `${first.pointer} ${first.message}`,
     details: {
-      field: first.pointer,
+      pointer: first.pointer,
       rule: first.rule,
-      errors: problems.map((p) => ({ pointer: p.pointer, rule: p.rule, message: p.message })),
+      problems: problems.map((p) => ({ pointer: p.pointer, rule: p.rule, message: p.message })),
     },
   };
 }
@@ -48,7 +48,7 @@ export function problemsToFieldProblem(problems: ValidationProblem[]): FieldProb
 export function fieldProblem(pointer: string, rule: string, message: string): FieldProblem {
   return {
     message: `${pointer} ${message}`,
-    details: { field: pointer, rule, errors: [{ pointer, rule, message }] },
+    details: { pointer, rule, problems: [{ pointer, rule, message }] },
   };
 }
 

@@ -423,7 +423,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       if (byCampaign.size > 1) {
         throw new AppError('invalid_request', 'The ids belong to more than one campaign.', {
           details: {
-            field: '/ids',
+            pointer: '/ids',
             reason: 'multiple_campaigns',
             campaignIds: [...byCampaign.keys()].sort(),
           },
