@@ -157,6 +157,8 @@ describe('create, read, update, delete', () => {
       token: fx.keys.read,
     });
     expect(inactive.body.recipients.map((r: { id: string }) => r.id)).toEqual([ids[1]]);
+    // `total` describes the campaign, whatever the filter.
+    expect(inactive.body.total).toBe(3);
     const defaults = await http('GET', api(fx, `/recipients?campaignId=${c.id}`), { token: fx.keys.read });
     expect(defaults.body).toMatchObject({ limit: 50, offset: 0 });
   });
@@ -232,6 +234,21 @@ describe('create, read, update, delete', () => {
     expect(bulk.status).toBe(200);
     expect(bulk.body).toMatchObject({ success: true, deleted: 2 });
     expect(bulk.body.ids.sort()).toEqual([b, c].sort());
+  });
+
+  it('answers other methods on bulk-delete with 405 and Allow: POST', async () => {
+    for (const method of ['GET', 'PATCH', 'DELETE']) {
+      const res = await http(method, api(fx, '/recipients/bulk-delete'), {
+        token: fx.keys.rw,
+        body: method === 'GET' ? undefined : {},
+      });
+      expect([method, res.status, res.body.code, res.headers.get('allow')]).toEqual([
+        method,
+        405,
+        'method_not_allowed',
+        'POST',
+      ]);
+    }
   });
 
   it('refuses a bulk delete spanning campaigns, and accepts 500 ids but not 501', async () => {
@@ -508,6 +525,27 @@ describe('authentication, scopes, project isolation', () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
     const refused = await http('GET', api(fx, '/recipients/rcp_x'), { token: other.keys.rw });
     expect(refused.headers.get('x-ratelimit-limit')).not.toBeNull();
+  });
+
+  it('checks in order: key, rate limit, project, then scope', async () => {
+    const p = `/projects/${fx.projectId}`;
+    const once = (
+      await admin(sys, 'POST', `${p}/api-keys`, {
+        name: 'once',
+        scopes: ['recipients:read'],
+        rateLimitPerMinute: 1,
+      })
+    ).key;
+    expect((await http('GET', api(fx, '/campaigns'), { token: once })).status).toBe(200);
+    // Every authenticated request counts, so probing other projects spends the key's budget too.
+    const spent = await http('GET', api(other, '/campaigns'), { token: once });
+    expect([spent.status, spent.body.code]).toEqual([429, 'rate_limited']);
+    // A read-only key on another project's write endpoint hears about the project, not the scope.
+    const mismatch = await http('POST', api(other, '/recipients'), {
+      token: fx.keys.read,
+      body: { campaignId: other.campaignId, items: [{}] },
+    });
+    expect([mismatch.status, mismatch.body.details.reason]).toEqual([403, 'project_mismatch']);
   });
 
   it('makes a revoked key fail within a second', async () => {

@@ -8,7 +8,7 @@ import {
   toCreateResult,
   toListEntry,
 } from '@outreach/contracts';
-import { tagSpan } from '@outreach/platform';
+import { AppError, tagSpan } from '@outreach/platform';
 import type { Middleware } from 'koa';
 import type { Backends } from '../clients';
 import { jsonBody } from '../middleware/json-body';
@@ -70,6 +70,13 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
       ids: res.ids,
       ...(all === true ? { skippedCampaignIds: res.skippedCampaignIds } : {}),
     };
+  });
+  // Without this, other methods on bulk-delete would match `/recipients/:recipientId`.
+  router.all(BULK_DELETE_PATH, (ctx) => {
+    throw new AppError('method_not_allowed', undefined, {
+      details: { method: ctx.method, allowed: ['POST'] },
+      headers: { Allow: 'POST' },
+    });
   });
 
   router.get(RECIPIENTS_PATH, ...read, async (ctx) => {
