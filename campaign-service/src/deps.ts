@@ -11,6 +11,8 @@ export interface CampaignDeps {
   logger: Logger;
   /** NATS_PREFIX: subjects of published snapshots. */
   natsPrefix: string;
+  /** How many knowledge entries a system prompt carries (KNOWLEDGE_ENTRIES, as in the link runtime). */
+  knowledgeEntries: number;
   /** Called after a transaction that wrote outbox rows committed; publishes them now. */
   afterCommit: () => void;
 }

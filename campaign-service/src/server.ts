@@ -97,6 +97,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       clock,
       logger,
       natsPrefix: config.NATS_PREFIX,
+      knowledgeEntries: config.KNOWLEDGE_ENTRIES,
       afterCommit: () => relay.kick(),
     };
     const recipientClient = createRecipientClient(config.RECIPIENT_SERVICE_ADDR);

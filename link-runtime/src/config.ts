@@ -41,7 +41,6 @@ export const CONFIG_SPEC = {
     min: 2,
     doc: 'most recent messages of a conversation sent to the model',
   },
-  KNOWLEDGE_ENTRIES: { type: 'int', default: 3, min: 0, doc: 'knowledge entries placed in a system prompt' },
   RECIPIENT_CACHE_TTL_SECONDS: {
     type: 'int',
     default: 300,

@@ -427,7 +427,7 @@ ${editableNote(c)}
     const { pc, campaign: c, path, recipient: x } = await loadRecipient(ctx);
     const device = await getDevice(d, pc.project.id, c.deviceId);
     const sample = String(ctx.query.sample ?? '').slice(0, 2000);
-    const { systemPrompt: prompt, knowledge } = promptFor(device, x, sample);
+    const { systemPrompt: prompt, knowledge } = promptFor(device, x, sample, d.knowledgeEntries);
     const rpath = `${path}/recipients/${x.id}`;
     const preview: SafeHtml = html`<pre class="prompt" id="system-prompt" tabindex="0" aria-label="System prompt">${prompt}</pre>`;
     sendPage(

@@ -22,9 +22,10 @@ export interface PromptPreview {
 export function promptFor(
   device: Device,
   recipient: Pick<RecipientJson, 'injectionMode' | 'injectionInstructions'>,
-  sample = '',
+  sample: string,
+  knowledgeEntries: number,
 ): PromptPreview {
-  const knowledge = selectKnowledge(device.knowledge, sample);
+  const knowledge = selectKnowledge(device.knowledge, sample, knowledgeEntries);
   const systemPrompt = composeSystemPrompt(
     device,
     { injectionMode: recipient.injectionMode, injectionInstructions: recipient.injectionInstructions },
@@ -49,6 +50,6 @@ export async function previewSystemPrompt(
     recipientId: recipient.id,
     deviceId: device.id,
     injectionMode: recipient.injectionMode,
-    ...promptFor(device, recipient, sample),
+    ...promptFor(device, recipient, sample, deps.knowledgeEntries),
   };
 }

@@ -39,6 +39,13 @@ describe('composeSystemPrompt', () => {
     expect(prompt).toContain(SAFETY_RULES[1]);
   });
 
+  it('keeps the device instructions when replace mode has no text to put in their place', () => {
+    for (const injectionInstructions of [null, '', '   ']) {
+      const prompt = composeSystemPrompt(device, { injectionMode: 'replace', injectionInstructions }, []);
+      expect(prompt).toContain('# Instructions\nAlways answer in two sentences.');
+    }
+  });
+
   it('keeps the device instructions when the recipient has none in append mode', () => {
     const prompt = composeSystemPrompt(device, { injectionMode: 'append', injectionInstructions: null }, []);
     expect(prompt.endsWith(device.customInstructions)).toBe(true);

@@ -75,7 +75,8 @@ export function composeSystemPrompt(
   }
   const own = device.customInstructions.trim();
   const personal = (recipient.injectionInstructions ?? '').trim();
-  const block = recipient.injectionMode === 'replace' ? [personal] : [own, personal];
+  // `replace` without text has nothing to put in the device's place: the device's block stays.
+  const block = recipient.injectionMode === 'replace' && personal !== '' ? [personal] : [own, personal];
   const instructions = block.filter((s) => s !== '');
   if (instructions.length > 0) sections.push(`# Instructions\n${instructions.join('\n\n')}`);
   return sections.join('\n\n');

@@ -25,5 +25,11 @@ describe('validator', () => {
       pointer: '/offset',
       rule: 'type',
     });
+    for (const loose of ['1e2', '0x10', ' 5', '5 ', '+5', '']) {
+      expect(validator('list-query')({ campaignId: 'c', limit: loose })[0]).toMatchObject({
+        pointer: '/limit',
+        rule: 'type',
+      });
+    }
   });
 });

@@ -37,7 +37,12 @@ export function validator(name: string): Validator {
   const ajv = (isQuery ? coercing : plain) as Ajv2020;
   const fn = ajv.getSchema(schemaId(name)) as ValidateFunction | undefined;
   if (!fn) throw new Error(`no schema named ${name}`);
-  const v: Validator = (data) => (fn(data) ? [] : toProblems(fn.errors ?? []));
+  const strict = isQuery ? rawIntegerCheck(fn.schema) : undefined;
+  const v: Validator = (data) => {
+    const raw = strict?.(data) ?? [];
+    if (raw.length > 0) return raw;
+    return fn(data) ? [] : toProblems(fn.errors ?? []);
+  };
   cache.set(name, v);
   return v;
 }
@@ -71,4 +76,23 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
 
 function escapePointer(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+// Coercion alone would read `1e2`, `0x10` or ` 5` as integers; query integers must be plain digits.
+function rawIntegerCheck(schema: unknown): (data: unknown) => ValidationProblem[] {
+  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
+  const keys = Object.entries(properties)
+    .filter(([, p]) => p.type === 'integer')
+    .map(([k]) => k);
+  return (data) => {
+    if (data === null || typeof data !== 'object') return [];
+    const problems: ValidationProblem[] = [];
+    for (const key of keys) {
+      const value = (data as Record<string, unknown>)[key];
+      if (typeof value === 'string' && !/^-?[0-9]+$/.test(value)) {
+        problems.push({ pointer: `/${key}`, rule: 'type', message: 'must be an integer' });
+      }
+    }
+    return problems;
+  };
 }

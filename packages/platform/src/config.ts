@@ -119,6 +119,13 @@ export const COMMON_CONFIG = {
     doc: 'prefix of NATS subjects, streams and durable consumers',
   },
   PUBLIC_BASE_URL: { type: 'url', default: 'http://localhost:8081', doc: 'base URL of every recipient link' },
+  KNOWLEDGE_ENTRIES: {
+    type: 'int',
+    default: 3,
+    min: 0,
+    max: 50,
+    doc: 'knowledge entries placed in a system prompt (the link runtime and the prompt preview agree on it)',
+  },
   METRICS_PORT: { type: 'int', default: 0, min: 0, max: 65535, doc: 'Prometheus /metrics port (0 disables)' },
   SHUTDOWN_TIMEOUT_MS: { type: 'int', default: 10000, min: 100, doc: 'deadline for graceful shutdown' },
 } as const satisfies Record<string, VarSpec>;
