@@ -3,6 +3,9 @@
  * PostgreSQL, Redis and NATS. Each rule of the API document and our decisions is shown
  * through the public HTTP interface.
  */
+import { subjects } from '@outreach/contracts';
+import { connectNats, publishJson } from '@outreach/platform';
+import pino from 'pino';
 import { admin, createCampaign, createProject, eventually, type ProjectFixture } from './support/fixtures';
 import { http, startSystem, type TestSystem } from './support/system';
 
@@ -566,6 +569,27 @@ describe('authentication, scopes, project isolation', () => {
 });
 
 describe('usage through the link', () => {
+  it('never refunds allowance.used when a recipient is deleted', async () => {
+    const c = await createCampaign(sys, fx.projectId, fx.deviceId);
+    const r = (await create(fx, [{ label: 'gone' }], c.id)).body.results[0];
+    // The link runtime's own event for an admitted conversation (the real contract on NATS).
+    const nc = await connectNats(sys.ns.env.NATS_URL, 'test', pino({ level: 'silent' }));
+    await publishJson(nc.jetstream(), subjects(sys.ns.natsPrefix).usageAdmitted, {
+      conversationId: 'cnv_refund_check',
+      recipientId: r.id,
+      campaignId: c.id,
+      projectId: fx.projectId,
+      startedAt: new Date().toISOString(),
+    });
+    await nc.close();
+    const list = () => http('GET', api(fx, `/recipients?campaignId=${c.id}`), { token: fx.keys.read });
+    await eventually(async () => (await list()).body.allowance.used === 1, 3000);
+    expect((await http('DELETE', api(fx, `/recipients/${r.id}`), { token: fx.keys.rw })).status).toBe(200);
+    const after = await list();
+    expect(after.body.total).toBe(0);
+    expect(after.body.allowance.used).toBe(1);
+  });
+
   it('shows interactionCount, lastInteractionAt and allowance.used within a second of a conversation start', async () => {
     const c = await createCampaign(sys, fx.projectId, fx.deviceId, {
       startDate: new Date(Date.now() + 1200).toISOString(),
