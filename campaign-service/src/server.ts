@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { GRPC_CHANNEL_OPTIONS } from '@outreach/contracts';
 import {
   addGrpcHealth,
   type Clock,
@@ -122,7 +123,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     });
     closers.push(['http', () => new Promise<void>((resolve) => http.close(() => resolve()))]);
 
-    const grpc = new Server();
+    const grpc = new Server(GRPC_CHANNEL_OPTIONS);
     addCampaignService(grpc, domain, metrics);
     addGrpcHealth(grpc, lifecycle, readiness);
     const grpcPort = await new Promise<number>((resolve, reject) =>

@@ -1,5 +1,10 @@
 import { type Client, credentials, Metadata } from '@grpc/grpc-js';
-import { loadCampaignsProto, loadHealthProto, loadRecipientsProto } from '@outreach/contracts';
+import {
+  GRPC_CHANNEL_OPTIONS,
+  loadCampaignsProto,
+  loadHealthProto,
+  loadRecipientsProto,
+} from '@outreach/contracts';
 import { callUnary, fromServiceError } from '@outreach/platform';
 
 /** A typed unary call to one backend: request in, response out, failures already mapped to AppError. */
@@ -41,8 +46,16 @@ export function createBackends(
   deadlineMs: number,
 ): Backends {
   const creds = credentials.createInsecure();
-  const recipients = new (loadRecipientsProto().outreach.v1.RecipientService)(addrs.recipients, creds);
-  const campaigns = new (loadCampaignsProto().outreach.v1.CampaignService)(addrs.campaigns, creds);
+  const recipients = new (loadRecipientsProto().outreach.v1.RecipientService)(
+    addrs.recipients,
+    creds,
+    GRPC_CHANNEL_OPTIONS,
+  );
+  const campaigns = new (loadCampaignsProto().outreach.v1.CampaignService)(
+    addrs.campaigns,
+    creds,
+    GRPC_CHANNEL_OPTIONS,
+  );
   const Health = loadHealthProto().grpc.health.v1.Health;
   const recipientsHealth = new Health(addrs.recipients, creds);
   const campaignsHealth = new Health(addrs.campaigns, creds);

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import { loadRecipientsProto } from '@outreach/contracts';
+import { GRPC_CHANNEL_OPTIONS, loadRecipientsProto } from '@outreach/contracts';
 import {
   type Clock,
   connectNats,
@@ -78,6 +78,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const recipientClient = new proto.outreach.v1.RecipientService(
       config.RECIPIENT_SERVICE_ADDR,
       credentials.createInsecure(),
+      GRPC_CHANNEL_OPTIONS,
     );
     cleanups.push(async () => recipientClient.close());
     const recipients = new RecipientCache(recipientClient, config.RECIPIENT_CACHE_TTL_SECONDS * 1000);

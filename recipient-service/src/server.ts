@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { credentials, type Server, ServerCredentials } from '@grpc/grpc-js';
-import { loadCampaignsProto, subjects } from '@outreach/contracts';
+import { GRPC_CHANNEL_OPTIONS, loadCampaignsProto, subjects } from '@outreach/contracts';
 import {
   type Clock,
   connectNats,
@@ -80,7 +80,11 @@ export async function start(
     const js = nc.jetstream();
     const prefix = config.NATS_PREFIX;
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
-    const campaignClient = new CampaignService(config.CAMPAIGN_SERVICE_ADDR, credentials.createInsecure());
+    const campaignClient = new CampaignService(
+      config.CAMPAIGN_SERVICE_ADDR,
+      credentials.createInsecure(),
+      GRPC_CHANNEL_OPTIONS,
+    );
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
     const streams = streamNames(prefix);

@@ -1,6 +1,7 @@
 import { credentials } from '@grpc/grpc-js';
 import {
   type CreateResultMessage,
+  GRPC_CHANNEL_OPTIONS,
   loadRecipientsProto,
   type RecipientMessage,
   toCreateResult,
@@ -16,7 +17,7 @@ export type RecipientClient = InstanceType<
 /** Connects (lazily) to RecipientService at `host:port`. */
 export function createRecipientClient(address: string): RecipientClient {
   const proto = loadRecipientsProto();
-  return new proto.outreach.v1.RecipientService(address, credentials.createInsecure());
+  return new proto.outreach.v1.RecipientService(address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
 }
 
 async function call<Res>(

@@ -19,6 +19,16 @@ export const PROTO_LOADER_OPTIONS: Options = {
   oneofs: true,
 };
 
+/**
+ * Channel options of every gRPC client and server. A 1 MiB create request can expand into a
+ * response of tens of MiB (placeholders substitute up to 500 words of 500-character metadata
+ * per recipient), far past grpc-js's 4 MiB default.
+ */
+export const GRPC_CHANNEL_OPTIONS = {
+  'grpc.max_receive_message_length': 128 * 1024 * 1024,
+  'grpc.max_send_message_length': 128 * 1024 * 1024,
+} as const;
+
 /** Folder of the .proto files (the repository's `protos/`). */
 export const PROTO_ROOT = path.resolve(__dirname, '../../../protos');
 
