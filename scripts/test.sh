@@ -10,7 +10,12 @@ bash scripts/ensure-services.sh || exit 1
 bash scripts/ensure-chromium.sh
 
 failed_steps=()
-step() { echo "== $1"; shift; "$@" || failed_steps+=("$1"); }
+step() {
+  local name=$1
+  shift
+  echo "== $name"
+  "$@" || failed_steps+=("$name")
+}
 step "proto types are current" node scripts/gen-protos.js --check
 step "typecheck and build" npx tsc -b
 step "lint" npx biome check .

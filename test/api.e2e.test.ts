@@ -358,7 +358,11 @@ describe('limits at their edges', () => {
     const c = await createCampaign(sys, fx.projectId, fx.deviceId);
     // 500 words of a 500-character metadata value: ~250 KB of instructions per recipient.
     const item = { metadata: { a: 'x'.repeat(500) }, injectionInstructions: '{meta.a} '.repeat(500) };
-    const res = await create(fx, Array.from({ length: 40 }, () => item), c.id);
+    const res = await create(
+      fx,
+      Array.from({ length: 40 }, () => item),
+      c.id,
+    );
     expect(res.status).toBe(201);
     expect(res.body.created).toBe(40);
     expect(res.text.length).toBeGreaterThan(8 * 1024 * 1024);

@@ -6,7 +6,6 @@
  * create through the gateway and halts a campaign, then prints the finished spans as JSON.
  */
 const fs = require('node:fs');
-const path = require('node:path');
 const { InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
 const { startTelemetry } = require('@outreach/platform/dist/telemetry');
 
