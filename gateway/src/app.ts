@@ -16,7 +16,7 @@ import { authenticate } from './middleware/authenticate';
 import { countRequests } from './middleware/count-requests';
 import { idempotency } from './middleware/idempotency';
 import { routeNotFound } from './middleware/not-found';
-import { rateLimitPerAddress, rateLimitPerKey } from './middleware/rate-limit';
+import { keyLimitOf, rateLimitPerAddress, rateLimitPerKey } from './middleware/rate-limit';
 import { buildOpenApi } from './openapi';
 import { RateLimiter } from './rate-limiter';
 import { campaignRoutes } from './routes/campaigns.routes';
@@ -85,6 +85,7 @@ export function buildApp(deps: GatewayDeps): Koa {
       limiter,
       failedAuthPerMinute: deps.failedAuthPerMinute ?? 30,
       refusals,
+      keyLimit: keyLimitOf,
     }),
   );
   app.use(rateLimitPerKey(limiter, refusals));

@@ -74,3 +74,20 @@ test('backend refusals pass through unchanged', async () => {
   );
   await expect(cache.get('h')).rejects.toMatchObject({ code: 'unavailable' });
 });
+
+test('peek answers only what get would return without a look-up', async () => {
+  const { cache, calls, advance } = setup(grant({ expiresAt: '2026-11-22T10:00:05.000Z' }), 10_000);
+  expect(cache.peek('h')).toBeUndefined();
+  await cache.get('h');
+  expect(cache.peek('h')).toEqual(grant({ expiresAt: '2026-11-22T10:00:05.000Z' }));
+  advance(5000);
+  expect(cache.peek('h')).toBeUndefined();
+  expect(calls).toEqual(['h']);
+});
+
+test('peek never returns a revoked grant', async () => {
+  const { cache } = setup(grant());
+  await cache.get('h');
+  cache.revoke('key_1');
+  expect(cache.peek('h')).toBeUndefined();
+});

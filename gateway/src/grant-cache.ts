@@ -53,6 +53,20 @@ export class GrantCache {
     return grant;
   }
 
+  /**
+   * The cached grant of a key hash when `get` would return it without a look-up (fresh,
+   * not revoked, not expired); `undefined` otherwise — then `get` decides.
+   */
+  peek(keyHash: string): Grant | undefined {
+    const hit = this.entries.get(keyHash);
+    if (!hit) return undefined;
+    const now = this.clock().getTime();
+    if (hit.until <= now || this.revoked.has(hit.grant.keyId)) return undefined;
+    const { expiresAt } = hit.grant;
+    if (expiresAt !== null && Date.parse(expiresAt) <= now) return undefined;
+    return hit.grant;
+  }
+
   /** Drops every cached grant of `keyId` and refuses it from now on. */
   revoke(keyId: string): void {
     this.revoked.add(keyId);

@@ -52,3 +52,35 @@ test('Redis down is 503 unavailable, not a crash', async () => {
   await expect(limiter.hit('p', 'x', 1)).rejects.toMatchObject({ code: 'unavailable' });
   dead.disconnect();
 });
+
+test('a gated hit counts the bucket only while the gate is below its limit, and never counts the gate', async () => {
+  const limiter = new RateLimiter(redis, prefix);
+  const gate = { policy: 'auth-failures', bucket: 'gate', limit: 2 };
+  const open = await limiter.hitUnlessGated(gate, 'per-key', 'gated', 5);
+  expect(open.gated).toBe(false);
+  expect(open.state).toMatchObject({ policy: 'per-key', limit: 5, used: 1, remaining: 4, allowed: true });
+  await limiter.hit('auth-failures', 'gate', 2);
+  await limiter.hit('auth-failures', 'gate', 2);
+  const shut = await limiter.hitUnlessGated(gate, 'per-key', 'gated', 5);
+  expect(shut.gated).toBe(true);
+  expect(shut.state).toMatchObject({
+    policy: 'auth-failures',
+    limit: 2,
+    used: 2,
+    remaining: 0,
+    allowed: false,
+  });
+  expect(shut.state.resetInSeconds).toBeGreaterThan(0);
+  expect((await limiter.hit('p', 'gated', 5, false)).used).toBe(1);
+  expect((await limiter.hit('p', 'gate', 2, false)).used).toBe(2);
+});
+
+test('concurrent gated hits never admit more than the limit', async () => {
+  const limiter = new RateLimiter(redis, prefix);
+  const gate = { policy: 'g', bucket: 'gate-burst', limit: 1 };
+  const results = await Promise.all(
+    Array.from({ length: 30 }, () => limiter.hitUnlessGated(gate, 'p', 'gated-burst', 7)),
+  );
+  expect(results.filter((r) => r.state.allowed)).toHaveLength(7);
+  expect(results.every((r) => !r.gated)).toBe(true);
+});

@@ -21,6 +21,32 @@ end
 return {used, ttl, 0}
 `;
 
+/**
+ * The same hit on KEYS[2], but only while the gate bucket KEYS[1] (a failure count, only
+ * read here) is below ARGV[1]; the fourth value says the gate was shut and nothing counted.
+ * One round trip instead of a peek followed by a hit.
+ */
+const GATED_SCRIPT = `
+local failed = tonumber(redis.call('GET', KEYS[1]) or '0')
+if failed >= tonumber(ARGV[1]) then
+  local gttl = redis.call('PTTL', KEYS[1])
+  if gttl < 0 then gttl = tonumber(ARGV[3]) end
+  return {failed, gttl, 0, 1}
+end
+local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl < 0 then ttl = tonumber(ARGV[3]) end
+if used < tonumber(ARGV[2]) then
+  used = redis.call('INCR', KEYS[2])
+  if used == 1 then
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
+    ttl = tonumber(ARGV[3])
+  end
+  return {used, ttl, 1, 0}
+end
+return {used, ttl, 0, 0}
+`;
+
 export const WINDOW_SECONDS = 60;
 
 /** A bucket's figures after a hit (or a peek). */
@@ -37,8 +63,22 @@ export interface RateLimitState {
   allowed: boolean;
 }
 
+/** A bucket that, once at its limit, shuts off counting in another (see `hitUnlessGated`). */
+export interface Gate {
+  policy: string;
+  bucket: string;
+  limit: number;
+}
+
 type WithScript = Redis & {
   outreachRateLimit(key: string, limit: number, windowMs: number, consume: string): Promise<number[]>;
+  outreachGatedRateLimit(
+    gateKey: string,
+    key: string,
+    gateLimit: number,
+    limit: number,
+    windowMs: number,
+  ): Promise<number[]>;
 };
 
 /** Per-bucket request counting in Redis (keys under the configured prefix). */
@@ -52,6 +92,8 @@ export class RateLimiter {
   ) {
     if (!('outreachRateLimit' in redis))
       redis.defineCommand('outreachRateLimit', { numberOfKeys: 1, lua: SCRIPT });
+    if (!('outreachGatedRateLimit' in redis))
+      redis.defineCommand('outreachGatedRateLimit', { numberOfKeys: 2, lua: GATED_SCRIPT });
     this.redis = redis as WithScript;
   }
 
@@ -68,7 +110,40 @@ export class RateLimiter {
     } catch (err) {
       throw new AppError('unavailable', undefined, { cause: err });
     }
-    const [used, ttlMs, allowed] = res.map(Number);
+    return this.state(policy, limit, res);
+  }
+
+  /**
+   * Peeks `gate` and, only while it is below its limit, counts one request in `bucket`: the
+   * same outcome as `hit(gate…, false)` followed by `hit(bucket…)`, in one round trip.
+   * `gated` means the gate is at its limit; `state` is then the gate's figures (nothing counted).
+   */
+  async hitUnlessGated(
+    gate: Gate,
+    policy: string,
+    bucket: string,
+    limit: number,
+  ): Promise<{ gated: boolean; state: RateLimitState }> {
+    let res: number[];
+    try {
+      res = await this.redis.outreachGatedRateLimit(
+        `${this.prefix}rl:${gate.bucket}`,
+        `${this.prefix}rl:${bucket}`,
+        gate.limit,
+        limit,
+        WINDOW_SECONDS * 1000,
+      );
+    } catch (err) {
+      throw new AppError('unavailable', undefined, { cause: err });
+    }
+    return Number(res[3]) === 1
+      ? { gated: true, state: this.state(gate.policy, gate.limit, res) }
+      : { gated: false, state: this.state(policy, limit, res) };
+  }
+
+  private state(policy: string, limit: number, res: number[]): RateLimitState {
+    const used = Number(res[0]);
+    const ttlMs = Number(res[1]);
     const resetInSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
     return {
       policy,
@@ -77,7 +152,7 @@ export class RateLimiter {
       remaining: Math.max(0, limit - used),
       resetInSeconds,
       resetAt: Math.ceil((this.now() + ttlMs) / 1000),
-      allowed: allowed === 1 && used <= limit,
+      allowed: Number(res[2]) === 1 && used <= limit,
     };
   }
 }

@@ -6,6 +6,7 @@ import { serveMiddleware } from '../../test/support/koa';
 import { type Grant, GrantCache } from '../grant-cache';
 import { RateLimiter } from '../rate-limiter';
 import { authenticate, hashKey } from './authenticate';
+import { rateLimitPerKey } from './rate-limit';
 
 const prefix = `test:${uniqueName('auth')}:`;
 const good = 'ok_live_0123456789abcdef';
@@ -68,4 +69,75 @@ test('failures are 401 with a Bearer challenge and count per address; then 429 b
   expect(c.headers.get('retry-after')).toMatch(/^\d+$/);
   expect(looked.length).toBe(before);
   expect((await get(`Bearer ${good}`, '10.0.0.3')).status).toBe(200);
+});
+
+describe('with the key counted in the same round trip (keyLimit)', () => {
+  const fastPrefix = `test:${uniqueName('authfast')}:`;
+  const fastKey = 'ok_live_fast_0123456789';
+  let fast: Awaited<ReturnType<typeof serveMiddleware>>;
+  let lookups = 0;
+  beforeAll(async () => {
+    const cache = new GrantCache(
+      async (hash) => {
+        lookups += 1;
+        if (hash === hashKey(fastKey)) return { ...grant, keyId: 'key_fast', rateLimitPerMinute: 3 };
+        throw new AppError('unauthorized');
+      },
+      () => new Date(),
+      60_000,
+    );
+    const limiter = new RateLimiter(redis, fastPrefix);
+    const refusals = new Counter({
+      name: 'r',
+      help: 'r',
+      labelNames: ['reason'],
+      registers: [new Registry()],
+    });
+    fast = await serveMiddleware(
+      [
+        authenticate({
+          cache,
+          limiter,
+          failedAuthPerMinute: 1,
+          refusals,
+          keyLimit: (g) => g.rateLimitPerMinute,
+        }),
+        rateLimitPerKey(limiter, refusals),
+      ],
+      { proxy: true },
+    );
+  });
+  afterAll(async () => {
+    await fast.close();
+    await clearRedisPrefix(fastPrefix);
+  });
+  const fastGet = (auth: string | undefined, ip: string) =>
+    fetch(`${fast.url}/p/x`, {
+      headers: { 'x-forwarded-for': ip, ...(auth ? { authorization: auth } : {}) },
+    });
+
+  test('a cached grant is counted once per request against its key, with the key headers', async () => {
+    const first = await fastGet(`Bearer ${fastKey}`, '10.1.0.1');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
+    const second = await fastGet(`Bearer ${fastKey}`, '10.1.0.1');
+    expect(second.status).toBe(200);
+    expect(second.headers.get('ratelimit-policy')).toBe('"per-key";q=3;w=60');
+    expect(second.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(lookups).toBe(1);
+  });
+
+  test('an address past its failure budget is refused for a cached key too, without counting the key', async () => {
+    expect((await fastGet('Bearer ok_live_wrong_wrong_wrong', '10.1.0.2')).status).toBe(401);
+    const refused = await fastGet(`Bearer ${fastKey}`, '10.1.0.2');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"auth-failures";q=1;w=60');
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    const other = await fastGet(`Bearer ${fastKey}`, '10.1.0.3');
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('0');
+    const over = await fastGet(`Bearer ${fastKey}`, '10.1.0.3');
+    expect(over.status).toBe(429);
+    expect(over.headers.get('ratelimit-policy')).toBe('"per-key";q=3;w=60');
+  });
 });

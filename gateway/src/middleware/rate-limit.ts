@@ -1,17 +1,25 @@
 import type { Middleware } from 'koa';
 import type { Counter } from 'prom-client';
 import type { Grant } from '../grant-cache';
-import { type RateLimiter, rateLimited, rateLimitHeaders } from '../rate-limiter';
+import { type RateLimiter, type RateLimitState, rateLimited, rateLimitHeaders } from '../rate-limiter';
 
 /** Requests per minute of a key that has no limit of its own. */
 export const DEFAULT_KEY_LIMIT = 600;
 
-/** Counts the request against its key's per-minute budget and sets the rate-limit headers; 429 past it. */
+/** The per-minute limit of a grant's key. */
+export function keyLimitOf(grant: Grant): number {
+  return grant.rateLimitPerMinute > 0 ? grant.rateLimitPerMinute : DEFAULT_KEY_LIMIT;
+}
+
+/**
+ * Counts the request against its key's per-minute budget and sets the rate-limit headers; 429
+ * past it. When `authenticate` already counted it (`ctx.state.keyRateLimit`), uses those figures.
+ */
 export function rateLimitPerKey(limiter: RateLimiter, refusals: Counter<'reason'>): Middleware {
   return async (ctx, next) => {
     const grant = ctx.state.grant as Grant;
-    const limit = grant.rateLimitPerMinute > 0 ? grant.rateLimitPerMinute : DEFAULT_KEY_LIMIT;
-    const state = await limiter.hit('per-key', `key:${grant.keyId}`, limit, true);
+    const counted = ctx.state.keyRateLimit as RateLimitState | undefined;
+    const state = counted ?? (await limiter.hit('per-key', `key:${grant.keyId}`, keyLimitOf(grant), true));
     ctx.set(rateLimitHeaders(state));
     if (!state.allowed) {
       refusals.inc({ reason: 'key' });
