@@ -159,6 +159,9 @@ export async function bumpRecipientCount(db: PoolClient, campaignId: string, del
   );
 }
 
+const BY_ID = `${SELECT} WHERE r.id = $1 AND r.project_id = $2`;
+const BY_ID_FOR_UPDATE = `${BY_ID} FOR UPDATE OF r`;
+
 /** One recipient of a project; `lock` locks the recipient row. */
 export async function findRecipient(
   db: Db,
@@ -166,10 +169,12 @@ export async function findRecipient(
   id: string,
   lock = false,
 ): Promise<RecipientRow | null> {
-  const { rows } = await db.query<RecipientRow>(
-    `${SELECT} WHERE r.id = $1 AND r.project_id = $2${lock ? ' FOR UPDATE OF r' : ''}`,
-    [id, projectId],
-  );
+  // Named, so each connection parses and plans the hot single read once, not on every call.
+  const { rows } = await db.query<RecipientRow>({
+    name: lock ? 'recipient-by-id-for-update' : 'recipient-by-id',
+    text: lock ? BY_ID_FOR_UPDATE : BY_ID,
+    values: [id, projectId],
+  });
   return rows[0] ?? null;
 }
 
