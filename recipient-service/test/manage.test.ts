@@ -1,6 +1,8 @@
 import { type RecipientChanged, subjects, type UsageAdmitted } from '@outreach/contracts';
 import { publishJson } from '@outreach/platform';
 import { JSONCodec } from 'nats';
+import type { Pool } from 'pg';
+import { coalescedRecipientReads } from '../src/recipients/recipient-reads';
 import { ACTIVE, eventually, type Harness, items, startHarness } from './helpers';
 
 let h: Harness;
@@ -98,6 +100,56 @@ describe('ListRecipients and GetRecipient', () => {
     expect((await h.refusal('GetRecipient', { projectId: P, recipientId: 'rcp_missing' })).code).toBe(
       'not_found',
     );
+  });
+
+  it('concurrent gets (read together in one query) each answer their own recipient, project and refusal', async () => {
+    await h.publishCampaign({ id: 'cmp_many' });
+    const created = await createIn('cmp_many', ...Array.from({ length: 6 }, (_, i) => ({ label: `m${i}` })));
+    const asks = [
+      ...created.map((r) => ({ projectId: P, recipientId: r.id })),
+      { projectId: P, recipientId: created[0].id },
+      { projectId: 'prj_other', recipientId: created[1].id },
+      { projectId: P, recipientId: 'rcp_missing' },
+    ];
+    const answers = await Promise.all(
+      asks.map((a) =>
+        h.call<Rec>('GetRecipient', a).then(
+          (r) => ({ id: r.id, label: r.label }),
+          (err: { code?: string }) => ({ refused: true, err }),
+        ),
+      ),
+    );
+    expect(answers.slice(0, 7)).toEqual([
+      ...created.map((r, i) => ({ id: r.id, label: `m${i}` })),
+      { id: created[0].id, label: 'm0' },
+    ]);
+    expect((await h.refusal('GetRecipient', asks[7])).code).toBe('not_found');
+    expect((await h.refusal('GetRecipient', asks[8])).code).toBe('not_found');
+    expect(answers[7]).toMatchObject({ refused: true });
+    expect(answers[8]).toMatchObject({ refused: true });
+  });
+
+  it('reads that arrive together share one query; a lone read uses its own', async () => {
+    await h.publishCampaign({ id: 'cmp_shared' });
+    const created = await createIn('cmp_shared', { label: 's0' }, { label: 's1' });
+    let queries = 0;
+    const counting = {
+      query: (...args: Parameters<Pool['query']>) => {
+        queries += 1;
+        return (h.pool.query as (...a: unknown[]) => unknown)(...args);
+      },
+    } as unknown as Pool;
+    const read = coalescedRecipientReads(counting);
+    const rows = await Promise.all([
+      read(P, created[0].id),
+      read(P, created[1].id),
+      read('prj_other', created[0].id),
+      read(P, 'rcp_missing'),
+    ]);
+    expect(queries).toBe(1);
+    expect(rows.map((r) => r?.label ?? null)).toEqual(['s0', 's1', null, null]);
+    expect((await read(P, created[1].id))?.label).toBe('s1');
+    expect(queries).toBe(2);
   });
 
   it('resolves a link token to its recipient, NOT_FOUND otherwise', async () => {

@@ -178,6 +178,14 @@ export async function findRecipient(
   return rows[0] ?? null;
 }
 
+const BY_IDS = `${SELECT} WHERE r.id = ANY($1::text[])`;
+
+/** The recipients with any of `ids`, in any project (callers check the project). */
+export async function findRecipientsByIds(db: Db, ids: string[]): Promise<RecipientRow[]> {
+  const { rows } = await db.query<RecipientRow>({ name: 'recipients-by-ids', text: BY_IDS, values: [ids] });
+  return rows;
+}
+
 /** A recipient by link token. */
 export async function findByToken(db: Db, token: string): Promise<RecipientRow | null> {
   const { rows } = await db.query<RecipientRow>(`${SELECT} WHERE r.token = $1`, [token]);

@@ -29,6 +29,7 @@ import {
   parseCreateItem,
   problemsToFieldProblem,
 } from './items';
+import { coalescedRecipientReads } from './recipient-reads';
 import {
   bumpRecipientCount,
   campaignsOfRecipients,
@@ -137,6 +138,7 @@ function batchInstant(millisecond: string, position: number): string {
 /** The recipient service's domain operations. */
 export function createRecipientService(deps: RecipientServiceDeps) {
   const { pool, clock, publicBaseUrl } = deps;
+  const readRecipient = coalescedRecipientReads(pool);
 
   const stateOf = (c: CampaignReplica) => deriveCampaignState(c, clock());
   const assertEditable = (c: CampaignReplica) => {
@@ -310,7 +312,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
 
     /** One recipient of the project. */
     async getRecipient(projectId: string, id: string): Promise<RecipientMessage> {
-      const row = await findRecipient(pool, projectId, id);
+      const row = await readRecipient(projectId, id);
       if (!row) throw recipientNotFound(id);
       return toMessage(row, publicBaseUrl);
     },
