@@ -89,66 +89,61 @@ export function stateBadge(state: string): SafeHtml {
   return html`<span class="badge state-${state}">${state}</span>`;
 }
 
-/** A labelled input with its error message wired up for assistive technology. */
-export function field(opts: {
+/** What every labelled control shares: the label, an optional hint and error, their ids. */
+interface ControlOptions {
   name: string;
   label: string;
-  value?: string | number | null;
-  type?: string;
   hint?: string;
   error?: string;
   required?: boolean;
-  attrs?: SafeHtml;
-}): SafeHtml {
+}
+
+/**
+ * Wraps a control in its field: the label, hint and error, wired to the control through
+ * `aria-describedby` and `aria-invalid` so assistive technology reads them with it.
+ */
+function labelled(opts: ControlOptions, control: (id: string, aria: SafeHtml) => SafeHtml): SafeHtml {
   const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
   const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
+  const aria = html`${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}`;
   return html`<div class="field${opts.error ? ' has-error' : ''}">
   <label for="${id}">${opts.label}${opts.required ? html` <span class="req">(required)</span>` : ''}</label>
   ${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
   ${opts.error ? html`<p class="error" id="${id}-err">${opts.error}</p>` : ''}
-  <input id="${id}" name="${opts.name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${opts.required ? html` required` : ''}${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}${opts.attrs ?? ''}>
+  ${control(id, aria)}
 </div>`;
+}
+
+/** A labelled input with its error message wired up for assistive technology. */
+export function field(
+  opts: ControlOptions & { value?: string | number | null; type?: string; attrs?: SafeHtml },
+): SafeHtml {
+  return labelled(
+    opts,
+    (id, aria) =>
+      html`<input id="${id}" name="${opts.name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${opts.required ? html` required` : ''}${aria}${opts.attrs ?? ''}>`,
+  );
 }
 
 /** A labelled textarea. */
-export function textarea(opts: {
-  name: string;
-  label: string;
-  value?: string;
-  hint?: string;
-  error?: string;
-  rows?: number;
-}): SafeHtml {
-  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
-  const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
-  return html`<div class="field${opts.error ? ' has-error' : ''}">
-  <label for="${id}">${opts.label}</label>
-  ${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
-  ${opts.error ? html`<p class="error" id="${id}-err">${opts.error}</p>` : ''}
-  <textarea id="${id}" name="${opts.name}" rows="${opts.rows ?? 4}"${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}>${opts.value ?? ''}</textarea>
-</div>`;
+export function textarea(opts: ControlOptions & { value?: string; rows?: number }): SafeHtml {
+  return labelled(
+    opts,
+    (id, aria) =>
+      html`<textarea id="${id}" name="${opts.name}" rows="${opts.rows ?? 4}"${aria}>${opts.value ?? ''}</textarea>`,
+  );
 }
 
 /** A labelled select. */
-export function select(opts: {
-  name: string;
-  label: string;
-  options: Array<[string, string]>;
-  value?: string;
-  hint?: string;
-  error?: string;
-  attrs?: SafeHtml;
-}): SafeHtml {
-  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
-  const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
-  return html`<div class="field${opts.error ? ' has-error' : ''}">
-  <label for="${id}">${opts.label}</label>
-  ${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
-  ${opts.error ? html`<p class="error" id="${id}-err">${opts.error}</p>` : ''}
-  <select id="${id}" name="${opts.name}"${described ? html` aria-describedby="${described}"` : ''}${opts.attrs ?? ''}>
+export function select(
+  opts: ControlOptions & { options: Array<[string, string]>; value?: string; attrs?: SafeHtml },
+): SafeHtml {
+  return labelled(
+    opts,
+    (id, aria) => html`<select id="${id}" name="${opts.name}"${aria}${opts.attrs ?? ''}>
     ${opts.options.map(([v, l]) => html`<option value="${v}"${v === opts.value ? html` selected` : ''}>${l}</option>`)}
-  </select>
-</div>`;
+  </select>`,
+  );
 }
 
 /** A summary of form errors at the top of a form, focusable so it can be announced. */
