@@ -27,9 +27,15 @@ function forkReady(script, env) {
   });
 }
 
-/** Spawns a service process; `child.ready` resolves when `ready()` does. */
+/**
+ * Spawns a service process; `child.ready` resolves when `ready()` does. With
+ * BENCH_PROFILE_DIR set, each service writes a V8 CPU profile there when it stops.
+ */
 function spawnService(name, args, env, ready) {
-  const child = spawn(process.execPath, args, {
+  const profile = process.env.BENCH_PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...profile, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
