@@ -27,4 +27,9 @@ describe('randomBase62', () => {
     for (const n of counts.values()) expect(n).toBeGreaterThan(450);
     for (const n of counts.values()) expect(n).toBeLessThan(900);
   });
+
+  it('refuses lengths its scratch space cannot hold rather than returning less', () => {
+    expect(randomBase62(240)).toHaveLength(240);
+    expect(() => randomBase62(241)).toThrow(RangeError);
+  });
 });

@@ -7,19 +7,31 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BLOCK = Buffer.allocUnsafeSlow(4096);
 let used = BLOCK.length;
 
-/** Random base62 text of `length` characters from the CSPRNG, without modulo bias. */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
+const BASE62_CODES = Buffer.from(BASE62, 'latin1');
+// Characters are written here and read out as one flat string: a string grown a character
+// at a time is a rope that every later reader (protobuf, pg) must flatten again.
+const SCRATCH = Buffer.allocUnsafeSlow(256);
+
+/** Writes `length` random base62 characters into SCRATCH from `start`; returns the end. */
+function fillBase62(start: number, length: number): number {
+  let n = start;
+  const end = start + length;
+  while (n < end) {
     if (used === BLOCK.length) {
       randomFillSync(BLOCK);
       used = 0;
     }
     const byte = BLOCK[used++];
     // 248 = 62 * 4: bytes at or above it would bias the first characters.
-    if (byte < 248) out += BASE62[byte % 62];
+    if (byte < 248) SCRATCH[n++] = BASE62_CODES[byte % 62];
   }
-  return out;
+  return end;
+}
+
+/** Random base62 text of `length` (at most 240) characters from the CSPRNG, without modulo bias. */
+export function randomBase62(length: number): string {
+  if (!(length >= 0 && length <= 240)) throw new RangeError(`randomBase62: length ${length} is not 0 to 240`);
+  return SCRATCH.toString('latin1', 0, fillBase62(0, length));
 }
 
 /** Resource id prefixes; clients must treat ids as opaque. */
@@ -27,7 +39,8 @@ export type IdPrefix = 'prj' | 'cmp' | 'rcp' | 'dev' | 'key' | 'top' | 'cnv' | '
 
 /** A new opaque id such as `rcp_4Fz…` (about 119 random bits). */
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBase62(20)}`;
+  const start = SCRATCH.write(`${prefix}_`, 'latin1');
+  return SCRATCH.toString('latin1', 0, fillBase62(start, 20));
 }
 
 /** A new link token: 26 base62 characters, about 154 bits from the CSPRNG. */

@@ -26,6 +26,7 @@ import {
   checkWindowPair,
   fieldProblem,
   type ItemOutcome,
+  type NewRecipient,
   parseCreateItem,
   problemsToFieldProblem,
 } from './items';
@@ -209,15 +210,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           }
           firstByExternalId.set(ext, index);
         }
-        candidates.push({
-          index,
-          row: {
-            ...o.value,
-            id: newId('rcp'),
-            token: newLinkToken(),
-            createdAt: batchInstant(millisecond, index),
-          },
-        });
+        candidates.push({ index, row: insertRowOf(o.value, batchInstant(millisecond, index)) });
       });
 
       // Rows with an externalId go in externalId order: concurrent batches that share
@@ -490,6 +483,29 @@ export function parsePatch(patchJson: string): Record<string, unknown> {
   const problems = validator('patch')(patch);
   if (problems.length > 0) throw invalid(problemsToFieldProblem(problems));
   return patch as Record<string, unknown>;
+}
+
+/**
+ * A validated item with its new id, token and instant. Written out field by field: an object
+ * spread followed by more properties takes V8's slow path, about 3 µs a row here.
+ */
+function insertRowOf(v: NewRecipient, createdAt: string): InsertRow {
+  return {
+    externalId: v.externalId,
+    label: v.label,
+    metadata: v.metadata,
+    isActive: v.isActive,
+    injectionMode: v.injectionMode,
+    injectionInstructions: v.injectionInstructions,
+    maxTotalInteractions: v.maxTotalInteractions,
+    maxInteractionsPerWindow: v.maxInteractionsPerWindow,
+    windowSeconds: v.windowSeconds,
+    disabledMessage: v.disabledMessage,
+    cooldownMessage: v.cooldownMessage,
+    id: newId('rcp'),
+    token: newLinkToken(),
+    createdAt,
+  };
 }
 
 /**
