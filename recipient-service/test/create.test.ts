@@ -73,6 +73,36 @@ describe('CreateRecipients', () => {
     expect(b.recipient!.link).not.toBe(a.recipient!.link);
   });
 
+  it('renders the v1 body itself when asked, with the same results the messages carry', async () => {
+    await h.publishCampaign({ id: 'cmp_body' });
+    const batch = items(
+      { externalId: 'x', label: 'Ada', metadata: { city: 'Oslo' } },
+      { label: 7 },
+      { externalId: 'x' },
+    );
+    const res = await h.call<CreateResponse & { bodyJson: string }>('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_body',
+      itemsJson: batch,
+      wantBodyJson: true,
+    });
+    expect(res).toMatchObject({ created: 1, failed: 2, total: 3, results: [] });
+    const body = JSON.parse(res.bodyJson);
+    expect(body).toMatchObject({ created: 1, failed: 2, total: 3 });
+    expect(body.results.map((r: { status: string }) => r.status)).toEqual(['created', 'error', 'duplicate']);
+    const [created, error, duplicate] = body.results;
+    expect(created).toMatchObject({ index: 0, externalId: 'x', label: 'Ada', metadata: { city: 'Oslo' } });
+    // The public shape: absent optionals are null, error details are an object, not JSON text.
+    expect(created.injectionInstructions).toBeNull();
+    expect(created.link).toMatch(/\/i\/[0-9A-Za-z]{26}$/);
+    expect(error).toMatchObject({ index: 1, code: 'invalid_request', details: { pointer: '/label' } });
+    expect(duplicate).toEqual({ status: 'duplicate', index: 2, externalId: 'x', id: created.id });
+    // Without the flag the same service answers with messages and no body.
+    const plain = await create('cmp_body', items({ label: 'Bo' }));
+    expect(plain.results[0]).toMatchObject({ status: 'created', recipient: { label: 'Bo' } });
+    expect((plain as CreateResponse & { bodyJson?: string }).bodyJson).toBe('');
+  });
+
   it('reports item errors in item order and creates the rest', async () => {
     await h.publishCampaign({ id: 'cmp_errors' });
     const res = await create(

@@ -1,11 +1,9 @@
 import type Router from '@koa/router';
 import {
   type AllowanceMessage,
-  type CreateResultMessage,
   LIMITS,
   type RecipientMessage,
   toAllowance,
-  toCreateResult,
   toListEntry,
 } from '@outreach/contracts';
 import { AppError, tagSpan } from '@outreach/platform';
@@ -31,23 +29,20 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     check('create-request', body);
     const { campaignId, items } = body as { campaignId: string; items: unknown[] };
     tagSpan({ campaignId });
-    const res = await backends.recipients<{
-      created: number;
-      failed: number;
-      total: number;
-      results: CreateResultMessage[];
-    }>(
+    const res = await backends.recipients<{ created: number; bodyJson: string }>(
       'CreateRecipients',
-      { projectId: ctx.params.projectId, campaignId, itemsJson: items.map((i) => JSON.stringify(i)) },
+      {
+        projectId: ctx.params.projectId,
+        campaignId,
+        itemsJson: items.map((i) => JSON.stringify(i)),
+        wantBodyJson: true,
+      },
       ctx.state.requestId,
     );
     ctx.status = res.created > 0 ? 201 : 422;
-    ctx.body = {
-      created: res.created,
-      failed: res.failed,
-      total: res.total,
-      results: res.results.map(toCreateResult),
-    };
+    // Rendered by the recipient service with the shared mapper (toCreateResponse).
+    ctx.type = 'application/json';
+    ctx.body = res.bodyJson;
   });
 
   router.post(BULK_DELETE_PATH, ...withBody, async (ctx) => {

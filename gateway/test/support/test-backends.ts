@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { loadCampaignsProto, loadRecipientsProto, validator } from '@outreach/contracts';
+import { loadCampaignsProto, loadRecipientsProto, toCreateResponse, validator } from '@outreach/contracts';
 import { AppError, addGrpcHealth, createLogger, Lifecycle, unary } from '@outreach/platform';
 import { hashKey } from '../../src/middleware/authenticate';
 
@@ -164,7 +164,7 @@ function recipientService(data: TestData) {
   return {
     CreateRecipients: wrap(
       'CreateRecipients',
-      async (req: { projectId: string; campaignId: string; itemsJson: string[] }) => {
+      async (req: { projectId: string; campaignId: string; itemsJson: string[]; wantBodyJson: boolean }) => {
         const c = findCampaign(req.projectId, req.campaignId);
         editable(c);
         const results = req.itemsJson.map((text, index) => {
@@ -210,7 +210,10 @@ function recipientService(data: TestData) {
           return { status: 'created', index, externalId: r.externalId, id: r.id, recipient: r };
         });
         const created = results.filter((r) => r.status === 'created').length;
-        return { created, failed: results.length - created, total: results.length, results };
+        const outcome = { created, failed: results.length - created, total: results.length, results };
+        if (!req.wantBodyJson) return outcome;
+        const bodyJson = JSON.stringify(toCreateResponse(outcome as Parameters<typeof toCreateResponse>[0]));
+        return { created, failed: outcome.failed, total: outcome.total, results: [], bodyJson };
       },
     ),
     ListRecipients: wrap(

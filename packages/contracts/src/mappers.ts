@@ -67,8 +67,13 @@ function parseDetails(json: string | undefined): Record<string, unknown> {
   }
 }
 
+/** A create result as it arrives over gRPC, or as the recipient service builds it (no recipient: undefined). */
+type CreateResultInput = Omit<CreateResultMessage, 'recipient'> & {
+  recipient?: CreateResultMessage['recipient'];
+};
+
 /** One per-item result of a create batch, by its status. */
-export function toCreateResult(r: CreateResultMessage) {
+export function toCreateResult(r: CreateResultInput) {
   if (r.status === 'created' && r.recipient) {
     const x = r.recipient;
     // Same literal as toFullRecipient with status and index first (see there for why not a spread).
@@ -109,6 +114,16 @@ export function toCreateResult(r: CreateResultMessage) {
     error: r.error ?? 'The item is invalid.',
     details: parseDetails(r.detailsJson),
   };
+}
+
+/** The v1 body of a create batch: its counts and the per-item results in item order. */
+export function toCreateResponse(r: {
+  created: number;
+  failed: number;
+  total: number;
+  results: CreateResultInput[];
+}) {
+  return { created: r.created, failed: r.failed, total: r.total, results: r.results.map(toCreateResult) };
 }
 
 /** The allowance object; an uncapped campaign reports null included/remaining. */

@@ -1,4 +1,5 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { toCreateResponse } from '@outreach/contracts';
 import { type Logger, type ServiceMetrics, tagSpan, unary } from '@outreach/platform';
 import type { RecipientService } from './recipients.service';
 
@@ -7,6 +8,7 @@ interface Req {
   campaignId: string;
   recipientId: string;
   itemsJson: string[];
+  wantBodyJson: boolean;
   limit: number;
   offset: number;
   active?: boolean;
@@ -24,7 +26,12 @@ export function recipientHandlers(
   metrics: ServiceMetrics,
 ): UntypedServiceImplementation {
   const methods: Record<string, (req: Req) => Promise<unknown>> = {
-    CreateRecipients: (r) => service.createRecipients(r.projectId, r.campaignId, r.itemsJson),
+    CreateRecipients: async (r) => {
+      const outcome = await service.createRecipients(r.projectId, r.campaignId, r.itemsJson);
+      if (!r.wantBodyJson) return outcome;
+      const { created, failed, total } = outcome;
+      return { created, failed, total, results: [], bodyJson: JSON.stringify(toCreateResponse(outcome)) };
+    },
     ListRecipients: (r) =>
       service.listRecipients(r.projectId, r.campaignId, {
         limit: r.limit,

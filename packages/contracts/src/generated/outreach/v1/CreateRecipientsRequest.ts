@@ -5,10 +5,12 @@ export interface CreateRecipientsRequest {
   'projectId'?: (string);
   'campaignId'?: (string);
   'itemsJson'?: (string)[];
+  'wantBodyJson'?: (boolean);
 }
 
 export interface CreateRecipientsRequest__Output {
   'projectId': (string);
   'campaignId': (string);
   'itemsJson': (string)[];
+  'wantBodyJson': (boolean);
 }

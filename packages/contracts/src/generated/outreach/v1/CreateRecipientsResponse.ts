@@ -7,6 +7,7 @@ export interface CreateRecipientsResponse {
   'failed'?: (number);
   'total'?: (number);
   'results'?: (_outreach_v1_CreateResult)[];
+  'bodyJson'?: (string);
 }
 
 export interface CreateRecipientsResponse__Output {
@@ -14,4 +15,5 @@ export interface CreateRecipientsResponse__Output {
   'failed': (number);
   'total': (number);
   'results': (_outreach_v1_CreateResult__Output)[];
+  'bodyJson': (string);
 }
