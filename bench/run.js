@@ -7,8 +7,10 @@
  * Every service runs as its own process, as in production; the load generator is this process.
  * Results (figures and ratios against the targets) go to bench/results/.
  *
- * Usage: node bench/run.js [--duration 5] [--connections 50] [--bulk-connections 4] [--only reads,starts]
- * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts).
+ * Usage: node bench/run.js [--duration 5] [--rounds 3] [--connections 50] [--bulk-connections 2]
+ *        [--only reads,starts]
+ * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts). Each scenario
+ * runs --rounds times, each time right after its baseline; figures and ratios are the medians.
  */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -23,7 +25,8 @@ const arg = (name, def) => {
 };
 const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 50);
-const BULK_CONNECTIONS = arg('bulk-connections', 4);
+const BULK_CONNECTIONS = arg('bulk-connections', 2);
+const ROUNDS = arg('rounds', 3);
 const onlyIndex = process.argv.indexOf('--only');
 const ONLY = onlyIndex > 0 ? new Set(process.argv[onlyIndex + 1].split(',')) : null;
 const wanted = (name) => !ONLY || ONLY.has(name);
@@ -43,6 +46,26 @@ async function freshDatabase() {
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
     },
+  };
+}
+
+/** Median of numbers (the lower middle one for an even count). */
+function median(xs) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/** Figures of repeated runs: the median of each, the counts summed, every round kept. */
+function summarize(rounds) {
+  const sum = (k) => rounds.reduce((n, r) => n + r[k], 0);
+  return {
+    requestsPerSec: median(rounds.map((r) => r.requestsPerSec)),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+    total: sum('total'),
+    rounds: rounds.map((r) => ({ requestsPerSec: r.requestsPerSec, p50: r.p50, p99: r.p99 })),
   };
 }
 
@@ -78,7 +101,11 @@ async function baselines(children) {
     },
     koaGrpc: () => {
       log('baseline: Koa -> gRPC echo');
-      return load({ url: `http://127.0.0.1:${koaPort}/echo/x`, connections: CONNECTIONS, duration: DURATION });
+      return load({
+        url: `http://127.0.0.1:${koaPort}/echo/x`,
+        connections: CONNECTIONS,
+        duration: DURATION,
+      });
     },
   };
 }
@@ -161,6 +188,7 @@ async function main() {
   const results = {
     machine: { cpus: require('node:os').cpus().length, node: process.version },
     durationSeconds: DURATION,
+    rounds: ROUNDS,
     connections: CONNECTIONS,
   };
   try {
@@ -179,26 +207,33 @@ async function main() {
       metadata: { n: String(i) },
     }));
     const createBody = JSON.stringify({ campaignId: draft.id, items });
+    const bulkRounds = [];
+    for (let round = 1; wanted('bulk') && round <= ROUNDS; round++) {
+      log(
+        `gateway: bulk create, 200-item batches, ${BULK_CONNECTIONS} connections (round ${round}/${ROUNDS})`,
+      );
+      bulkRounds.push(
+        await load({
+          url: `${gw}/recipients`,
+          method: 'POST',
+          headers: auth,
+          body: createBody,
+          connections: BULK_CONNECTIONS,
+          duration: DURATION,
+        }),
+      );
+    }
     if (wanted('bulk')) {
-      log(`gateway: bulk create, 200-item batches, ${BULK_CONNECTIONS} connections`);
-      const bulk = await load({
-        url: `${gw}/recipients`,
-        method: 'POST',
-        headers: auth,
-        body: createBody,
-        connections: BULK_CONNECTIONS,
-        duration: DURATION,
-      });
+      const bulk = summarize(bulkRounds);
       results.bulkCreate = {
         ...bulk,
         connections: BULK_CONNECTIONS,
         recipientsPerSec: bulk.requestsPerSec * 200,
       };
+      // The bulk scenario leaves PostgreSQL with autovacuum and a checkpoint due for the rows
+      // it wrote; doing both now measures the reads against a settled database, not that backlog.
+      await settle(db.url);
     }
-
-    // The bulk scenario leaves PostgreSQL with autovacuum and a checkpoint due for the rows
-    // it wrote; doing both now measures the reads against a settled database, not that backlog.
-    if (wanted('bulk')) await settle(db.url);
 
     // Reads of one recipient.
     const one = await (
@@ -209,15 +244,19 @@ async function main() {
       })
     ).json();
     const rid = one.results[0].id;
-    if (wanted('reads')) base.koaGrpc = await baseline.koaGrpc();
-    if (wanted('reads')) log('gateway: single-recipient reads');
-    if (wanted('reads'))
-      results.reads = await load({
-        url: `${gw}/recipients/${rid}`,
-        headers: auth,
-        connections: CONNECTIONS,
-        duration: DURATION,
-      });
+    const readRounds = { koaGrpc: [], reads: [] };
+    for (let round = 1; wanted('reads') && round <= ROUNDS; round++) {
+      readRounds.koaGrpc.push(await baseline.koaGrpc());
+      log(`gateway: single-recipient reads (round ${round}/${ROUNDS})`);
+      readRounds.reads.push(
+        await load({
+          url: `${gw}/recipients/${rid}`,
+          headers: auth,
+          connections: CONNECTIONS,
+          duration: DURATION,
+        }),
+      );
+    }
 
     // Link runtime: an active campaign with an unlimited recipient.
     const live = await s.campaign(1500);
@@ -234,25 +273,43 @@ async function main() {
       if ((await fetch(`${link}/conversations`, { method: 'POST' })).status === 201) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    if (wanted('pages') || wanted('starts')) base.bare = await baseline.bare();
-    if (wanted('pages')) log('link runtime: page loads');
-    if (wanted('pages'))
-      results.pageLoads = await load({ url: link, connections: CONNECTIONS, duration: DURATION });
-    if (wanted('starts')) log('link runtime: conversation starts');
-    if (wanted('starts'))
-      results.starts = await load({
-        url: `${link}/conversations`,
-        method: 'POST',
-        connections: CONNECTIONS,
-        duration: DURATION,
-      });
+    const linkRounds = { bare: [], pageLoads: [], starts: [] };
+    for (let round = 1; (wanted('pages') || wanted('starts')) && round <= ROUNDS; round++) {
+      linkRounds.bare.push(await baseline.bare());
+      if (wanted('pages')) {
+        log(`link runtime: page loads (round ${round}/${ROUNDS})`);
+        linkRounds.pageLoads.push(await load({ url: link, connections: CONNECTIONS, duration: DURATION }));
+      }
+      if (wanted('starts')) {
+        log(`link runtime: conversation starts (round ${round}/${ROUNDS})`);
+        linkRounds.starts.push(
+          await load({
+            url: `${link}/conversations`,
+            method: 'POST',
+            connections: CONNECTIONS,
+            duration: DURATION,
+          }),
+        );
+      }
+    }
 
-    const ratio = (a, b) => (a === undefined ? undefined : Math.round((a / b) * 1000) / 1000);
+    if (readRounds.reads.length) {
+      base.koaGrpc = summarize(readRounds.koaGrpc);
+      results.reads = summarize(readRounds.reads);
+    }
+    if (linkRounds.bare.length) base.bare = summarize(linkRounds.bare);
+    if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
+    if (linkRounds.starts.length) results.starts = summarize(linkRounds.starts);
+    // A ratio is the median of the per-round ratios, each against the baseline run just before.
+    const ratio = (xs, bases) =>
+      xs.length
+        ? Math.round(median(xs.map((x, i) => x.requestsPerSec / bases[i].requestsPerSec)) * 1000) / 1000
+        : undefined;
     const { reads, starts, pageLoads, bulkCreate } = results;
     results.ratios = {
-      readsVsKoaGrpc: ratio(reads?.requestsPerSec, base.koaGrpc?.requestsPerSec),
-      startsVsBare: ratio(starts?.requestsPerSec, base.bare?.requestsPerSec),
-      pageLoadsVsBare: ratio(pageLoads?.requestsPerSec, base.bare?.requestsPerSec),
+      readsVsKoaGrpc: ratio(readRounds.reads, readRounds.koaGrpc),
+      startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
+      pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
     };
     const target = (present, ok) => (present ? ok : 'not measured');
     results.targets = {
