@@ -30,6 +30,8 @@ const ROUNDS = arg('rounds', 3);
 const onlyIndex = process.argv.indexOf('--only');
 const ONLY = onlyIndex > 0 ? new Set(process.argv[onlyIndex + 1].split(',')) : null;
 const wanted = (name) => !ONLY || ONLY.has(name);
+// What a phone's browser sends with a page request (Chrome's values).
+const BROWSER_HEADERS = { 'accept-encoding': 'gzip, deflate, br, zstd', 'accept-language': 'en-US,en;q=0.9' };
 const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
 async function freshDatabase() {
@@ -278,7 +280,9 @@ async function main() {
       linkRounds.bare.push(await baseline.bare());
       if (wanted('pages')) {
         log(`link runtime: page loads (round ${round}/${ROUNDS})`);
-        linkRounds.pageLoads.push(await load({ url: link, connections: CONNECTIONS, duration: DURATION }));
+        linkRounds.pageLoads.push(
+          await load({ url: link, headers: BROWSER_HEADERS, connections: CONNECTIONS, duration: DURATION }),
+        );
       }
       if (wanted('starts')) {
         log(`link runtime: conversation starts (round ${round}/${ROUNDS})`);

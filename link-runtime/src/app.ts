@@ -24,8 +24,7 @@ import { buildModelMessages, type MessageLimits, readMessageText } from './conve
 import type { LinkMetrics } from './metrics';
 import { ChatPages } from './page/chat-pages';
 import { pickLanguage } from './page/i18n';
-import { NonceSource } from './page/nonce';
-import { contentSecurityPolicy, type PageBody, renderPage } from './page/render';
+import { type PageBody, renderPage } from './page/render';
 import type { RecipientCache } from './state/recipient.cache';
 import type { StateCache } from './state/state.cache';
 
@@ -108,12 +107,9 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   const router = new Router();
 
   const chatPages = new ChatPages();
-  const nonces = new NonceSource();
 
   router.get('/i/:token', async (ctx) => {
-    const nonce = nonces.next();
     const seen: { device?: DeviceSnapshot } = {};
-    ctx.set('Content-Security-Policy', contentSecurityPolicy(nonce));
     ctx.type = 'text/html; charset=utf-8';
     try {
       const link = await open(ctx, seen);
@@ -128,11 +124,18 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       const retry = appError.details.retryAfterSeconds;
       if (typeof retry === 'number')
         body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
-      ctx.body = renderPage({ nonce, lang, strings, device: seen.device, body });
+      const page = renderPage({ lang, strings, device: seen.device, body });
+      ctx.set('Content-Security-Policy', page.csp);
+      ctx.body = page.html;
       return;
     }
-    // The chat page is the same for every link of a device and language: only the nonce differs.
-    ctx.body = chatPages.page(ctx.get('accept-language'), seen.device).shell.withNonce(nonce);
+    // The chat page is the same for every link of a device and language: rendered and compressed once.
+    const { encoded } = chatPages.page(ctx.get('accept-language'), seen.device);
+    const { body, encoding } = encoded.bytes(ctx.acceptsEncodings('br', 'gzip', 'identity'));
+    ctx.set('Content-Security-Policy', encoded.csp);
+    ctx.vary('Accept-Encoding');
+    if (encoding) ctx.set('Content-Encoding', encoding);
+    ctx.body = body;
   });
 
   router.post('/i/:token/conversations', async (ctx) => {

@@ -100,6 +100,11 @@ suite('the link page in a real browser', () => {
     const context = await browser.newContext({ locale: 'de-DE' });
     for (const [name, c] of Object.entries(cases)) {
       const page = await context.newPage();
+      // A style its policy blocked would show up here (and leave the page unstyled).
+      const errors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text());
+      });
       const token = 'token' in c ? c.token : c.link.token;
       const res = await page.goto(`${h.base}/i/${token}`);
       expect([name, res?.status()]).toEqual([name, c.status]);
@@ -114,6 +119,7 @@ suite('the link page in a real browser', () => {
       }
       if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
       if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
+      expect([name, errors]).toEqual([name, []]);
       await page.screenshot({ path: path.join(ARTIFACTS, `refusal-${name}.png`), fullPage: true });
       await page.close();
     }

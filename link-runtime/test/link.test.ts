@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { subjects } from '@outreach/contracts';
 import { streamNames } from '@outreach/platform';
 import Redis from 'ioredis';
@@ -31,6 +34,49 @@ async function page(token: string, lang = 'en') {
   const res = await fetch(`${h.base}/i/${token}`, { headers: { 'accept-language': lang } });
   return { status: res.status, headers: res.headers, html: await res.text() };
 }
+
+/** A raw GET (fetch would decompress): status, headers and the bytes as sent. */
+function rawGet(url: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+    httpGet(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }),
+      );
+    }).on('error', reject);
+  });
+}
+
+describe('the chat page on the wire', () => {
+  it('is compressed as the client allows, and its policy lets its own script run', async () => {
+    const l = await h.link();
+    const url = `${h.base}/i/${l.token}`;
+    const plain = await rawGet(url, {});
+    expect(plain.status).toBe(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    const html = plain.bytes.toString('utf8');
+    expect(html).toContain('<form id="chat"');
+
+    const gzip = await rawGet(url, { 'accept-encoding': 'gzip, deflate' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.bytes).toString('utf8')).toBe(html);
+    const br = await rawGet(url, { 'accept-encoding': 'gzip;q=0, br' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.bytes).toString('utf8')).toBe(html);
+    expect(br.bytes.length).toBeLessThan(plain.bytes.length / 2);
+    expect(
+      (await rawGet(url, { 'accept-encoding': 'identity' })).headers['content-encoding'],
+    ).toBeUndefined();
+
+    // Every visitor gets the same page and policy; the policy names the hash of the page's script.
+    const script = html.match(/<script>([\s\S]*?)<\/script>/)?.[1] ?? '';
+    const hash = createHash('sha256').update(script, 'utf8').digest('base64');
+    expect(plain.headers['content-security-policy']).toContain(`script-src 'sha256-${hash}'`);
+    expect(gzip.headers['content-security-policy']).toBe(plain.headers['content-security-policy']);
+  });
+});
 
 describe('the refusal table, on the page and on a start', () => {
   it('404 not_found for an unknown token', async () => {

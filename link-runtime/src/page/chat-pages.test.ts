@@ -1,7 +1,7 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { DeviceSnapshot } from '@outreach/contracts';
 import { ChatPages } from './chat-pages';
 import { UI_STRINGS } from './i18n';
-import { NonceSource } from './nonce';
 import { renderPage } from './render';
 
 const device = (version: number, title: string): DeviceSnapshot => ({
@@ -21,38 +21,36 @@ const device = (version: number, title: string): DeviceSnapshot => ({
 });
 
 describe('ChatPages', () => {
-  it('sends exactly the rendered page, with the nonce in both slots', () => {
+  it('sends exactly the rendered page, plain, gzip or brotli', () => {
     const d = device(1, '<b>Acme</b>');
     const page = new ChatPages().page('de-CH, en;q=0.5', d);
-    const html = page.shell.withNonce('Tm9uY2VOb25jZU5vbmNlTg==').toString('utf8');
     expect(page.lang).toBe('de');
-    expect(html).toBe(
-      renderPage({
-        nonce: 'Tm9uY2VOb25jZU5vbmNlTg==',
-        lang: 'de',
-        strings: UI_STRINGS.de,
-        device: d,
-        body: { kind: 'chat', token: 'any' },
-      }),
-    );
-    expect(html.match(/nonce="Tm9uY2VOb25jZU5vbmNlTg=="/g)).toHaveLength(2);
+    const rendered = renderPage({
+      lang: 'de',
+      strings: UI_STRINGS.de,
+      device: d,
+      body: { kind: 'chat', token: 'any' },
+    });
+    const plain = page.encoded.bytes('identity');
+    expect(plain.encoding).toBeUndefined();
+    expect(plain.body.toString('utf8')).toBe(rendered.html);
+    const gzip = page.encoded.bytes('gzip');
+    expect(gzip.encoding).toBe('gzip');
+    expect(gunzipSync(gzip.body).toString('utf8')).toBe(rendered.html);
+    const br = page.encoded.bytes('br');
+    expect(br.encoding).toBe('br');
+    expect(brotliDecompressSync(br.body).toString('utf8')).toBe(rendered.html);
+    // What a phone downloads: well under half the page.
+    expect(br.body.length).toBeLessThan(plain.body.length / 2);
+    expect(page.encoded.bytes(false).body).toBe(plain.body);
+    expect(page.encoded.csp).toBe(rendered.csp);
   });
 
   it('renders a newer device snapshot afresh', () => {
     const pages = new ChatPages();
-    const before = pages.page('', device(1, 'Old title')).shell.withNonce('n').toString();
-    const after = pages.page('', device(2, 'New title')).shell.withNonce('n').toString();
-    expect(before).toContain('<title>Old title</title>');
-    expect(after).toContain('<title>New title</title>');
-  });
-});
-
-describe('NonceSource', () => {
-  it('never hands out the same nonce twice, across pool refills', () => {
-    const source = new NonceSource();
-    const seen = new Set<string>();
-    for (let i = 0; i < 2000; i++) seen.add(source.next());
-    expect(seen.size).toBe(2000);
-    for (const n of seen) expect(n).toMatch(/^[A-Za-z0-9+/]{22}==$/);
+    const html = (version: number, title: string) =>
+      pages.page('', device(version, title)).encoded.bytes('identity').body.toString();
+    expect(html(1, 'Old title')).toContain('<title>Old title</title>');
+    expect(html(2, 'New title')).toContain('<title>New title</title>');
   });
 });

@@ -1,12 +1,12 @@
 import type { DeviceSnapshot } from '@outreach/contracts';
 import { pickLanguage, type UiStrings } from './i18n';
-import { PageShell, renderPageParts } from './render';
+import { EncodedPage, renderPage } from './render';
 
-/** The chat page of one device in one language, ready to be sent with a fresh nonce. */
+/** The chat page of one device in one language, rendered and compressed once. */
 export interface ChatPage {
   lang: string;
   strings: UiStrings;
-  shell: PageShell;
+  encoded: EncodedPage;
 }
 
 // Accept-Language values are client-chosen: bound what one device remembers of them.
@@ -39,8 +39,8 @@ export class ChatPages {
     let page = pages.byLang.get(lang);
     if (!page) {
       // The page finds its link in its own address, so one rendering serves every link of the device.
-      const parts = renderPageParts({ lang, strings, device, body: { kind: 'chat', token: '' } });
-      page = { lang, strings, shell: new PageShell(parts) };
+      const rendered = renderPage({ lang, strings, device, body: { kind: 'chat', token: '' } });
+      page = { lang, strings, encoded: new EncodedPage(rendered) };
       pages.byLang.set(lang, page);
     }
     if (pages.byHeader.size >= MAX_HEADERS_PER_DEVICE) pages.byHeader.clear();

@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import { pickLanguage, UI_STRINGS } from './i18n';
-import { contentSecurityPolicy, escapeHtml, renderPage, scriptJson } from './render';
+import { escapeHtml, renderPage, scriptJson } from './render';
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
 const device = {
   name: 'Acme',
@@ -13,8 +16,7 @@ const device = {
 
 describe('renderPage', () => {
   it('escapes every operator string and drops unsafe colours and logo URLs', () => {
-    const html = renderPage({
-      nonce: 'abc',
+    const { html, csp } = renderPage({
       lang: 'en',
       strings: UI_STRINGS.en,
       device,
@@ -23,23 +25,34 @@ describe('renderPage', () => {
     expect(html).not.toMatch(/<script>alert|<img src=x|javascript:/);
     expect(html).toContain('&#60;img src=x onerror=alert(4)&#62;');
     expect(html).toContain('--primary:#2f5bea');
-    // A refusal page carries no script at all.
+    // A refusal page carries no script at all, and its policy allows none.
     expect(html).not.toContain('<script');
+    expect(csp).toContain("script-src 'none'");
   });
 
-  it('puts only nonce-bearing scripts and styles on the chat page', () => {
-    const html = renderPage({
-      nonce: 'n0nce',
+  it("allows exactly the page's own style and script, by the hash of their text", () => {
+    const { html, csp } = renderPage({
       lang: 'de',
       strings: UI_STRINGS.de,
       device,
       body: { kind: 'chat', token: 't' },
     });
-    const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]);
-    expect(scripts).toEqual([' type="application/json" id="cfg"', ' nonce="n0nce"']);
+    const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map((m) => m[1])).toEqual([' type="application/json" id="cfg"', '']);
+    const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)];
+    expect(styles).toHaveLength(1);
+    expect(csp).toContain(`script-src ${sha256(scripts[1][2])};`);
+    expect(csp).toContain(`style-src ${sha256(styles[0][1])};`);
+    expect(csp).toContain("default-src 'none'");
     expect(html).toContain('<html lang="de">');
-    expect(contentSecurityPolicy('n0nce')).toContain("script-src 'nonce-n0nce'");
-    expect(contentSecurityPolicy('n0nce')).toContain("default-src 'none'");
+    // Operator styling is part of the hashed text: another device gets another policy.
+    const other = renderPage({
+      lang: 'de',
+      strings: UI_STRINGS.de,
+      device: { ...device, styling: { primaryColor: '#123456' } },
+      body: { kind: 'chat', token: 't' },
+    });
+    expect(other.csp).not.toBe(csp);
   });
 
   it('keeps JSON data blocks from closing their script element', () => {

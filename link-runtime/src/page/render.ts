@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { DeviceSnapshot } from '@outreach/contracts';
 import type { UiStrings } from './i18n';
 
@@ -32,12 +34,21 @@ function logoUrl(value: string | undefined): string | null {
   }
 }
 
-/** The Content-Security-Policy of a page: only the page's own nonce-bearing script and style run. */
-export function contentSecurityPolicy(nonce: string): string {
+/** A CSP source that allows exactly one inline element's text. */
+function hashSource(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/**
+ * The Content-Security-Policy of a page: only its own inline style and script run, each allowed
+ * by the hash of its exact text (`script` null: no script at all). Hashes rather than nonces keep
+ * the chat page identical for every visitor, so it is rendered and compressed once.
+ */
+export function contentSecurityPolicy(style: string, script: string | null): string {
   return [
     "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
-    `style-src 'nonce-${nonce}'`,
+    `script-src ${script === null ? "'none'" : hashSource(script)}`,
+    `style-src ${hashSource(style)}`,
     "img-src 'self' https: http: data:",
     "connect-src 'self'",
     "base-uri 'none'",
@@ -53,7 +64,6 @@ export type PageBody =
 
 /** Inputs of one page render. */
 export interface PageInput {
-  nonce: string;
   lang: string;
   strings: UiStrings;
   device?: Pick<DeviceSnapshot, 'styling' | 'voice' | 'name'>;
@@ -146,15 +156,14 @@ start();
 })();
 `;
 
-/** What a page shell is rendered from: everything but the nonce. */
-export type ShellInput = Omit<PageInput, 'nonce'>;
+/** A rendered page and the policy that lets exactly its own style and script run. */
+export interface RenderedPage {
+  html: string;
+  csp: string;
+}
 
-/**
- * Renders the whole page as the text between its nonces: the page is `parts.join(nonce)`.
- * Every operator-supplied string is escaped; the nonce slots are placed by this template alone,
- * so no operator text can add one.
- */
-export function renderPageParts(input: ShellInput): string[] {
+/** Renders a page; every operator-supplied string is escaped. */
+export function renderPage(input: PageInput): RenderedPage {
   const { strings, device, body } = input;
   const styling = device?.styling ?? {};
   const primary = color(styling.primaryColor, '#2f5bea');
@@ -162,7 +171,8 @@ export function renderPageParts(input: ShellInput): string[] {
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const beforeStyleNonce = `<!doctype html>
+  const style = `:root{--primary:${primary};--bg:${background}}${CSS}`;
+  const head = `<!doctype html>
 <html lang="${escapeHtml(input.lang)}">
 <head>
 <meta charset="utf-8">
@@ -170,8 +180,7 @@ export function renderPageParts(input: ShellInput): string[] {
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex,nofollow">
 <title>${escapeHtml(title)}</title>
-<style nonce="`;
-  const head = `">:root{--primary:${primary};--bg:${background}}${CSS}</style>
+<style>${style}</style>
 </head>
 <body>
 <header>${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}<h1>${escapeHtml(title)}</h1>${
@@ -182,14 +191,12 @@ export function renderPageParts(input: ShellInput): string[] {
 <main>`;
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
-    return [
-      beforeStyleNonce,
-      `${head}
+    const html = `${head}
 <p class="notice" role="alert" data-code="${escapeHtml(body.code)}">${escapeHtml(body.text + note)}</p>
 </main>
 </body>
-</html>`,
-    ];
+</html>`;
+    return { html, csp: contentSecurityPolicy(style, null) };
   }
   const cfg = {
     lang: input.lang,
@@ -197,9 +204,8 @@ export function renderPageParts(input: ShellInput): string[] {
     voice,
     voiceName: device?.voice.voiceName ?? null,
   };
-  return [
-    beforeStyleNonce,
-    `${head}
+  // The JSON block is data, not script: CSP does not run it and the script reads it.
+  const html = `${head}
 <div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
@@ -209,39 +215,38 @@ export function renderPageParts(input: ShellInput): string[] {
 </form>
 </main>
 <script type="application/json" id="cfg">${scriptJson(cfg)}</script>
-<script nonce="`,
-    `">${SCRIPT}</script>
+<script>${SCRIPT}</script>
 </body>
-</html>`,
-  ];
-}
-
-/** Renders the whole page; every operator-supplied string is escaped. */
-export function renderPage(input: PageInput): string {
-  return renderPageParts(input).join(input.nonce);
+</html>`;
+  return { html, csp: contentSecurityPolicy(style, SCRIPT) };
 }
 
 /**
- * A rendered page kept as bytes with its nonce slots, so a page view only copies the bytes and
- * writes a fresh nonce into each slot instead of rendering and encoding the page again.
+ * A page rendered once and kept as bytes, plain and compressed: phones ask for compression, and
+ * the chat page compresses to about a third, so each view only picks the bytes to send.
  */
-export class PageShell {
-  private readonly parts: Buffer[];
-  private readonly fixedLength: number;
+export class EncodedPage {
+  readonly csp: string;
+  private readonly identity: Buffer;
+  private readonly gzip: Buffer;
+  private readonly br: Buffer;
 
-  constructor(parts: readonly string[]) {
-    this.parts = parts.map((p) => Buffer.from(p, 'utf8'));
-    this.fixedLength = this.parts.reduce((n, p) => n + p.length, 0);
+  constructor(page: RenderedPage) {
+    this.csp = page.csp;
+    this.identity = Buffer.from(page.html, 'utf8');
+    this.gzip = gzipSync(this.identity, { level: 9 });
+    this.br = brotliCompressSync(this.identity, {
+      params: {
+        [zlibConstants.BROTLI_PARAM_QUALITY]: 11,
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: this.identity.length,
+      },
+    });
   }
 
-  /** The page bytes with `nonce` (base64, so ASCII) in every slot. */
-  withNonce(nonce: string): Buffer {
-    const out = Buffer.allocUnsafe(this.fixedLength + nonce.length * (this.parts.length - 1));
-    let at = this.parts[0].copy(out, 0);
-    for (let i = 1; i < this.parts.length; i++) {
-      at += out.write(nonce, at, 'latin1');
-      at += this.parts[i].copy(out, at);
-    }
-    return out;
+  /** The bytes for a negotiated content coding (anything else gets the page uncompressed). */
+  bytes(coding: string | false): { body: Buffer; encoding?: 'br' | 'gzip' } {
+    if (coding === 'br') return { body: this.br, encoding: 'br' };
+    if (coding === 'gzip') return { body: this.gzip, encoding: 'gzip' };
+    return { body: this.identity };
   }
 }
