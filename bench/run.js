@@ -7,7 +7,7 @@
  * Every service runs as its own process, as in production; the load generator is this process.
  * Results (figures and ratios against the targets) go to bench/results/.
  *
- * Usage: node bench/run.js [--duration 5] [--rounds 3] [--connections 50] [--bulk-connections 2]
+ * Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
  *        [--only reads,starts]
  * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts). Each scenario
  * runs --rounds times, each time right after its baseline; figures and ratios are the medians.
@@ -26,7 +26,7 @@ const arg = (name, def) => {
 const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 50);
 const BULK_CONNECTIONS = arg('bulk-connections', 2);
-const ROUNDS = arg('rounds', 3);
+const ROUNDS = arg('rounds', 5);
 const onlyIndex = process.argv.indexOf('--only');
 const ONLY = onlyIndex > 0 ? new Set(process.argv[onlyIndex + 1].split(',')) : null;
 const wanted = (name) => !ONLY || ONLY.has(name);
