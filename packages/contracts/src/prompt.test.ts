@@ -62,6 +62,35 @@ describe('selectKnowledge', () => {
     expect(selectKnowledge(knowledge, 'what are your opening hours', 1).map((k) => k.id)).toEqual(['k1']);
   });
 
+  it('matches words up to inflection and accents', () => {
+    expect(selectKnowledge(knowledge, 'I want to return this', 1).map((k) => k.id)).toEqual(['k2']);
+    expect(selectKnowledge(knowledge, 'When do you open?', 1).map((k) => k.id)).toEqual(['k1']);
+    expect(selectKnowledge(knowledge, 'was it shipped?', 1).map((k) => k.id)).toEqual(['k3']);
+    const german = [
+      { id: 'g1', title: 'Öffnungszeiten', content: 'Montag bis Freitag.' },
+      { id: 'g2', title: 'Rückgabe', content: 'Rückgaben innerhalb von 30 Tagen.' },
+    ];
+    expect(selectKnowledge(german, 'Wie funktioniert die Ruckgabe?', 1).map((k) => k.id)).toEqual(['g2']);
+  });
+
+  it('weighs a word by how few entries mention it, so shared words do not decide', () => {
+    const entries = [
+      { id: 'a', title: 'Your order', content: 'Track your order online.' },
+      { id: 'b', title: 'Guarantee', content: 'Your order has a two-year warranty.' },
+    ];
+    // "order" is in both entries (and a's title); only "warranty" tells them apart.
+    expect(selectKnowledge(entries, 'warranty for my order', 1).map((k) => k.id)).toEqual(['b']);
+  });
+
+  it('does not match short words as prefixes of others', () => {
+    const entries = [
+      { id: 'a', title: 'Art classes', content: 'Painting for beginners.' },
+      { id: 'b', title: 'Parking', content: 'Free parking behind the building.' },
+    ];
+    expect(selectKnowledge(entries, 'art', 1).map((k) => k.id)).toEqual(['a']);
+    expect(selectKnowledge(entries, 'par', 2).map((k) => k.id)).toEqual(['a', 'b']);
+  });
+
   it('falls back to the first entries when nothing matches', () => {
     expect(selectKnowledge(knowledge, 'zzz qqq', 1).map((k) => k.id)).toEqual(['k1']);
   });

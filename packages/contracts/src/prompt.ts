@@ -22,35 +22,64 @@ export const SAFETY_RULES = [
 ];
 
 const WORD = /[\p{L}\p{N}]+/gu;
+const MARKS = /\p{M}+/gu;
+// Words are cut to this many characters: inflections mostly differ after it ("return",
+// "returns", "returned" -> "retur"), whatever the language.
+const STEM_LENGTH = 5;
 
-function words(text: string): string[] {
-  return (text.toLowerCase().match(WORD) ?? []).filter((w) => w.length > 1);
+/** The text's words, lower-cased, without accents, cut to STEM_LENGTH; one-letter words dropped. */
+function terms(text: string): Set<string> {
+  const plain = text.normalize('NFKD').replace(MARKS, '').toLowerCase();
+  const found = (plain.match(WORD) ?? []).filter((w) => w.length > 1);
+  return new Set(found.map((w) => w.slice(0, STEM_LENGTH)));
+}
+
+/** Same word up to inflection: equal, or the shorter (four letters or more) begins the longer ("open", "openi"). */
+function sameWord(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.length >= 4 && long.startsWith(short);
+}
+
+function mentions(words: Set<string>, term: string): boolean {
+  if (words.has(term)) return true;
+  for (const w of words) if (sameWord(w, term)) return true;
+  return false;
 }
 
 /**
- * Picks the knowledge entries most relevant to `text` by simple lexical scoring (how many of
- * the text's distinct words occur in an entry, title words counting double). With no usable
- * text, or no entry scoring above zero, the device's first `limit` entries are used so that the
- * assistant always has its basic material. Ties keep the device's order.
+ * Picks the knowledge entries most relevant to `text` by lexical scoring: each word of the text
+ * that an entry mentions adds its weight, twice over in the title. A word weighs more the fewer
+ * entries mention it (inverse document frequency), so words every entry shares ("the", "your")
+ * weigh almost nothing. Words match up to inflection and accents. With no usable text, or no entry
+ * scoring above zero, the device's first `limit` entries are used so that the assistant always
+ * has its basic material. Ties keep the device's order.
  */
 export function selectKnowledge(
   entries: readonly KnowledgeEntry[],
   text: string,
   limit = DEFAULT_KNOWLEDGE_LIMIT,
 ): KnowledgeEntry[] {
-  const query = new Set(words(text));
+  const query = terms(text);
   if (query.size === 0) return entries.slice(0, limit);
-  const scored = entries.map((entry, index) => {
-    const title = new Set(words(entry.title));
-    const body = new Set(words(entry.content));
-    let score = 0;
-    for (const w of query) score += (title.has(w) ? 2 : 0) + (body.has(w) ? 1 : 0);
-    return { entry, index, score };
-  });
-  const hits = scored.filter((s) => s.score > 0);
-  if (hits.length === 0) return entries.slice(0, limit);
-  hits.sort((a, b) => b.score - a.score || a.index - b.index);
-  return hits.slice(0, limit).map((s) => s.entry);
+  const indexed = entries.map((entry) => ({ title: terms(entry.title), body: terms(entry.content) }));
+  const scores = entries.map(() => 0);
+  for (const term of query) {
+    const hits = indexed.map((e) => ({ title: mentions(e.title, term), body: mentions(e.body, term) }));
+    const df = hits.filter((h) => h.title || h.body).length;
+    if (df === 0) continue;
+    // BM25's inverse document frequency: near zero for a word every entry mentions.
+    const weight = Math.log(1 + (entries.length - df + 0.5) / (df + 0.5));
+    hits.forEach((h, i) => {
+      scores[i] += weight * ((h.title ? 2 : 0) + (h.body ? 1 : 0));
+    });
+  }
+  const ranked = entries
+    .map((entry, index) => ({ entry, index, score: scores[index] }))
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || a.index - b.index);
+  if (ranked.length === 0) return entries.slice(0, limit);
+  return ranked.slice(0, limit).map((s) => s.entry);
 }
 
 /**
