@@ -131,7 +131,9 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     }
     // The chat page is the same for every link of a device and language: rendered and compressed once.
     const { encoded } = chatPages.page(ctx.get('accept-language'), seen.device);
-    const { body, encoding } = encoded.bytes(ctx.acceptsEncodings('br', 'gzip', 'identity'));
+    // Brotli whenever the client takes it at all (browsers list gzip first, at the same weight).
+    const coding = ctx.acceptsEncodings('br') || ctx.acceptsEncodings('gzip', 'identity');
+    const { body, encoding } = encoded.bytes(coding);
     ctx.set('Content-Security-Policy', encoded.csp);
     ctx.vary('Accept-Encoding');
     if (encoding) ctx.set('Content-Encoding', encoding);

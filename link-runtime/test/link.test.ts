@@ -62,6 +62,12 @@ describe('the chat page on the wire', () => {
     const gzip = await rawGet(url, { 'accept-encoding': 'gzip, deflate' });
     expect(gzip.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(gzip.bytes).toString('utf8')).toBe(html);
+    expect(
+      (await rawGet(url, { 'accept-encoding': 'gzip, deflate, br, zstd' })).headers['content-encoding'],
+    ).toBe('br');
+    expect((await rawGet(url, { 'accept-encoding': 'br;q=0, gzip' })).headers['content-encoding']).toBe(
+      'gzip',
+    );
     const br = await rawGet(url, { 'accept-encoding': 'gzip;q=0, br' });
     expect(br.headers['content-encoding']).toBe('br');
     expect(brotliDecompressSync(br.bytes).toString('utf8')).toBe(html);
