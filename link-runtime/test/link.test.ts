@@ -377,6 +377,40 @@ describe('Redis is a cache of the durable record', () => {
   });
 });
 
+describe('a flush while a start is being written', () => {
+  const insertsWaiting = async () =>
+    Number(
+      (
+        await db.query(
+          `SELECT count(*) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'
+              AND query LIKE '%INSERT INTO link.conversations%'`,
+        )
+      ).rows[0].n,
+    );
+
+  it('the rebuild waits for the write, so the lifetime cap still holds', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+    // SHARE mode holds every conversation INSERT but not the rebuild's SELECTs.
+    const blocker = new Client({ connectionString: h.ns.databaseUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE link.conversations IN SHARE MODE');
+    const first = post(`${h.base}/i/${l.token}/conversations`);
+    await waitFor(async () => (await insertsWaiting()) === 1);
+    await clearRedisPrefix(h.ns.redisPrefix);
+    // Counted in Redis, not yet in PostgreSQL: a rebuild now must not miss it.
+    const second = post(`${h.base}/i/${l.token}/conversations`);
+    await new Promise((r) => setTimeout(r, 300));
+    await blocker.query('COMMIT');
+    await blocker.end();
+    expect((await first).status).toBe(201);
+    expect((await second).body.code).toBe('link_disabled');
+    expect(await conversationsOf(l.recipient.id)).toBe(2);
+  });
+});
+
 describe('changes take effect within a second', () => {
   it('budget exhaustion stops new starts only; a top-off re-admits; a halt ends the conversation', async () => {
     const l = await h.link({ campaign: { includedConversations: 1 } });

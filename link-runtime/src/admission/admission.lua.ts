@@ -7,13 +7,14 @@ import type Redis from 'ioredis';
  *
  * KEYS[1] recipient hash  {count, seeded}     lifetime interactions of the recipient
  * KEYS[2] recipient zset  member=conversation, score=start ms (the rolling window)
- * KEYS[3] campaign string                     conversations admitted in the campaign
+ * KEYS[3] campaign hash   {used, seeded}      conversations admitted in the campaign
+ * `seeded` holds the epoch of the rebuild that made the counter (see SEED_SCRIPT).
  * KEYS[4] conversation hash                   written on admission, so a start is one round trip
  * ARGV: now ms, window ms (0 = no window), max per window (-1 = none), max total (-1 = none),
  *       budget (-1 = unlimited), conversation id, 1 = consume / 0 = only check, key ttl seconds,
  *       conversation ttl seconds, then the conversation's field/value pairs
  *
- * Replies: {1, count, used} admitted (or would be);
+ * Replies: {1, count, used, recipient epoch, campaign epoch} admitted (or would be);
  *          {0, 'missing'} a counter is not in Redis: rebuild it from PostgreSQL, then retry;
  *          {0, 'link_disabled'} | {0, 'cooldown', retryAfterMs} | {0, 'budget_exhausted'}.
  * Checks run in the product's order: lifetime cap, rolling window, budget.
@@ -26,7 +27,9 @@ local maxTotal = tonumber(ARGV[4])
 local budget = tonumber(ARGV[5])
 local consume = ARGV[7] == '1'
 local ttl = tonumber(ARGV[8])
-if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 or redis.call('EXISTS', KEYS[3]) == 0 then
+local recipientEpoch = redis.call('HGET', KEYS[1], 'seeded')
+local campaignEpoch = redis.call('HGET', KEYS[3], 'seeded')
+if not recipientEpoch or not campaignEpoch then
   return {0, 'missing'}
 end
 local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
@@ -42,12 +45,12 @@ if windowMs > 0 then
     return {0, 'cooldown', wait}
   end
 end
-local used = tonumber(redis.call('GET', KEYS[3]))
+local used = tonumber(redis.call('HGET', KEYS[3], 'used') or '0')
 if budget >= 0 and used >= budget then
   return {0, 'budget_exhausted'}
 end
 if not consume then
-  return {1, count, used}
+  return {1, count, used, recipientEpoch, campaignEpoch}
 end
 count = redis.call('HINCRBY', KEYS[1], 'count', 1)
 redis.call('EXPIRE', KEYS[1], ttl)
@@ -55,21 +58,23 @@ if windowMs > 0 then
   redis.call('ZADD', KEYS[2], now, ARGV[6])
   redis.call('PEXPIRE', KEYS[2], windowMs + 1000)
 end
-used = redis.call('INCR', KEYS[3])
+used = redis.call('HINCRBY', KEYS[3], 'used', 1)
 redis.call('EXPIRE', KEYS[3], ttl)
 if #ARGV >= 11 then
   redis.call('HSET', KEYS[4], unpack(ARGV, 10))
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[9]))
 end
-return {1, count, used}
+return {1, count, used, recipientEpoch, campaignEpoch}
 `;
 
 /**
  * Seeds the counters from the durable record when they are missing. Existing counters are
  * never lowered (another instance may have seeded and admitted meanwhile, and admissions still
  * being written are only in Redis): a seed only raises a count and adds window starts by
- * conversation id, so a rebuild can never refund anything.
- * KEYS as in ADMIT_SCRIPT; ARGV: recipient count, campaign count, ttl seconds, window ms,
+ * conversation id, so a rebuild can never refund anything. Each counter it makes carries the
+ * seed's epoch, so that taking back an admission counted under an earlier epoch (one the
+ * rebuild could not see) changes nothing.
+ * KEYS as in ADMIT_SCRIPT; ARGV: recipient count, campaign count, ttl seconds, window ms, epoch,
  * then pairs of (start ms, conversation id) for the starts inside the window.
  */
 export const SEED_SCRIPT = `
@@ -77,27 +82,31 @@ local ttl = tonumber(ARGV[3])
 if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then
   local held = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
   local count = math.max(held, tonumber(ARGV[1]))
-  redis.call('HSET', KEYS[1], 'count', count, 'seeded', '1')
+  redis.call('HSET', KEYS[1], 'count', count, 'seeded', ARGV[5])
   redis.call('EXPIRE', KEYS[1], ttl)
-  for i = 5, #ARGV, 2 do
+  for i = 6, #ARGV, 2 do
     redis.call('ZADD', KEYS[2], tonumber(ARGV[i]), ARGV[i + 1])
   end
-  if #ARGV >= 5 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) + 1000) end
+  if #ARGV >= 6 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) + 1000) end
 end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('SET', KEYS[3], ARGV[2], 'EX', ttl)
+if redis.call('HEXISTS', KEYS[3], 'seeded') == 0 then
+  local held = tonumber(redis.call('HGET', KEYS[3], 'used') or '0')
+  redis.call('HSET', KEYS[3], 'used', math.max(held, tonumber(ARGV[2])), 'seeded', ARGV[5])
+  redis.call('EXPIRE', KEYS[3], ttl)
 end
 return 1
 `;
 
 /**
  * Takes back one admission whose durable record could not be written, so the cache does not
- * keep a conversation that never happened. KEYS as in ADMIT_SCRIPT; ARGV[1] conversation id.
+ * keep a conversation that never happened. A counter rebuilt since the admission (another
+ * epoch) never counted it and is left alone. KEYS as in ADMIT_SCRIPT; ARGV: conversation id,
+ * the recipient and campaign epochs the admission was counted under.
  */
 export const RELEASE_SCRIPT = `
-if redis.call('HEXISTS', KEYS[1], 'seeded') == 1 then redis.call('HINCRBY', KEYS[1], 'count', -1) end
+if redis.call('HGET', KEYS[1], 'seeded') == ARGV[2] then redis.call('HINCRBY', KEYS[1], 'count', -1) end
 redis.call('ZREM', KEYS[2], ARGV[1])
-if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('DECR', KEYS[3]) end
+if redis.call('HGET', KEYS[3], 'seeded') == ARGV[3] then redis.call('HINCRBY', KEYS[3], 'used', -1) end
 if KEYS[4] then redis.call('DEL', KEYS[4]) end
 return 1
 `;

@@ -1,5 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { subjects, type UsageAdmitted } from '@outreach/contracts';
-import { AppError, type Clock, type JetStreamClient, newId, publishJson } from '@outreach/platform';
+import {
+  AppError,
+  type Clock,
+  type JetStreamClient,
+  newId,
+  publishJson,
+  randomBase62,
+} from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -20,14 +28,25 @@ export function usageKeys(prefix: string, recipientId: string, campaignId: strin
   return [
     `${prefix}link:rcp:${recipientId}`,
     `${prefix}link:rcp:${recipientId}:starts`,
-    `${prefix}link:cmp:${campaignId}:used`,
+    `${prefix}link:cmp:${campaignId}:usage`,
   ];
 }
 
 // Counters outlive any window; when they expire they are rebuilt from PostgreSQL like after a flush.
 const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 
-type ScriptReply = [number, string | number, number?];
+// How long a rebuild waits for this instance's admissions still being written (see seed()).
+const REBUILD_WAIT_MS = 5000;
+
+type ScriptReply = [number, string | number, number?, string?, string?];
+
+/** The epochs an admission was counted under: what its release must match (RELEASE_SCRIPT). */
+interface Counted {
+  recipientEpoch: string;
+  campaignEpoch: string;
+  /** Called once the admission's durable record is written, or failed to be. */
+  settled: () => void;
+}
 
 const admitScript = new LuaScript(ADMIT_SCRIPT);
 const seedScript = new LuaScript(SEED_SCRIPT);
@@ -64,6 +83,8 @@ export class Admission {
   private readonly published: GroupCommit<string>;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping = false;
+  /** Admissions counted in Redis whose durable record is not written yet. */
+  private readonly unwritten = new Set<Promise<void>>();
 
   constructor(private readonly deps: AdmissionDeps) {
     this.commits = new GroupCommit((rows) => insertConversations(deps.pool, rows), deps.groupCommitMs);
@@ -82,7 +103,7 @@ export class Admission {
   async admit(link: OpenLink): Promise<Admitted> {
     const conversationId = newId('cnv');
     const startedAt = this.deps.clock();
-    await this.run(link, conversationId, true, startedAt);
+    const counted = (await this.run(link, conversationId, true, startedAt)) as Counted;
     const record: ConversationRecord = {
       id: conversationId,
       recipientId: link.recipient.id,
@@ -98,8 +119,11 @@ export class Admission {
         ...usageKeys(this.deps.redisPrefix, record.recipientId, record.campaignId),
         conversationKey(this.deps.redisPrefix, conversationId),
       ];
-      await releaseScript.run(this.deps.redis, keys, [conversationId]).catch(() => undefined);
+      const epochs = [conversationId, counted.recipientEpoch, counted.campaignEpoch];
+      await releaseScript.run(this.deps.redis, keys, epochs).catch(() => undefined);
       throw new AppError('unavailable', undefined, { cause: err });
+    } finally {
+      counted.settled();
     }
     void this.publish(record);
     return { conversationId, startedAt };
@@ -123,7 +147,16 @@ export class Admission {
     await this.deps.redis.hdel(`${this.deps.redisPrefix}link:rcp:${recipientId}`, 'seeded');
   }
 
-  private async run(link: OpenLink, conversationId: string, consume: boolean, at?: Date): Promise<void> {
+  /**
+   * Checks (and with `consume`, consumes) every counter of one start; throws the refusal. A
+   * consumed start is registered as unwritten until its caller calls `settled`.
+   */
+  private async run(
+    link: OpenLink,
+    conversationId: string,
+    consume: boolean,
+    at?: Date,
+  ): Promise<Counted | undefined> {
     const { recipient, campaign } = link;
     const now = (at ?? this.deps.clock()).getTime();
     const windowed =
@@ -132,7 +165,7 @@ export class Admission {
     const capped = campaign.budgetMode === 'metered' && campaign.includedConversations !== null;
     const maxTotal = recipient.maxTotalInteractions ?? -1;
     // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
-    if (!consume && !windowed && maxTotal < 0 && !capped) return;
+    if (!consume && !windowed && maxTotal < 0 && !capped) return undefined;
     const keys: string[] = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
     const args: (string | number)[] = [
       now,
@@ -161,7 +194,18 @@ export class Admission {
     }
     for (let attempt = 0; attempt < 3; attempt++) {
       const reply = (await admitScript.run(this.deps.redis, keys, args)) as ScriptReply;
-      if (reply[0] === 1) return;
+      if (reply[0] === 1) {
+        if (!consume) return undefined;
+        // Registered in the same step that learns of the admission, before any later reply
+        // (such as one that finds the counters flushed) can start a rebuild.
+        let settled = () => {};
+        const written = new Promise<void>((resolve) => {
+          settled = resolve;
+        });
+        this.unwritten.add(written);
+        void written.then(() => this.unwritten.delete(written));
+        return { recipientEpoch: String(reply[3]), campaignEpoch: String(reply[4]), settled };
+      }
       switch (reply[1]) {
         case 'missing':
           await this.seed(link, keys, now, windowMs);
@@ -179,8 +223,18 @@ export class Admission {
     throw new AppError('unavailable', undefined, { details: { reason: 'counters_unavailable' } });
   }
 
-  /** Rebuilds missing counters from PostgreSQL (the durable record) before admitting. */
+  /**
+   * Rebuilds missing counters from PostgreSQL (the durable record) before admitting. It first
+   * waits for this instance's admissions that are counted but not yet written: a flush between
+   * an admission and its write would otherwise leave that admission out of the rebuilt count.
+   */
   private async seed(link: OpenLink, keys: string[], now: number, windowMs: number): Promise<void> {
+    if (this.unwritten.size > 0) {
+      const pending = Promise.all(this.unwritten).then(() => true);
+      const waited = await Promise.race([pending, sleep(REBUILD_WAIT_MS, false, { ref: false })]);
+      if (!waited)
+        this.deps.logger.warn({ recipientId: link.recipient.id }, 'rebuilding counters with writes pending');
+    }
     const facts = await loadUsageFacts(
       this.deps.pool,
       link.recipient.id,
@@ -199,6 +253,7 @@ export class Admission {
       facts.campaignCount,
       COUNTER_TTL_SECONDS,
       windowMs,
+      randomBase62(16),
       ...starts,
     ]);
   }
