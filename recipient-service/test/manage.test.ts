@@ -86,6 +86,52 @@ describe('ListRecipients and GetRecipient', () => {
     );
   });
 
+  it('finds text in the label, externalId or id, literally and case-insensitively, and counts the matches', async () => {
+    await h.publishCampaign({ id: 'cmp_search' });
+    const made = await createIn(
+      'cmp_search',
+      { label: 'Lovelace, Ada', externalId: 'ada@example.com' },
+      { label: 'Ada Yonath', externalId: 'yonath', isActive: false },
+      { label: 'Grace Hopper', externalId: '100%_sure' },
+      { label: 'Alan', externalId: '1000_x' },
+    );
+    const search = (text: string, extra: object = {}) =>
+      h.call<{ total: number; matched: number; recipients: Rec[] }>('ListRecipients', {
+        projectId: P,
+        campaignId: 'cmp_search',
+        limit: 50,
+        offset: 0,
+        search: text,
+        ...extra,
+      });
+    const labels = (r: { recipients: Rec[] }) => r.recipients.map((x) => x.label);
+    const ada = await search('ADA');
+    expect(labels(ada)).toEqual(['Lovelace, Ada', 'Ada Yonath']);
+    expect(ada).toMatchObject({ total: 4, matched: 2 });
+    expect(labels(await search('example.COM'))).toEqual(['Lovelace, Ada']);
+    expect(labels(await search(made[2].id.slice(4)))).toEqual(['Grace Hopper']);
+    // % and _ are text, not wildcards: "0%_" is in one externalId, "00_" would match both as a pattern.
+    expect(labels(await search('0%_'))).toEqual(['Grace Hopper']);
+    expect((await search('0%_')).matched).toBe(1);
+    // With the active filter, and paged: matched counts all matches, the page holds its share.
+    expect(await search('ada', { active: false })).toMatchObject({ matched: 1 });
+    const paged = await search('a', { limit: 1, offset: 1 });
+    expect(paged.recipients).toHaveLength(1);
+    expect(paged.matched).toBe(4);
+    expect((await search('nobody')).matched).toBe(0);
+    // Without search no count is made.
+    const plain = await h.call<{ matched?: number }>('ListRecipients', {
+      projectId: P,
+      campaignId: 'cmp_search',
+      limit: 5,
+    });
+    expect(plain.matched).toBeUndefined();
+    expect(
+      (await h.refusal('ListRecipients', { projectId: P, campaignId: 'cmp_search', search: 'x'.repeat(192) }))
+        .code,
+    ).toBe('invalid_request');
+  });
+
   it('gets a recipient of the project and 404s across projects', async () => {
     await h.publishCampaign({ id: 'cmp_get' });
     const [r] = await createIn('cmp_get', { label: 'Get me' });

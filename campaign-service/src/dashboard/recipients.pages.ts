@@ -33,8 +33,6 @@ type CreateResult = CreateResultJson & {
 
 /** Page size of the recipient list. */
 const PAGE = 50;
-/** A search reads at most this many recipients (RecipientService lists without a text filter). */
-const SEARCH_SCAN_LIMIT = 5000;
 
 type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> };
 
@@ -91,39 +89,14 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
     const activeParam = String(ctx.query.active ?? '');
     const active = activeParam === 'true' ? true : activeParam === 'false' ? false : undefined;
     const pageNo = Math.max(0, Number.parseInt(String(ctx.query.page ?? '0'), 10) || 0);
-    let rows: RecipientView[] = [];
-    let total = 0;
-    let truncated = false;
-    if (q) {
-      const needle = q.toLowerCase();
-      for (let offset = 0; offset < SEARCH_SCAN_LIMIT; offset += LIMITS.listMax) {
-        const page = await rx.list(
-          pc.project.id,
-          c.id,
-          { limit: LIMITS.listMax, offset, active },
-          ctx.state.requestId,
-        );
-        const batch = page.recipients;
-        rows.push(
-          ...batch.filter((x) =>
-            [x.label, x.externalId, x.id].some((v) => v?.toLowerCase().includes(needle)),
-          ),
-        );
-        if (offset + batch.length >= page.total || batch.length === 0) break;
-        if (offset + LIMITS.listMax >= SEARCH_SCAN_LIMIT) truncated = true;
-      }
-      total = rows.length;
-      rows = rows.slice(pageNo * PAGE, pageNo * PAGE + PAGE);
-    } else {
-      const page = await rx.list(
-        pc.project.id,
-        c.id,
-        { limit: PAGE, offset: pageNo * PAGE, active },
-        ctx.state.requestId,
-      );
-      rows = page.recipients;
-      total = page.total;
-    }
+    const page = await rx.list(
+      pc.project.id,
+      c.id,
+      { limit: PAGE, offset: pageNo * PAGE, active, search: q || undefined },
+      ctx.state.requestId,
+    );
+    const rows: RecipientView[] = page.recipients;
+    const total = q ? (page.matched ?? 0) : page.total;
     const tz = pc.operator?.timeZone ?? 'UTC';
     const editable = c.state === 'draft' || c.state === 'upcoming';
     const qs = (p: number) => {
@@ -159,7 +132,6 @@ ${editable ? html`<div class="actions"><a class="button" href="${path}/recipient
   })}
   <div class="actions"><button type="submit" class="secondary">Apply</button></div>
 </form>
-${truncated ? notice('warn', `The search looked at the first ${SEARCH_SCAN_LIMIT} recipients only.`) : ''}
 ${
   rows.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Recipients</caption>

@@ -40,16 +40,16 @@ export function recipientsForwarder(client: RecipientClient) {
     list: async (
       projectId: string,
       campaignId: string,
-      page: { limit: number; offset: number; active?: boolean },
+      page: { limit: number; offset: number; active?: boolean; search?: string },
       requestId?: string,
     ) => {
-      const res = await call<{ total: number; recipients: RecipientMessage[] }>(
+      const res = await call<{ total: number; recipients: RecipientMessage[]; matched?: number }>(
         client,
         'ListRecipients',
         { projectId, campaignId, ...page },
         requestId,
       );
-      return { total: res.total, recipients: res.recipients.map(toFullRecipient) };
+      return { total: res.total, matched: res.matched, recipients: res.recipients.map(toFullRecipient) };
     },
     /** Creates recipients; each item travels as the JSON the client sent. */
     create: async (projectId: string, campaignId: string, items: unknown[], requestId?: string) => {

@@ -12,6 +12,7 @@ interface Req {
   limit: number;
   offset: number;
   active?: boolean;
+  search?: string;
   patchJson: string;
   ids: string[];
   all: boolean;
@@ -37,6 +38,7 @@ export function recipientHandlers(
         limit: r.limit,
         offset: r.offset,
         active: r.active,
+        search: r.search,
       }),
     GetRecipient: (r) => service.getRecipient(r.projectId, r.recipientId),
     UpdateRecipient: (r) => service.updateRecipient(r.projectId, r.recipientId, r.patchJson),

@@ -219,23 +219,52 @@ export async function findByToken(db: Db, token: string): Promise<RecipientRow |
   return rows[0] ?? null;
 }
 
+/** Filters of a recipient list: the active flag, and text to find in label, externalId or id. */
+export interface ListFilter {
+  active?: boolean;
+  search?: string;
+}
+
+/** The WHERE clause of a campaign's recipients under `filter`, its parameters after `$1` (the campaign). */
+function listWhere(filter: ListFilter, params: unknown[]): string {
+  let where = 'r.campaign_id = $1';
+  if (filter.active !== undefined) {
+    params.push(filter.active);
+    where += ` AND r.is_active = $${params.length}`;
+  }
+  if (filter.search !== undefined) {
+    // The text is matched literally: LIKE's wildcards and escape character are escaped.
+    params.push(`%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    const p = `$${params.length}`;
+    where += ` AND (r.label ILIKE ${p} OR r.external_id ILIKE ${p} OR r.id ILIKE ${p})`;
+  }
+  return where;
+}
+
 /** A page of a campaign's recipients in list order (createdAt, then id). */
 export async function listRecipients(
   db: Db,
   campaignId: string,
-  page: { limit: number; offset: number; active?: boolean },
+  page: ListFilter & { limit: number; offset: number },
 ): Promise<RecipientRow[]> {
-  const params: unknown[] = [campaignId, page.limit, page.offset];
-  let filter = '';
-  if (page.active !== undefined) {
-    params.push(page.active);
-    filter = ' AND r.is_active = $4';
-  }
+  const params: unknown[] = [campaignId];
+  const where = listWhere(page, params);
+  params.push(page.limit, page.offset);
   const { rows } = await db.query<RecipientRow>(
-    `${SELECT} WHERE r.campaign_id = $1${filter} ORDER BY r.created_at, r.id LIMIT $2 OFFSET $3`,
+    `${SELECT} WHERE ${where} ORDER BY r.created_at, r.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
   );
   return rows;
+}
+
+/** How many of a campaign's recipients pass `filter` (a scan of the campaign: for searches only). */
+export async function countMatching(db: Db, campaignId: string, filter: ListFilter): Promise<number> {
+  const params: unknown[] = [campaignId];
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM recipients.recipients r WHERE ${listWhere(filter, params)}`,
+    params,
+  );
+  return rows[0].n;
 }
 
 /** Column names of the fields a PATCH may change. */

@@ -35,6 +35,7 @@ import {
   bumpRecipientCount,
   campaignsOfRecipients,
   countByCampaign,
+  countMatching,
   type DeletedRow,
   deleteRecipients,
   findByExternalIds,
@@ -81,6 +82,9 @@ export interface CreateOutcome {
   total: number;
   results: CreateResult[];
 }
+
+/** Longest search text a list accepts (labels are at most this long too). */
+const MAX_SEARCH_LENGTH = LIMITS.labelLength;
 
 /** Fields a PATCH may never change. */
 const IMMUTABLE_FIELDS = new Set([
@@ -280,12 +284,15 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       return { created, failed: itemsJson.length - created, total: itemsJson.length, results };
     },
 
-    /** A page of a campaign's recipients; total is the campaign's recipient count. */
+    /**
+     * A page of a campaign's recipients; total is the campaign's recipient count. With `search`,
+     * `matched` says how many recipients match it (and `active`, if given).
+     */
     async listRecipients(
       projectId: string,
       campaignId: string,
-      page: { limit: number; offset: number; active?: boolean },
-    ): Promise<{ total: number; recipients: RecipientMessage[] }> {
+      page: { limit: number; offset: number; active?: boolean; search?: string },
+    ): Promise<{ total: number; recipients: RecipientMessage[]; matched?: number }> {
       const limit = page.limit === 0 ? LIMITS.listDefault : page.limit;
       if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listMax) {
         const rule = limit < 1 ? 'minimum' : 'maximum';
@@ -294,13 +301,20 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       if (!Number.isInteger(page.offset) || page.offset < 0) {
         throw invalid(fieldProblem('/offset', 'minimum', 'must be a non-negative integer'));
       }
+      const search = page.search?.trim() || undefined;
+      if (search !== undefined && search.length > MAX_SEARCH_LENGTH) {
+        throw invalid(
+          fieldProblem('/search', 'maxLength', `must be at most ${MAX_SEARCH_LENGTH} characters`),
+        );
+      }
       const campaign = await deps.lookupCampaign(projectId, campaignId);
-      const rows = await listRecipients(pool, campaignId, {
-        limit,
-        offset: page.offset,
-        active: page.active,
-      });
-      return { total: campaign.recipientCount, recipients: rows.map((r) => toMessage(r, publicBaseUrl)) };
+      const filter = { active: page.active, search };
+      const [rows, matched] = await Promise.all([
+        listRecipients(pool, campaignId, { ...filter, limit, offset: page.offset }),
+        search === undefined ? undefined : countMatching(pool, campaignId, filter),
+      ]);
+      const recipients = rows.map((r) => toMessage(r, publicBaseUrl));
+      return { total: campaign.recipientCount, recipients, ...(matched === undefined ? {} : { matched }) };
     },
 
     /** One recipient of the project. */

@@ -7,7 +7,9 @@ export interface ListRecipientsRequest {
   'limit'?: (number);
   'offset'?: (number);
   'active'?: (boolean);
+  'search'?: (string);
   '_active'?: "active";
+  '_search'?: "search";
 }
 
 export interface ListRecipientsRequest__Output {
@@ -16,5 +18,7 @@ export interface ListRecipientsRequest__Output {
   'limit': (number);
   'offset': (number);
   'active'?: (boolean);
+  'search'?: (string);
   '_active'?: "active";
+  '_search'?: "search";
 }

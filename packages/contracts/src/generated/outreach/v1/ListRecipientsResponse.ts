@@ -5,9 +5,13 @@ import type { Recipient as _outreach_v1_Recipient, Recipient__Output as _outreac
 export interface ListRecipientsResponse {
   'total'?: (number);
   'recipients'?: (_outreach_v1_Recipient)[];
+  'matched'?: (number);
+  '_matched'?: "matched";
 }
 
 export interface ListRecipientsResponse__Output {
   'total': (number);
   'recipients': (_outreach_v1_Recipient__Output)[];
+  'matched'?: (number);
+  '_matched'?: "matched";
 }
