@@ -14,7 +14,10 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
+const Redis = require('ioredis');
+const { connect } = require('nats');
 const { Client } = require('pg');
+const { streamNames } = require('../packages/platform/dist/nats');
 const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
 const { freePort, forkReady, spawnService, stopAll, load } = require('./lib');
 
@@ -49,6 +52,23 @@ async function freshDatabase() {
       await c.end();
     },
   };
+}
+
+/** Deletes what a run left in Redis (its key prefix) and NATS (its two streams). */
+async function dropStoresOf(env) {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}*`, 'COUNT', 1000);
+    if (keys.length) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await redis.quit();
+  const nc = await connect({ servers: process.env.NATS_URL ?? '127.0.0.1:4222' });
+  const jsm = await nc.jetstreamManager();
+  for (const name of Object.values(streamNames(env.NATS_PREFIX)))
+    await jsm.streams.delete(name).catch(() => false);
+  await nc.close();
 }
 
 /** Median of numbers (the lower middle one for an even count). */
@@ -187,6 +207,7 @@ async function seed(ports) {
 async function main() {
   const children = [];
   const db = await freshDatabase();
+  const cleanups = [];
   const results = {
     machine: { cpus: require('node:os').cpus().length, node: process.version },
     durationSeconds: DURATION,
@@ -197,7 +218,9 @@ async function main() {
     const baseline = await baselines(children);
     const base = {};
     results.baselines = base;
-    const { ports } = await startSystem(children, db.url);
+    const system = await startSystem(children, db.url);
+    const { ports } = system;
+    cleanups.push(() => dropStoresOf(system.env));
     const s = await seed(ports);
     const gw = `http://127.0.0.1:${ports.gateway}/api/v1/projects/${s.projectId}`;
     const auth = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' };
@@ -328,6 +351,8 @@ async function main() {
   } finally {
     await stopAll(children);
     await db.drop().catch(() => undefined);
+    for (const cleanup of cleanups)
+      await cleanup().catch((err) => console.error('cleanup failed:', err.message));
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
