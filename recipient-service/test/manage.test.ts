@@ -119,13 +119,17 @@ describe('ListRecipients and GetRecipient', () => {
     expect(paged.recipients).toHaveLength(1);
     expect(paged.matched).toBe(4);
     expect((await search('nobody')).matched).toBe(0);
-    // Without search no count is made.
-    const plain = await h.call<{ matched?: number }>('ListRecipients', {
-      projectId: P,
-      campaignId: 'cmp_search',
-      limit: 5,
-    });
-    expect(plain.matched).toBeUndefined();
+    // Without search no count is made, unless asked for (the dashboard's filtered pages).
+    const list = (extra: object) =>
+      h.call<{ total: number; matched?: number }>('ListRecipients', {
+        projectId: P,
+        campaignId: 'cmp_search',
+        limit: 5,
+        ...extra,
+      });
+    expect((await list({})).matched).toBeUndefined();
+    expect(await list({ active: false, countMatches: true })).toMatchObject({ total: 4, matched: 1 });
+    expect(await list({ active: true, countMatches: true })).toMatchObject({ total: 4, matched: 3 });
     expect(
       (await h.refusal('ListRecipients', { projectId: P, campaignId: 'cmp_search', search: 'x'.repeat(192) }))
         .code,

@@ -92,11 +92,18 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
     const page = await rx.list(
       pc.project.id,
       c.id,
-      { limit: PAGE, offset: pageNo * PAGE, active, search: q || undefined },
+      {
+        limit: PAGE,
+        offset: pageNo * PAGE,
+        active,
+        search: q || undefined,
+        countMatches: active !== undefined,
+      },
       ctx.state.requestId,
     );
     const rows: RecipientView[] = page.recipients;
-    const total = q ? (page.matched ?? 0) : page.total;
+    const filtered = q !== '' || active !== undefined;
+    const total = filtered ? (page.matched ?? 0) : page.total;
     const tz = pc.operator?.timeZone ?? 'UTC';
     const editable = c.state === 'draft' || c.state === 'upcoming';
     const qs = (p: number) => {
@@ -115,7 +122,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
         html`${crumbs(pc, c, path, '')}
 ${done}
 <h1>Recipients of “${c.name}”</h1>
-<p>${stateBadge(c.state)} ${total} ${q ? 'matching' : ''} recipients${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
+<p>${stateBadge(c.state)} ${total} ${filtered ? 'matching' : ''} recipients${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
 ${editableNote(c)}
 ${editable ? html`<div class="actions"><a class="button" href="${path}/recipients/new">New recipient</a><a class="button secondary" href="${path}/recipients/import">Import a CSV file</a></div>` : ''}
 <form method="get" action="${path}/recipients" class="filters" role="search">

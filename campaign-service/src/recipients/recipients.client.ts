@@ -40,7 +40,7 @@ export function recipientsForwarder(client: RecipientClient) {
     list: async (
       projectId: string,
       campaignId: string,
-      page: { limit: number; offset: number; active?: boolean; search?: string },
+      page: { limit: number; offset: number; active?: boolean; search?: string; countMatches?: boolean },
       requestId?: string,
     ) => {
       const res = await call<{ total: number; recipients: RecipientMessage[]; matched?: number }>(

@@ -13,6 +13,7 @@ interface Req {
   offset: number;
   active?: boolean;
   search?: string;
+  countMatches: boolean;
   patchJson: string;
   ids: string[];
   all: boolean;
@@ -39,6 +40,7 @@ export function recipientHandlers(
         offset: r.offset,
         active: r.active,
         search: r.search,
+        countMatches: r.countMatches,
       }),
     GetRecipient: (r) => service.getRecipient(r.projectId, r.recipientId),
     UpdateRecipient: (r) => service.updateRecipient(r.projectId, r.recipientId, r.patchJson),

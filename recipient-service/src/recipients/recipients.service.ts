@@ -285,13 +285,13 @@ export function createRecipientService(deps: RecipientServiceDeps) {
     },
 
     /**
-     * A page of a campaign's recipients; total is the campaign's recipient count. With `search`,
-     * `matched` says how many recipients match it (and `active`, if given).
+     * A page of a campaign's recipients; total is the campaign's recipient count. With `search`
+     * or `countMatches`, `matched` says how many recipients pass the filters (search, active).
      */
     async listRecipients(
       projectId: string,
       campaignId: string,
-      page: { limit: number; offset: number; active?: boolean; search?: string },
+      page: { limit: number; offset: number; active?: boolean; search?: string; countMatches?: boolean },
     ): Promise<{ total: number; recipients: RecipientMessage[]; matched?: number }> {
       const limit = page.limit === 0 ? LIMITS.listDefault : page.limit;
       if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listMax) {
@@ -311,7 +311,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       const filter = { active: page.active, search };
       const [rows, matched] = await Promise.all([
         listRecipients(pool, campaignId, { ...filter, limit, offset: page.offset }),
-        search === undefined ? undefined : countMatching(pool, campaignId, filter),
+        search === undefined && !page.countMatches ? undefined : countMatching(pool, campaignId, filter),
       ]);
       const recipients = rows.map((r) => toMessage(r, publicBaseUrl));
       return { total: campaign.recipientCount, recipients, ...(matched === undefined ? {} : { matched }) };

@@ -8,6 +8,7 @@ export interface ListRecipientsRequest {
   'offset'?: (number);
   'active'?: (boolean);
   'search'?: (string);
+  'countMatches'?: (boolean);
   '_active'?: "active";
   '_search'?: "search";
 }
@@ -19,6 +20,7 @@ export interface ListRecipientsRequest__Output {
   'offset': (number);
   'active'?: (boolean);
   'search'?: (string);
+  'countMatches': (boolean);
   '_active'?: "active";
   '_search'?: "search";
 }
