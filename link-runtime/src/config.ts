@@ -54,6 +54,13 @@ export const CONFIG_SPEC = {
     max: 1000,
     doc: 'how long admissions wait to be written together in one INSERT',
   },
+  COUNTER_REBUILD_GRACE_MS: {
+    type: 'int',
+    default: 250,
+    min: 0,
+    max: 10000,
+    doc: 'after Redis lost the usage counters, how long rebuilds wait for admissions other replicas are still writing',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** The link runtime's typed configuration. */

@@ -92,6 +92,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       clock,
       logger,
       groupCommitMs: config.GROUP_COMMIT_MS,
+      rebuildGraceMs: config.COUNTER_REBUILD_GRACE_MS,
       conversationTtlSeconds: config.CONVERSATION_TTL_SECONDS,
     });
     cleanups.push(() => admission.close());

@@ -14,7 +14,8 @@ let h: Harness;
 let db: Client;
 
 beforeAll(async () => {
-  h = await startHarness({ MESSAGES_PER_MINUTE: '5' });
+  // A long rebuild grace leaves the flush tests below a wide margin on a loaded machine.
+  h = await startHarness({ MESSAGES_PER_MINUTE: '5', COUNTER_REBUILD_GRACE_MS: '1000' });
   db = new Client({ connectionString: h.ns.databaseUrl });
   await db.connect();
 });
@@ -407,6 +408,23 @@ describe('a flush while a start is being written', () => {
     await blocker.end();
     expect((await first).status).toBe(201);
     expect((await second).body.code).toBe('link_disabled');
+    expect(await conversationsOf(l.recipient.id)).toBe(2);
+  });
+
+  it("another replica's write landing just after the loss is still counted by the rebuild", async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
+    // Another replica counted a start in Redis and is still writing it when Redis loses its data
+    // (what it counted is gone with the flush; only its write matters now).
+    await clearRedisPrefix(h.ns.redisPrefix);
+    const next = post(`${h.base}/i/${l.token}/conversations`);
+    await new Promise((r) => setTimeout(r, 100));
+    await db.query(
+      `INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
+       VALUES ($1, $2, $3, $4, now())`,
+      ['cnv_other_replica', l.recipient.id, l.recipient.campaignId, l.recipient.projectId],
+    );
+    expect((await next).body.code).toBe('link_disabled');
     expect(await conversationsOf(l.recipient.id)).toBe(2);
   });
 });

@@ -9,13 +9,15 @@ import type Redis from 'ioredis';
  * KEYS[2] recipient zset  member=conversation, score=start ms (the rolling window)
  * KEYS[3] campaign hash   {used, seeded}      conversations admitted in the campaign
  * `seeded` holds the epoch of the rebuild that made the counter (see SEED_SCRIPT).
- * KEYS[4] conversation hash                   written on admission, so a start is one round trip
+ * KEYS[4] marker string   ms when counters were first found missing since Redis lost its data
+ * KEYS[5] conversation hash                   written on admission, so a start is one round trip
  * ARGV: now ms, window ms (0 = no window), max per window (-1 = none), max total (-1 = none),
  *       budget (-1 = unlimited), conversation id, 1 = consume / 0 = only check, key ttl seconds,
  *       conversation ttl seconds, then the conversation's field/value pairs
  *
  * Replies: {1, count, used, recipient epoch, campaign epoch} admitted (or would be);
- *          {0, 'missing'} a counter is not in Redis: rebuild it from PostgreSQL, then retry;
+ *          {0, 'missing', since} a counter is not in Redis: rebuild it from PostgreSQL, then
+ *            retry; `since` is when this Redis was first found without its data (KEYS[4]);
  *          {0, 'link_disabled'} | {0, 'cooldown', retryAfterMs} | {0, 'budget_exhausted'}.
  * Checks run in the product's order: lifetime cap, rolling window, budget.
  */
@@ -30,7 +32,12 @@ local ttl = tonumber(ARGV[8])
 local recipientEpoch = redis.call('HGET', KEYS[1], 'seeded')
 local campaignEpoch = redis.call('HGET', KEYS[3], 'seeded')
 if not recipientEpoch or not campaignEpoch then
-  return {0, 'missing'}
+  local since = redis.call('GET', KEYS[4])
+  if not since then
+    since = ARGV[1]
+    redis.call('SET', KEYS[4], since)
+  end
+  return {0, 'missing', tonumber(since)}
 end
 local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
 if maxTotal >= 0 and count >= maxTotal then
@@ -61,8 +68,8 @@ end
 used = redis.call('HINCRBY', KEYS[3], 'used', 1)
 redis.call('EXPIRE', KEYS[3], ttl)
 if #ARGV >= 11 then
-  redis.call('HSET', KEYS[4], unpack(ARGV, 10))
-  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[9]))
+  redis.call('HSET', KEYS[5], unpack(ARGV, 10))
+  redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
 end
 return {1, count, used, recipientEpoch, campaignEpoch}
 `;
@@ -107,7 +114,7 @@ export const RELEASE_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'seeded') == ARGV[2] then redis.call('HINCRBY', KEYS[1], 'count', -1) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 if redis.call('HGET', KEYS[3], 'seeded') == ARGV[3] then redis.call('HINCRBY', KEYS[3], 'used', -1) end
-if KEYS[4] then redis.call('DEL', KEYS[4]) end
+if KEYS[5] then redis.call('DEL', KEYS[5]) end
 return 1
 `;
 

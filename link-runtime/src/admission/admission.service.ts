@@ -23,12 +23,17 @@ import {
 import { GroupCommit } from './group-commit';
 import { budgetExhausted, cooldown, linkDisabled, type OpenLink } from './link-checks';
 
-/** Redis keys of the usage counters, all under the configured prefix. */
-export function usageKeys(prefix: string, recipientId: string, campaignId: string): [string, string, string] {
+/** Redis keys of the usage counters and the lost-data marker, all under the configured prefix. */
+export function usageKeys(
+  prefix: string,
+  recipientId: string,
+  campaignId: string,
+): [string, string, string, string] {
   return [
     `${prefix}link:rcp:${recipientId}`,
     `${prefix}link:rcp:${recipientId}:starts`,
     `${prefix}link:cmp:${campaignId}:usage`,
+    `${prefix}link:counters-lost-at`,
   ];
 }
 
@@ -38,7 +43,7 @@ const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 // How long a rebuild waits for this instance's admissions still being written (see seed()).
 const REBUILD_WAIT_MS = 5000;
 
-type ScriptReply = [number, string | number, number?, string?, string?];
+type ScriptReply = [number, string | number, (number | string)?, string?, string?];
 
 /** The epochs an admission was counted under: what its release must match (RELEASE_SCRIPT). */
 interface Counted {
@@ -62,6 +67,8 @@ export interface AdmissionDeps {
   clock: Clock;
   logger: Logger;
   groupCommitMs: number;
+  /** After Redis lost the counters, how long rebuilds wait for other replicas' writes (see seed()). */
+  rebuildGraceMs: number;
   /** How long an idle conversation is kept (its record is written by the admission itself). */
   conversationTtlSeconds: number;
 }
@@ -208,7 +215,7 @@ export class Admission {
       }
       switch (reply[1]) {
         case 'missing':
-          await this.seed(link, keys, now, windowMs);
+          await this.seed(link, keys, now, windowMs, Number(reply[2]));
           continue;
         case 'link_disabled':
           throw linkDisabled(recipient);
@@ -224,11 +231,21 @@ export class Admission {
   }
 
   /**
-   * Rebuilds missing counters from PostgreSQL (the durable record) before admitting. It first
-   * waits for this instance's admissions that are counted but not yet written: a flush between
-   * an admission and its write would otherwise leave that admission out of the rebuilt count.
+   * Rebuilds missing counters from PostgreSQL (the durable record) before admitting. An admission
+   * counted in Redis just before it lost its data may not be written yet, and the rebuild must not
+   * miss it: so it first waits for this instance's admissions still being written, and, within
+   * `rebuildGraceMs` of the moment the loss was first noticed (`lostAt`), until that grace has
+   * passed, by when other replicas' writes of such admissions have landed too.
    */
-  private async seed(link: OpenLink, keys: string[], now: number, windowMs: number): Promise<void> {
+  private async seed(
+    link: OpenLink,
+    keys: string[],
+    now: number,
+    windowMs: number,
+    lostAt: number,
+  ): Promise<void> {
+    const graceLeft = lostAt + this.deps.rebuildGraceMs - this.deps.clock().getTime();
+    if (graceLeft > 0) await sleep(graceLeft);
     if (this.unwritten.size > 0) {
       const pending = Promise.all(this.unwritten).then(() => true);
       const waited = await Promise.race([pending, sleep(REBUILD_WAIT_MS, false, { ref: false })]);
