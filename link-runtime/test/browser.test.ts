@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../test/support/chromium';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(__dirname, '../../test/artifacts/link-runtime');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
@@ -20,17 +20,7 @@ suite('the link page in a real browser', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     h = await startHarness({ ASSISTANT_BASE_URL: await model.start() });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { createOperatorFromEnv } from '../../campaign-service/src/dashboard/create-operator';
+import { launchChromium } from '../support/chromium';
 import { admin } from '../support/fixtures';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -88,17 +89,7 @@ describe('operator dashboard in a browser (phone viewport)', () => {
     const project = await admin(sys, 'POST', '/projects', { name: 'Acme outreach' });
     projectId = project.id;
     await createOperatorFromEnv(sys.ns.env, { email: EMAIL, password: PASSWORD, projectIds: [projectId] });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({
       viewport: { width: 375, height: 812 },
       deviceScaleFactor: 1,
