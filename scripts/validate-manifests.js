@@ -12,6 +12,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const YAML = require('yaml');
+const { createChecks } = require('./lib/checks');
 
 const args = process.argv.slice(2);
 const file = args.find((a) => !a.startsWith('--'));
@@ -42,9 +43,9 @@ function modelFor(apiVersion, kind) {
   }
 }
 
-const results = [];
+const checks = createChecks();
 function check(name, problems) {
-  results.push({ name: `${label}: ${name}`, problems });
+  checks.check(`${label}: ${name}`, problems);
 }
 
 // ---- parse --------------------------------------------------------------------------
@@ -253,13 +254,4 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
 }
 
 // ---- report ----------------------------------------------------------------------------------
-let failed = 0;
-for (const r of results) {
-  if (r.problems.length === 0) console.log(`ok ${r.name}`);
-  else {
-    failed++;
-    console.log(`not ok ${r.name}`);
-    for (const p of r.problems) console.log(`    ${p}`);
-  }
-}
-process.exit(failed > 0 ? 1 : 0);
+checks.report();

@@ -6,12 +6,12 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const YAML = require('yaml');
+const { createChecks } = require('../../scripts/lib/checks');
 
 const root = path.resolve(__dirname, '../..');
 const read = (f) => fs.readFileSync(path.join(root, f), 'utf8');
 const SERVICES = ['gateway', 'link-runtime', 'campaign-service', 'recipient-service'];
-const results = [];
-const check = (name, problems) => results.push({ name, problems });
+const { check, report } = createChecks();
 
 // ---- Dockerfile -----------------------------------------------------------------------------
 {
@@ -135,13 +135,4 @@ const check = (name, problems) => results.push({ name, problems });
   );
 }
 
-let failed = 0;
-for (const r of results) {
-  if (r.problems.length === 0) console.log(`ok ${r.name}`);
-  else {
-    failed++;
-    console.log(`not ok ${r.name}`);
-    for (const p of r.problems) console.log(`    ${p}`);
-  }
-}
-process.exit(failed > 0 ? 1 : 0);
+report();
