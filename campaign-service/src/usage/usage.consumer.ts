@@ -1,10 +1,10 @@
 import { subjects, type UsageAdmitted } from '@outreach/contracts';
 import {
   consumeDurableBatch,
-  decodeJson,
   type JetStreamClient,
   type JsMsg,
   type Logger,
+  parseBatch,
   streamNames,
 } from '@outreach/platform';
 import type { JetStreamManager } from 'nats';
@@ -87,22 +87,8 @@ export function consumeUsage(
       deliver: 'all',
     },
     async (msgs: JsMsg[]) => {
-      const batch: Usage[] = [];
-      for (const msg of msgs) {
-        const usage = usageFromEvent(decodeOrUndefined(msg));
-        if (usage) batch.push(usage);
-        else logger.warn({ subject: msg.subject, seq: msg.seq }, 'malformed UsageAdmitted event dropped');
-      }
-      await recordUsageBatch(pool, batch);
+      await recordUsageBatch(pool, parseBatch(msgs, usageFromEvent, logger, 'UsageAdmitted event'));
     },
     logger,
   );
-}
-
-function decodeOrUndefined(msg: JsMsg): unknown {
-  try {
-    return decodeJson<unknown>(msg).data;
-  } catch {
-    return undefined;
-  }
 }

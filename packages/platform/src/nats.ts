@@ -146,6 +146,30 @@ export function decodeJson<T>(msg: JsMsg): { data: T; traceContext: ReturnType<t
   return { data: codec.decode(msg.data) as T, traceContext: propagation.extract(context.active(), carrier) };
 }
 
+/**
+ * The payloads of a batch that `parse` accepts. A message that is not JSON, or that `parse`
+ * refuses (undefined), would fail every batch it is in: it is logged as `what` and skipped.
+ */
+export function parseBatch<T>(
+  msgs: readonly JsMsg[],
+  parse: (data: unknown) => T | undefined,
+  logger: Logger,
+  what: string,
+): T[] {
+  const parsed: T[] = [];
+  for (const msg of msgs) {
+    let value: T | undefined;
+    try {
+      value = parse(codec.decode(msg.data));
+    } catch {
+      value = undefined;
+    }
+    if (value !== undefined) parsed.push(value);
+    else logger.warn({ subject: msg.subject, seq: msg.seq }, `skipping malformed ${what}`);
+  }
+  return parsed;
+}
+
 /** Options of a durable, ordered-per-subject consumer. */
 export interface ConsumerOptions {
   stream: string;

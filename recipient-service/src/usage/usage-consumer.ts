@@ -1,5 +1,5 @@
 import { subjects, type UsageAdmitted } from '@outreach/contracts';
-import { consumeDurableBatch, decodeJson, type JsMsg, type Logger, streamNames } from '@outreach/platform';
+import { consumeDurableBatch, type JsMsg, type Logger, parseBatch, streamNames } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
@@ -101,22 +101,8 @@ export function consumeUsage(deps: {
       deliver: 'all',
     },
     async (msgs: JsMsg[]) => {
-      const batch: UsageToApply[] = [];
-      for (const msg of msgs) {
-        const usage = usageFromEvent(decodeOrUndefined(msg));
-        if (usage) batch.push(usage);
-        else deps.logger.warn({ subject: msg.subject, seq: msg.seq }, 'ignoring malformed usage event');
-      }
-      await applyUsageBatch(deps.pool, batch);
+      await applyUsageBatch(deps.pool, parseBatch(msgs, usageFromEvent, deps.logger, 'UsageAdmitted event'));
     },
     deps.logger,
   );
-}
-
-function decodeOrUndefined(msg: JsMsg): unknown {
-  try {
-    return decodeJson<unknown>(msg).data;
-  } catch {
-    return undefined;
-  }
 }
