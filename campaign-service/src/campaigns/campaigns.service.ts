@@ -30,23 +30,8 @@ export interface Allowance {
   exhausted: boolean;
 }
 
-/** The stored facts of a campaign. */
-export interface CampaignRecord {
-  id: string;
-  projectId: string;
-  name: string;
-  deviceId: string;
-  budgetMode: 'metered' | 'fixed';
-  startDate: string;
-  endDate: string;
-  pricePerConversation: number | null;
-  fixedPrice: number | null;
-  recipientCap: number | null;
-  launchedAt: string | null;
-  haltedAt: string | null;
-  createdAt: string;
-  version: number;
-}
+/** The stored facts of a campaign: what its snapshot carries, but for the top-offs' sum. */
+export type CampaignRecord = Omit<CampaignSnapshot, 'includedConversations'>;
 
 /** A campaign as the admin API and the dashboard show it: facts plus what is derived at `now`. */
 export interface CampaignView extends CampaignRecord {
