@@ -1,4 +1,4 @@
-import { AppError } from '@outreach/platform';
+import { AppError, readBodyText } from '@outreach/platform';
 import type { Context } from 'koa';
 
 /** A submitted form: every field as the last value sent, plus all values per name. */
@@ -15,17 +15,7 @@ export async function readForm(ctx: Context): Promise<Form> {
   if (!ctx.is('application/x-www-form-urlencoded')) {
     throw new AppError('unsupported_media_type', 'Send the form as application/x-www-form-urlencoded.');
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > FORM_LIMIT) {
-      ctx.set('Connection', 'close');
-      throw new AppError('payload_too_large', undefined, { details: { limitBytes: FORM_LIMIT } });
-    }
-    chunks.push(chunk);
-  }
-  const params = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  const params = new URLSearchParams(await readBodyText(ctx, FORM_LIMIT));
   return {
     get: (name) => params.getAll(name).at(-1) ?? '',
     all: (name) => params.getAll(name),

@@ -50,6 +50,22 @@ export function requestContext(logger: Logger): Middleware {
   };
 }
 
+/** Reads the request body as UTF-8 text; past `limitBytes` it refuses with 413 `payload_too_large`. */
+export async function readBodyText(ctx: Context, limitBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limitBytes) {
+      // Stop reading and close afterwards instead of destroying: the client still gets the 413.
+      ctx.set('Connection', 'close');
+      throw new AppError('payload_too_large', undefined, { details: { limitBytes } });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Writes an AppError as the response, with its extra headers. */
 export function sendError(ctx: Context, err: AppError): void {
   ctx.status = err.spec.httpStatus;
@@ -118,18 +134,7 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
     });
   }
   if (length > limit) throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      // Stop reading and close afterwards instead of destroying: the client still gets the 413.
-      ctx.set('Connection', 'close');
-      throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readBodyText(ctx, limit);
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);
