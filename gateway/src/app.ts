@@ -5,6 +5,7 @@ import {
   type Lifecycle,
   type Logger,
   requestContext,
+  routeNotFound,
   type ServiceMetrics,
 } from '@outreach/platform';
 import type Redis from 'ioredis';
@@ -15,7 +16,6 @@ import type { GrantCache } from './grant-cache';
 import { authenticate } from './middleware/authenticate';
 import { countRequests } from './middleware/count-requests';
 import { idempotency } from './middleware/idempotency';
-import { routeNotFound } from './middleware/not-found';
 import { keyLimitOf, rateLimitPerAddress, rateLimitPerKey } from './middleware/rate-limit';
 import { buildOpenApi } from './openapi';
 import { RateLimiter } from './rate-limiter';

@@ -1,6 +1,6 @@
+import type { RequestListener } from 'node:http';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
-import type { DeviceSnapshot } from '@outreach/contracts';
 import {
   AppError,
   type Clock,
@@ -9,22 +9,20 @@ import {
   type ReadinessCheck,
   readJsonBody,
   requestContext,
-  sendError,
-  tagSpan,
+  routeNotFound,
   toAppError,
 } from '@outreach/platform';
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
 import type { Admission } from './admission/admission.service';
 import { clientAddress } from './admission/client-ip';
-import { checkLink, type OpenLink } from './admission/link-checks';
+import type { OpenLink } from './admission/link-checks';
+import { openLink } from './admission/open-link';
 import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
 import type { LinkMetrics } from './metrics';
-import { ChatPages } from './page/chat-pages';
-import { pickLanguage } from './page/i18n';
-import { type PageBody, renderPage } from './page/render';
+import { createPageHandler, LINK_HEADERS } from './page/page-handler';
 import type { RecipientCache } from './state/recipient.cache';
 import type { StateCache } from './state/state.cache';
 
@@ -45,9 +43,16 @@ export interface LinkAppDeps {
   limits: MessageLimits;
 }
 
-const TOKEN = /^[A-Za-z0-9_-]{10,128}$/;
+/** The link runtime's request handler: the link page on its own, everything else through the app. */
+export function linkRequestListener(deps: LinkAppDeps): RequestListener {
+  const page = createPageHandler(deps);
+  const app = buildLinkApp(deps).callback();
+  return (req, res) => {
+    if (!page(req, res)) void app(req, res);
+  };
+}
 
-/** Builds the Koa app of the link pages and their conversation endpoints. */
+/** Builds the Koa app of the conversation endpoints and health routes (the page is createPageHandler's). */
 export function buildLinkApp(deps: LinkAppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy });
   app.use(requestContext(deps.logger));
@@ -69,11 +74,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   });
   app.use(healthRoutes(deps.lifecycle, deps.readiness));
   app.use(async (ctx, next) => {
-    // Links are capabilities: keep them out of referrers, caches and indexes.
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('X-Robots-Tag', 'noindex, nofollow');
+    ctx.set(LINK_HEADERS);
     await next();
   });
 
@@ -81,22 +82,8 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'), deps.trustProxy);
 
   /** The link checks that need no counter; throws the refusal. */
-  const open = async (ctx: Context, seen?: { device?: DeviceSnapshot }): Promise<OpenLink> => {
-    const token = ctx.params.token as string;
-    const recipient = TOKEN.test(token) ? await deps.recipients.resolve(token) : null;
-    if (recipient)
-      tagSpan({
-        projectId: recipient.projectId,
-        campaignId: recipient.campaignId,
-        recipientId: recipient.id,
-      });
-    if (recipient && seen) {
-      // The page of a refusal still speaks the device's language and wears its styling.
-      const campaign = deps.state.campaign(recipient.campaignId);
-      seen.device = campaign ? deps.state.device(campaign.deviceId) : undefined;
-    }
-    return checkLink(token, recipient, deps.state, ipOf(ctx), deps.clock());
-  };
+  const open = async (ctx: Context): Promise<OpenLink> =>
+    openLink(deps, ctx.params.token as string, ipOf(ctx));
 
   const refused = (err: unknown): AppError => {
     const appError = toAppError(err);
@@ -105,40 +92,6 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   };
 
   const router = new Router();
-
-  const chatPages = new ChatPages();
-
-  router.get('/i/:token', async (ctx) => {
-    const seen: { device?: DeviceSnapshot } = {};
-    ctx.type = 'text/html; charset=utf-8';
-    try {
-      const link = await open(ctx, seen);
-      await deps.admission.check(link);
-    } catch (err) {
-      const appError = refused(err);
-      if (appError.code === 'internal') ctx.state.log.error({ err }, 'link page failed');
-      const { lang, strings } = pickLanguage(ctx.get('accept-language'), seen.device);
-      const body: PageBody = { kind: 'message', code: appError.code, text: pageText(appError, strings) };
-      ctx.status = appError.spec.httpStatus;
-      for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
-      const retry = appError.details.retryAfterSeconds;
-      if (typeof retry === 'number')
-        body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
-      const page = renderPage({ lang, strings, device: seen.device, body });
-      ctx.set('Content-Security-Policy', page.csp);
-      ctx.body = page.html;
-      return;
-    }
-    // The chat page is the same for every link of a device and language: rendered and compressed once.
-    const { encoded } = chatPages.page(ctx.get('accept-language'), seen.device);
-    // Brotli whenever the client takes it at all (browsers list gzip first, at the same weight).
-    const coding = ctx.acceptsEncodings('br') || ctx.acceptsEncodings('gzip', 'identity');
-    const { body, encoding } = encoded.bytes(coding);
-    ctx.set('Content-Security-Policy', encoded.csp);
-    ctx.vary('Accept-Encoding');
-    if (encoding) ctx.set('Content-Encoding', encoding);
-    ctx.body = body;
-  });
 
   router.post('/i/:token/conversations', async (ctx) => {
     try {
@@ -229,40 +182,10 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   });
 
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
-  app.use(async (ctx) => {
-    if (ctx.status === 405) {
-      sendError(
-        ctx,
-        new AppError('method_not_allowed', undefined, {
-          headers: { Allow: String(ctx.response.get('Allow')) },
-        }),
-      );
-      return;
-    }
-    sendError(ctx, new AppError('not_found'));
-  });
+  app.use(routeNotFound);
   return app;
 }
 
 function wantsStream(ctx: Context): boolean {
   return (ctx.get('accept') || '').includes('text/event-stream');
-}
-
-/** The text a refusal page shows, in the page's language. */
-function pageText(err: AppError, strings: ReturnType<typeof pickLanguage>['strings']): string {
-  const custom =
-    typeof err.details.message === 'string' && err.details.message.trim() ? err.details.message : null;
-  switch (err.code) {
-    case 'not_found':
-      return strings.notFound;
-    case 'forbidden':
-      return strings.forbidden;
-    case 'link_disabled':
-      return custom ?? strings.disabled;
-    case 'cooldown':
-      return custom ?? strings.cooldown;
-    default:
-      return strings.unavailable;
-  }
 }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, loadRecipientsProto } from '@outreach/contracts';
@@ -19,7 +19,7 @@ import {
   systemClock,
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
-import { buildLinkApp } from './app';
+import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
 import { CONFIG_SPEC } from './config';
 import { ConversationStore } from './conversations/conversations.store';
@@ -109,7 +109,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     await state.start(js, config.NATS_PREFIX);
     admission.startSweeper();
 
-    const app = buildLinkApp({
+    const listener = linkRequestListener({
       logger,
       clock,
       lifecycle,
@@ -139,7 +139,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     });
 
     const server: Server = await new Promise((resolve, reject) => {
-      const s = app.listen(config.LINK_PORT, config.HOST, () => resolve(s));
+      const s = createServer(listener).listen(config.LINK_PORT, config.HOST, () => resolve(s));
       s.once('error', reject);
     });
     const ports: Record<string, number> = { http: addressPort(server) };

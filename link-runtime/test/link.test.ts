@@ -83,6 +83,44 @@ describe('the chat page on the wire', () => {
     expect(plain.headers['content-security-policy']).toContain(`script-src 'sha256-${hash}'`);
     expect(gzip.headers['content-security-policy']).toBe(plain.headers['content-security-policy']);
   });
+
+  it('answers HEAD, a trailing slash and a query like the router did, and 405 for other methods', async () => {
+    const l = await h.link();
+    const url = `${h.base}/i/${l.token}`;
+    const get = await fetch(url, { headers: { 'x-request-id': 'req-page-1' } });
+    expect(get.status).toBe(200);
+    expect(get.headers.get('x-request-id')).toBe('req-page-1');
+    expect(get.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(get.headers.get('cache-control')).toBe('no-store');
+    expect(get.headers.get('x-robots-tag')).toBe('noindex, nofollow');
+    const html = await get.text();
+
+    const head = await fetch(url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(await head.text()).toBe('');
+    expect(await (await fetch(`${url}/?utm_source=mail`)).text()).toBe(html);
+    // A percent-encoded token is the same token, as the router decoded it.
+    const encoded = `${h.base}/i/${encodeURIComponent(l.token).replace(/^./, (c) => `%${c.charCodeAt(0).toString(16)}`)}`;
+    expect((await fetch(encoded)).status).toBe(200);
+
+    const post = await fetch(url, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('HEAD, GET');
+    expect(await post.json()).toMatchObject({
+      code: 'method_not_allowed',
+      details: { method: 'POST', allowed: ['HEAD', 'GET'] },
+    });
+    // The conversation routes refuse unknown methods the same way (before, the body said not_found).
+    const wrong = await fetch(`${url}/conversations`, { method: 'PUT' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect((await wrong.json()).code).toBe('method_not_allowed');
+  });
 });
 
 describe('the refusal table, on the page and on a start', () => {

@@ -21,7 +21,7 @@ import {
   markPublished,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
-import { budgetExhausted, cooldown, linkDisabled, type OpenLink } from './link-checks';
+import { budgetExhausted, cooldown, countersApply, linkDisabled, type OpenLink } from './link-checks';
 
 /** Redis keys of the usage counters and the lost-data marker, all under the configured prefix. */
 export function usageKeys(
@@ -172,7 +172,7 @@ export class Admission {
     const capped = campaign.budgetMode === 'metered' && campaign.includedConversations !== null;
     const maxTotal = recipient.maxTotalInteractions ?? -1;
     // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
-    if (!consume && !windowed && maxTotal < 0 && !capped) return undefined;
+    if (!consume && !countersApply(link)) return undefined;
     const keys: string[] = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
     const args: (string | number)[] = [
       now,

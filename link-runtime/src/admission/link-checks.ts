@@ -1,4 +1,9 @@
-import { type CampaignSnapshot, type DeviceSnapshot, deriveCampaignState } from '@outreach/contracts';
+import {
+  type CampaignFacts,
+  type CampaignSnapshot,
+  type DeviceSnapshot,
+  deriveCampaignState,
+} from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { LinkedRecipient } from '../state/recipient.cache';
 import { ipAllowed } from './client-ip';
@@ -28,7 +33,7 @@ export function checkLink(
 ): OpenLink {
   if (!recipient) throw new AppError('not_found', 'This link does not exist.');
   const campaign = lookup.campaign(recipient.campaignId);
-  if (!campaign || deriveCampaignState(campaign, now) !== 'active') {
+  if (!campaign || deriveCampaignState(instantsOf(campaign), now) !== 'active') {
     throw new AppError('unavailable', 'This conversation is currently unavailable.', {
       details: { reason: 'campaign_not_active' },
     });
@@ -47,6 +52,33 @@ export function checkLink(
   }
   if (!recipient.isActive) throw linkDisabled(recipient);
   return { token, recipient, campaign, device };
+}
+
+// Snapshots are replaced whole, never changed, so each one's instants are parsed once, not per view.
+const instants = new WeakMap<CampaignSnapshot, CampaignFacts>();
+
+function instantsOf(campaign: CampaignSnapshot): CampaignFacts {
+  let facts = instants.get(campaign);
+  if (!facts) {
+    const at = (d: string | null) => (d === null ? null : new Date(d));
+    facts = {
+      startDate: new Date(campaign.startDate),
+      endDate: new Date(campaign.endDate),
+      launchedAt: at(campaign.launchedAt),
+      haltedAt: at(campaign.haltedAt),
+    };
+    instants.set(campaign, facts);
+  }
+  return facts;
+}
+
+/** True when a lifetime cap, a rolling window or a metered budget could refuse the link's next start. */
+export function countersApply({ recipient, campaign }: OpenLink): boolean {
+  return (
+    (recipient.maxInteractionsPerWindow !== undefined && recipient.windowSeconds !== undefined) ||
+    (recipient.maxTotalInteractions ?? -1) >= 0 ||
+    (campaign.budgetMode === 'metered' && campaign.includedConversations !== null)
+  );
 }
 
 /** The refusal of a disabled link (or one at its lifetime cap), carrying the operator's message. */

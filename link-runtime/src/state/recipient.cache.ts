@@ -28,10 +28,16 @@ export class RecipientCache {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The cached answer for `token` (null: no recipient has it), or undefined when none is cached. */
+  peek(token: string): LinkedRecipient | null | undefined {
+    const hit = this.entries.get(token);
+    return hit && hit.expiresAt > this.now() ? hit.recipient : undefined;
+  }
+
   /** The recipient of `token`, or null when no recipient has it. */
   async resolve(token: string): Promise<LinkedRecipient | null> {
-    const hit = this.entries.get(token);
-    if (hit && hit.expiresAt > this.now()) return hit.recipient;
+    const hit = this.peek(token);
+    if (hit !== undefined) return hit;
     const pending = this.inflight.get(token);
     if (pending) return pending;
     const generation = this.generation;

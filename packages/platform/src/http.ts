@@ -20,19 +20,16 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function requestContext(logger: Logger): Middleware {
   return async (ctx: Context, next: Next) => {
-    const given = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdOf(ctx.get('x-request-id'));
     const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
     // The child logger is made on first use: most requests never log below the access line.
     let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', {
-      get: () => {
-        child ??= logger.child({ requestId });
-        return child;
-      },
-      configurable: true,
-    });
+    const log = () => {
+      child ??= logger.child({ requestId });
+      return child;
+    };
+    Object.defineProperty(ctx.state, 'log', { get: log, configurable: true });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
@@ -40,14 +37,31 @@ export function requestContext(logger: Logger): Middleware {
       sendError(ctx, toAppError(err, requestId));
       if (ctx.status >= 500) ctx.state.log.error({ err }, 'request failed');
     } finally {
-      const level = ctx.status >= 500 ? 'error' : 'info';
-      if (logger.isLevelEnabled(level)) {
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-        ctx.state.log[level]({ method: ctx.method, route, status: ctx.status, ms }, 'request');
-      }
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      logAccess(logger, log, ctx.method, route, ctx.status, Number(process.hrtime.bigint() - started) / 1e6);
     }
   };
+}
+
+/** The id of a request: the client's `X-Request-Id` when it is sane, otherwise a new one. */
+export function requestIdOf(given: string | undefined): string {
+  return given && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * Writes a request's access line (5xx at error, the rest at info) when that level is enabled,
+ * through `log`, which gives the request's logger. `route` is a template, never the raw path.
+ */
+export function logAccess(
+  logger: Logger,
+  log: () => Logger,
+  method: string,
+  route: string,
+  status: number,
+  ms: number,
+): void {
+  const level = status >= 500 ? 'error' : 'info';
+  if (logger.isLevelEnabled(level)) log()[level]({ method, route, status, ms }, 'request');
 }
 
 /** Reads the request body as UTF-8 text; past `limitBytes` it refuses with 413 `payload_too_large`. */

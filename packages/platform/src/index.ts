@@ -10,6 +10,7 @@ export * from './lifecycle';
 export * from './logger';
 export * from './metrics';
 export * from './nats';
+export * from './not-found';
 export * from './redis';
 export * from './service';
 export * from './trace-context';

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
-import { createLogger, requestContext } from '@outreach/platform';
 import Koa from 'koa';
+import { requestContext } from './http';
+import { createLogger } from './logger';
 import { routeNotFound } from './not-found';
 
 test('405 with Allow for a known path, 404 for an unknown one', async () => {
