@@ -230,6 +230,7 @@ describe('operator dashboard in a browser (phone viewport)', () => {
     await expectAccessible(page, 'recipients');
     await page.getByLabel('Search label or external id').fill('lovelace');
     await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText(/\b1 matching recipient\b/).waitFor();
     await page.getByRole('link', { name: 'Lovelace, Ada' }).click();
     const link = (await page.locator('#recipient-link').textContent())!.trim();
     expect(link.startsWith(`${sys.linkUrl}/i/`)).toBe(true);

@@ -122,7 +122,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
         html`${crumbs(pc, c, path, '')}
 ${done}
 <h1>Recipients of “${c.name}”</h1>
-<p>${stateBadge(c.state)} ${total} ${filtered ? 'matching' : ''} recipients${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
+<p>${stateBadge(c.state)} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
 ${editableNote(c)}
 ${editable ? html`<div class="actions"><a class="button" href="${path}/recipients/new">New recipient</a><a class="button secondary" href="${path}/recipients/import">Import a CSV file</a></div>` : ''}
 <form method="get" action="${path}/recipients" class="filters" role="search">
