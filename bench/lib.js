@@ -1,5 +1,6 @@
 // Helpers for the benchmark: child-process servers and autocannon runs.
 const { fork, spawn } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
 const autocannon = require('autocannon');
 
@@ -64,17 +65,45 @@ async function stopAll(children) {
   );
 }
 
-/** Runs autocannon and returns requests/s and latency percentiles (ms), with non-2xx counted. */
+// Linux reports /proc/stat in USER_HZ ticks, 100 per second on every architecture it runs on.
+const TICKS_PER_SECOND = 100;
+
+/** The whole machine's CPU time so far (seconds): busy, stolen by the host, and all; null off Linux. */
+function machineCpu() {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1);
+    const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = fields.map(Number);
+    const busy = user + nice + system + irq + softirq;
+    const all = busy + idle + iowait + steal;
+    return { busy: busy / TICKS_PER_SECOND, steal: steal / TICKS_PER_SECOND, all: all / TICKS_PER_SECOND };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs autocannon and returns requests/s and latency percentiles (ms), with non-2xx counted, and
+ * what each request cost the whole machine in CPU (every process: load generator, services,
+ * stores), with the share of time the host took from this machine: throughput drifts with the
+ * machine's speed, CPU per request much less so.
+ */
 async function load(opts) {
+  const before = machineCpu();
   const result = await autocannon({ connections: 50, duration: 5, ...opts });
+  const after = machineCpu();
+  const total = result.requests.total;
   return {
     requestsPerSec: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    total: result.requests.total,
+    total,
+    cpuMicrosPerRequest: before && total ? round(((after.busy - before.busy) * 1e6) / total) : null,
+    stealPercent: before ? round(((after.steal - before.steal) * 100) / (after.all - before.all)) : null,
   };
 }
+
+const round = (x) => Math.round(x * 10) / 10;
 
 module.exports = { freePort, forkReady, spawnService, stopAll, load };

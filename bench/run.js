@@ -87,7 +87,14 @@ function summarize(rounds) {
     non2xx: sum('non2xx'),
     errors: sum('errors'),
     total: sum('total'),
-    rounds: rounds.map((r) => ({ requestsPerSec: r.requestsPerSec, p50: r.p50, p99: r.p99 })),
+    cpuMicrosPerRequest: median(rounds.map((r) => r.cpuMicrosPerRequest)),
+    rounds: rounds.map((r) => ({
+      requestsPerSec: r.requestsPerSec,
+      p50: r.p50,
+      p99: r.p99,
+      cpuMicrosPerRequest: r.cpuMicrosPerRequest,
+      stealPercent: r.stealPercent,
+    })),
   };
 }
 
@@ -338,6 +345,16 @@ async function main() {
       startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
     };
+    // What one request costs the whole machine, next to its baseline's: steadier than requests/s.
+    const cpu = (r) => r?.cpuMicrosPerRequest ?? undefined;
+    results.cpuMicrosPerRequest = {
+      bulkCreateBatch: cpu(bulkCreate),
+      reads: cpu(reads),
+      koaGrpc: cpu(base.koaGrpc),
+      pageLoads: cpu(pageLoads),
+      starts: cpu(starts),
+      bare: cpu(base.bare),
+    };
     const target = (present, ok) => (present ? ok : 'not measured');
     results.targets = {
       'bulk create >= 20,000 recipients/s': target(bulkCreate, bulkCreate?.recipientsPerSec >= 20000),
@@ -358,7 +375,8 @@ async function main() {
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   fs.writeFileSync(path.join(__dirname, 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  console.log(JSON.stringify({ ratios: results.ratios, targets: results.targets }, null, 2));
+  const { ratios, cpuMicrosPerRequest, targets } = results;
+  console.log(JSON.stringify({ ratios, cpuMicrosPerRequest, targets }, null, 2));
 }
 
 main().catch((err) => {
