@@ -126,6 +126,7 @@ export function createPageHandler(
     if (!match) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       refuseMethod(req, res);
+      countOf(req.method ?? '', 405).inc();
       return true;
     }
     serve(req, res, decodeSegment(match[1])).catch((err) => {
