@@ -46,7 +46,12 @@ test('headers: legacy X- names and the IETF draft fields; refusal has integer Re
 });
 
 test('Redis down is 503 unavailable, not a crash', async () => {
-  const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true });
+  const dead = new Redis('redis://127.0.0.1:1', {
+    maxRetriesPerRequest: 0,
+    lazyConnect: true,
+    // ioredis waits this long for a socket that never opened to end; the default 2 s outlives the test.
+    disconnectTimeout: 10,
+  });
   dead.on('error', () => undefined);
   const limiter = new RateLimiter(dead, prefix);
   await expect(limiter.hit('p', 'x', 1)).rejects.toMatchObject({ code: 'unavailable' });
