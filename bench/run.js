@@ -289,6 +289,8 @@ async function main() {
         }),
       );
     }
+    // One more baseline after the last round, so that every round lies between two of them.
+    if (readRounds.reads.length) readRounds.koaGrpc.push(await baseline.koaGrpc());
 
     // Link runtime: an active campaign with an unlimited recipient.
     const live = await s.campaign(1500);
@@ -326,6 +328,7 @@ async function main() {
         );
       }
     }
+    if (linkRounds.bare.length) linkRounds.bare.push(await baseline.bare());
 
     if (readRounds.reads.length) {
       base.koaGrpc = summarize(readRounds.koaGrpc);
@@ -334,10 +337,18 @@ async function main() {
     if (linkRounds.bare.length) base.bare = summarize(linkRounds.bare);
     if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
     if (linkRounds.starts.length) results.starts = summarize(linkRounds.starts);
-    // A ratio is the median of the per-round ratios, each against the baseline run just before.
+    // A ratio is the median of the per-round ratios, each round against the mean of the baselines
+    // run just before and just after it: the machine's speed drifts, and bracketing a round
+    // cancels a steady drift and halves the weight of one unlucky baseline.
     const ratio = (xs, bases) =>
       xs.length
-        ? Math.round(median(xs.map((x, i) => x.requestsPerSec / bases[i].requestsPerSec)) * 1000) / 1000
+        ? Math.round(
+            median(
+              xs.map(
+                (x, i) => x.requestsPerSec / ((bases[i].requestsPerSec + bases[i + 1].requestsPerSec) / 2),
+              ),
+            ) * 1000,
+          ) / 1000
         : undefined;
     const { reads, starts, pageLoads, bulkCreate } = results;
     results.ratios = {
