@@ -55,6 +55,9 @@ test('Redis down is 503 unavailable, not a crash', async () => {
   dead.on('error', () => undefined);
   const limiter = new RateLimiter(dead, prefix);
   await expect(limiter.hit('p', 'x', 1)).rejects.toMatchObject({ code: 'unavailable' });
+  const gate = { policy: 'g', bucket: 'g', limit: 1 };
+  const together = [limiter.hitUnlessGated(gate, 'p', 'x', 1), limiter.hitUnlessGated(gate, 'p', 'x', 1)];
+  for (const hit of together) await expect(hit).rejects.toMatchObject({ code: 'unavailable' });
   dead.disconnect();
 });
 
@@ -88,4 +91,42 @@ test('concurrent gated hits never admit more than the limit', async () => {
   );
   expect(results.filter((r) => r.state.allowed)).toHaveLength(7);
   expect(results.every((r) => !r.gated)).toBe(true);
+});
+
+test('gated hits arriving together share one script run, each with the figures of its own turn', async () => {
+  const limiter = new RateLimiter(redis, prefix);
+  const runs = jest.spyOn(
+    redis as unknown as { outreachGatedRateLimit: () => unknown },
+    'outreachGatedRateLimit',
+  );
+  const gate = { policy: 'g', bucket: 'gate-together', limit: 5 };
+  const hits = await Promise.all(
+    Array.from({ length: 5 }, () => limiter.hitUnlessGated(gate, 'per-key', 'together', 3)),
+  );
+  expect(runs).toHaveBeenCalledTimes(1);
+  runs.mockRestore();
+  expect(hits.map((h) => [h.state.used, h.state.remaining, h.state.allowed])).toEqual([
+    [1, 2, true],
+    [2, 1, true],
+    [3, 0, true],
+    [3, 0, false],
+    [3, 0, false],
+  ]);
+  expect((await limiter.hit('p', 'together', 3, false)).used).toBe(3);
+});
+
+test('two gateways bursting at one key still admit exactly its limit', async () => {
+  const other = new Redis(TEST_SERVERS.redis);
+  try {
+    const gateways = [new RateLimiter(redis, prefix), new RateLimiter(other, prefix)];
+    const gate = { policy: 'g', bucket: 'gate-two', limit: 1 };
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => gateways[i % 2].hitUnlessGated(gate, 'p', 'two-gateways', 13)),
+    );
+    expect(results.filter((r) => r.state.allowed)).toHaveLength(13);
+    const used = results.filter((r) => r.state.allowed).map((r) => r.state.used);
+    expect(new Set(used).size).toBe(13);
+  } finally {
+    await other.quit();
+  }
 });

@@ -22,9 +22,11 @@ return {used, ttl, 0}
 `;
 
 /**
- * The same hit on KEYS[2], but only while the gate bucket KEYS[1] (a failure count, only
- * read here) is below ARGV[1]; the fourth value says the gate was shut and nothing counted.
- * One round trip instead of a peek followed by a hit.
+ * ARGV[4] hits on KEYS[2], but only while the gate bucket KEYS[1] (a failure count, only read
+ * here) is below ARGV[1]: as many as the limit ARGV[2] still allows are counted. Returns the
+ * bucket's count after them, its TTL, how many were counted, and 1 in fourth place when the gate
+ * was shut and nothing counted (the first two values then are the gate's). One round trip
+ * instead of a peek followed by a hit, and one for all the hits a gateway coalesced.
  */
 const GATED_SCRIPT = `
 local failed = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -36,18 +38,26 @@ end
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
 local ttl = redis.call('PTTL', KEYS[2])
 if ttl < 0 then ttl = tonumber(ARGV[3]) end
-if used < tonumber(ARGV[2]) then
-  used = redis.call('INCR', KEYS[2])
-  if used == 1 then
+local take = math.min(tonumber(ARGV[4]), tonumber(ARGV[2]) - used)
+if take > 0 then
+  used = redis.call('INCRBY', KEYS[2], take)
+  if used == take then
     redis.call('PEXPIRE', KEYS[2], ARGV[3])
     ttl = tonumber(ARGV[3])
   end
-  return {used, ttl, 1, 0}
+  return {used, ttl, take, 0}
 end
 return {used, ttl, 0, 0}
 `;
 
 export const WINDOW_SECONDS = 60;
+
+/**
+ * The Redis command of the coalesced gated hit. The limiter gathers its calls itself until the
+ * event loop's I/O is handled; a client should send it at once (`autoPipeliningIgnoredCommands`),
+ * since auto-pipelining would hold it for one more turn of the loop.
+ */
+export const GATED_HIT_COMMAND = 'outreachGatedRateLimit';
 
 /** A bucket's figures after a hit (or a peek). */
 export interface RateLimitState {
@@ -78,12 +88,28 @@ type WithScript = Redis & {
     gateLimit: number,
     limit: number,
     windowMs: number,
+    hits: number,
   ): Promise<number[]>;
 };
+
+/** The outcome of `hitUnlessGated`. */
+export interface GatedHit {
+  gated: boolean;
+  state: RateLimitState;
+}
+
+interface GatedBatch {
+  gate: Gate;
+  policy: string;
+  bucket: string;
+  limit: number;
+  waiters: { resolve: (hit: GatedHit) => void; reject: (err: unknown) => void }[];
+}
 
 /** Per-bucket request counting in Redis (keys under the configured prefix). */
 export class RateLimiter {
   private readonly redis: WithScript;
+  private readonly gated = new Map<string, GatedBatch>();
 
   constructor(
     redis: Redis,
@@ -92,8 +118,8 @@ export class RateLimiter {
   ) {
     if (!('outreachRateLimit' in redis))
       redis.defineCommand('outreachRateLimit', { numberOfKeys: 1, lua: SCRIPT });
-    if (!('outreachGatedRateLimit' in redis))
-      redis.defineCommand('outreachGatedRateLimit', { numberOfKeys: 2, lua: GATED_SCRIPT });
+    if (!(GATED_HIT_COMMAND in redis))
+      redis.defineCommand(GATED_HIT_COMMAND, { numberOfKeys: 2, lua: GATED_SCRIPT });
     this.redis = redis as WithScript;
   }
 
@@ -117,13 +143,27 @@ export class RateLimiter {
    * Peeks `gate` and, only while it is below its limit, counts one request in `bucket`: the
    * same outcome as `hit(gate…, false)` followed by `hit(bucket…)`, in one round trip.
    * `gated` means the gate is at its limit; `state` is then the gate's figures (nothing counted).
+   * Calls for the same gate and bucket made while the event loop handles one batch of I/O share
+   * one script run: each gets the figures it would have had in a run of its own, in call order.
    */
-  async hitUnlessGated(
-    gate: Gate,
-    policy: string,
-    bucket: string,
-    limit: number,
-  ): Promise<{ gated: boolean; state: RateLimitState }> {
+  hitUnlessGated(gate: Gate, policy: string, bucket: string, limit: number): Promise<GatedHit> {
+    const key = `${gate.policy}\n${gate.bucket}\n${gate.limit}\n${policy}\n${bucket}\n${limit}`;
+    let batch = this.gated.get(key);
+    if (!batch) {
+      const created: GatedBatch = { gate, policy, bucket, limit, waiters: [] };
+      this.gated.set(key, created);
+      // After the poll phase: every request that arrived with this one joins the batch.
+      setImmediate(() => {
+        this.gated.delete(key);
+        void this.runGated(created);
+      });
+      batch = created;
+    }
+    const waiters = batch.waiters;
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  }
+
+  private async runGated({ gate, policy, bucket, limit, waiters }: GatedBatch): Promise<void> {
     let res: number[];
     try {
       res = await this.redis.outreachGatedRateLimit(
@@ -132,13 +172,24 @@ export class RateLimiter {
         gate.limit,
         limit,
         WINDOW_SECONDS * 1000,
+        waiters.length,
       );
     } catch (err) {
-      throw new AppError('unavailable', undefined, { cause: err });
+      const refusal = new AppError('unavailable', undefined, { cause: err });
+      for (const w of waiters) w.reject(refusal);
+      return;
     }
-    return Number(res[3]) === 1
-      ? { gated: true, state: this.state(gate.policy, gate.limit, res) }
-      : { gated: false, state: this.state(policy, limit, res) };
+    if (Number(res[3]) === 1) {
+      for (const w of waiters) w.resolve({ gated: true, state: this.state(gate.policy, gate.limit, res) });
+      return;
+    }
+    // The counted hits are the first ones, in call order; the rest saw the bucket full.
+    const after = Number(res[0]);
+    const taken = Number(res[2]);
+    waiters.forEach((w, i) => {
+      const used = i < taken ? after - taken + i + 1 : after;
+      w.resolve({ gated: false, state: this.state(policy, limit, [used, res[1], i < taken ? 1 : 0]) });
+    });
   }
 
   private state(policy: string, limit: number, res: number[]): RateLimitState {

@@ -18,6 +18,7 @@ import { buildApp } from './app';
 import { createBackends } from './clients';
 import { CONFIG_SPEC } from './config';
 import { GRANT_TTL_MS, GrantCache } from './grant-cache';
+import { GATED_HIT_COMMAND } from './rate-limiter';
 import { watchRevocations } from './revocations';
 
 /** Options tests pass to `start`. */
@@ -42,7 +43,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createMetrics('gateway');
-  const redis = createRedis(config.REDIS_URL, logger);
+  const redis = createRedis(config.REDIS_URL, logger, { autoPipeliningIgnoredCommands: [GATED_HIT_COMMAND] });
   const backends = createBackends(
     { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
     config.GRPC_DEADLINE_MS,
