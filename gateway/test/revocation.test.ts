@@ -19,12 +19,19 @@ test('a revocation is effective within 1 s even without any event (grant cache l
     h.backends.data.revoke(keyId);
     const revokedAt = Date.now();
     let status = 200;
+    // The promise is about requests made from 1 s after the revocation on: judge each answer
+    // by when its request was sent, not by when a busy machine delivered the answer.
+    let lastAdmittedSentAt = revokedAt;
     while (status === 200 && Date.now() - revokedAt < 3000) {
+      const sentAt = Date.now();
       status = (await h.request('GET', path, { key })).status;
-      if (status === 200) await sleep(50);
+      if (status === 200) {
+        lastAdmittedSentAt = sentAt;
+        await sleep(50);
+      }
     }
     expect(status).toBe(401);
-    expect(Date.now() - revokedAt).toBeLessThanOrEqual(1100);
+    expect(lastAdmittedSentAt - revokedAt).toBeLessThan(1000);
   } finally {
     await h.stop();
   }
