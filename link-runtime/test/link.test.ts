@@ -100,6 +100,7 @@ describe('the chat page on the wire', () => {
     expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
     expect(await head.text()).toBe('');
     expect(await (await fetch(`${url}/?utm_source=mail`)).text()).toBe(html);
+    expect(await (await fetch(`${h.base}/I/${l.token}`)).text()).toBe(html);
     // A percent-encoded token is the same token, as the router decoded it.
     const encoded = `${h.base}/i/${encodeURIComponent(l.token).replace(/^./, (c) => `%${c.charCodeAt(0).toString(16)}`)}`;
     expect((await fetch(encoded)).status).toBe(200);

@@ -29,7 +29,8 @@ export const LINK_HEADERS: Readonly<Record<string, string>> = {
 };
 
 const ROUTE = '/i/:token';
-const PAGE_PATH = /^\/i\/([^/?]+)\/?(?:\?|$)/;
+// As the router matched it: any case, an optional trailing slash, any query.
+const PAGE_PATH = /^\/i\/([^/?]+)\/?(?:\?|$)/i;
 const HTML = 'text/html; charset=utf-8';
 // Accept-Encoding values are client-chosen: bound how many distinct ones are remembered.
 const MAX_CODINGS = 256;
@@ -120,9 +121,7 @@ export function createPageHandler(
   }
 
   return (req, res) => {
-    const url = req.url ?? '';
-    if (!url.startsWith('/i/')) return false;
-    const match = PAGE_PATH.exec(url);
+    const match = PAGE_PATH.exec(req.url ?? '');
     if (!match) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       refuseMethod(req, res);
