@@ -5,7 +5,7 @@ import {
   type CampaignState,
   loadCampaignsProto,
 } from '@outreach/contracts';
-import { AppError, type ServiceMetrics, type SpanIds, tagSpan, unary } from '@outreach/platform';
+import { AppError, type ServiceMetrics, unary } from '@outreach/platform';
 import { verifyApiKeyHash } from '../api-keys/api-keys.service';
 import { type CampaignView, getAllowance, getCampaign, listCampaigns } from '../campaigns/campaigns.service';
 import type { CampaignDeps } from '../deps';
@@ -49,15 +49,7 @@ function required(value: string, field: string): string {
 export function addCampaignService(server: Server, deps: CampaignDeps, metrics: ServiceMetrics): void {
   const proto = loadCampaignsProto();
   const measured = <Req, Res>(method: string, fn: (req: Req) => Promise<Res>) =>
-    unary<Req, Res>(
-      deps.logger,
-      method,
-      (req: Req) => {
-        tagSpan(req as SpanIds);
-        return fn(req);
-      },
-      metrics,
-    );
+    unary<Req, Res>(deps.logger, method, fn, metrics);
 
   server.addService(proto.outreach.v1.CampaignService.service, {
     ListCampaigns: measured('ListCampaigns', async (req: { projectId: string; state?: string }) => {

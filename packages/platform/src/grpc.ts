@@ -8,6 +8,7 @@ import {
 import type { Logger } from 'pino';
 import { AppError, isErrorCode, toAppError } from './errors';
 import type { ServiceMetrics } from './metrics';
+import { type SpanIds, tagSpan } from './trace-context';
 
 const STATUS_NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
@@ -54,7 +55,8 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
 /**
  * Adapts an async function into a unary gRPC handler that answers exactly once and maps
  * thrown errors through the catalogue; unexpected errors are logged, not leaked. With
- * `metrics`, every call is counted by method and gRPC status name, and timed.
+ * `metrics`, every call is counted by method and gRPC status name, and timed. The call's span
+ * is tagged with the project, campaign and recipient ids its request names.
  */
 export function unary<Req, Res>(
   logger: Logger,
@@ -72,6 +74,7 @@ export function unary<Req, Res>(
       metrics?.grpcRequests.inc({ method, code: STATUS_NAMES[err?.code ?? GrpcStatus.OK] ?? 'UNKNOWN' });
       callback(err, res);
     };
+    tagSpan(call.request as SpanIds);
     handler(call.request, call).then(
       (res) => answer(null, res),
       (err: unknown) => {

@@ -1,6 +1,6 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { toCreateResponse } from '@outreach/contracts';
-import { type Logger, type ServiceMetrics, tagSpan, unary } from '@outreach/platform';
+import { type Logger, type ServiceMetrics, unary } from '@outreach/platform';
 import type { RecipientService } from './recipients.service';
 
 interface Req {
@@ -50,17 +50,6 @@ export function recipientHandlers(
     ResolveLink: (r) => service.resolveLink(r.token),
   };
   return Object.fromEntries(
-    Object.entries(methods).map(([name, fn]) => [
-      name,
-      unary<Req, unknown>(
-        logger,
-        name,
-        (req) => {
-          tagSpan(req);
-          return fn(req);
-        },
-        metrics,
-      ),
-    ]),
+    Object.entries(methods).map(([name, fn]) => [name, unary<Req, unknown>(logger, name, fn, metrics)]),
   );
 }
