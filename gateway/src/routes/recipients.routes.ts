@@ -6,7 +6,7 @@ import {
   toAllowance,
   toListEntry,
 } from '@outreach/contracts';
-import { AppError, tagSpan } from '@outreach/platform';
+import { methodNotAllowed, tagSpan } from '@outreach/platform';
 import type { Middleware } from 'koa';
 import type { Backends } from '../clients';
 import { jsonBody } from '../middleware/json-body';
@@ -68,10 +68,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
   });
   // Without this, other methods on bulk-delete would match `/recipients/:recipientId`.
   router.all(BULK_DELETE_PATH, (ctx) => {
-    throw new AppError('method_not_allowed', undefined, {
-      details: { method: ctx.method, allowed: ['POST'] },
-      headers: { Allow: 'POST' },
-    });
+    throw methodNotAllowed(ctx.method, ['POST']);
   });
 
   router.get(RECIPIENTS_PATH, ...read, async (ctx) => {
