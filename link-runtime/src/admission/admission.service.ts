@@ -21,7 +21,14 @@ import {
   markPublished,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
-import { budgetExhausted, cooldown, countersApply, linkDisabled, type OpenLink } from './link-checks';
+import {
+  budgetExhausted,
+  cooldown,
+  counterLimits,
+  countersApply,
+  linkDisabled,
+  type OpenLink,
+} from './link-checks';
 
 /** Redis keys of the usage counters and the lost-data marker, all under the configured prefix. */
 export function usageKeys(
@@ -166,20 +173,16 @@ export class Admission {
   ): Promise<Counted | undefined> {
     const { recipient, campaign } = link;
     const now = (at ?? this.deps.clock()).getTime();
-    const windowed =
-      recipient.maxInteractionsPerWindow !== undefined && recipient.windowSeconds !== undefined;
-    const windowMs = windowed ? recipient.windowSeconds! * 1000 : 0;
-    const capped = campaign.budgetMode === 'metered' && campaign.includedConversations !== null;
-    const maxTotal = recipient.maxTotalInteractions ?? -1;
+    const { windowMs, perWindow, maxTotal, budget } = counterLimits(link);
     // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
     if (!consume && !countersApply(link)) return undefined;
     const keys: string[] = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
     const args: (string | number)[] = [
       now,
       windowMs,
-      windowed ? recipient.maxInteractionsPerWindow! : -1,
+      perWindow,
       maxTotal,
-      capped ? campaign.includedConversations! : -1,
+      budget,
       conversationId,
       consume ? 1 : 0,
       COUNTER_TTL_SECONDS,

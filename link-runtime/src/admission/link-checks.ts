@@ -72,13 +72,31 @@ function instantsOf(campaign: CampaignSnapshot): CampaignFacts {
   return facts;
 }
 
+/** The counters a link's starts are held to: the rolling window, lifetime cap and budget (-1: none). */
+export interface CounterLimits {
+  /** 0 when there is no window. */
+  windowMs: number;
+  perWindow: number;
+  maxTotal: number;
+  budget: number;
+}
+
+/** The link's counter limits, as the admission script takes them. */
+export function counterLimits({ recipient, campaign }: OpenLink): CounterLimits {
+  const windowed = recipient.maxInteractionsPerWindow !== undefined && recipient.windowSeconds !== undefined;
+  const capped = campaign.budgetMode === 'metered' && campaign.includedConversations !== null;
+  return {
+    windowMs: windowed ? recipient.windowSeconds! * 1000 : 0,
+    perWindow: windowed ? recipient.maxInteractionsPerWindow! : -1,
+    maxTotal: recipient.maxTotalInteractions ?? -1,
+    budget: capped ? campaign.includedConversations! : -1,
+  };
+}
+
 /** True when a lifetime cap, a rolling window or a metered budget could refuse the link's next start. */
-export function countersApply({ recipient, campaign }: OpenLink): boolean {
-  return (
-    (recipient.maxInteractionsPerWindow !== undefined && recipient.windowSeconds !== undefined) ||
-    (recipient.maxTotalInteractions ?? -1) >= 0 ||
-    (campaign.budgetMode === 'metered' && campaign.includedConversations !== null)
-  );
+export function countersApply(link: OpenLink): boolean {
+  const limits = counterLimits(link);
+  return limits.perWindow >= 0 || limits.maxTotal >= 0 || limits.budget >= 0;
 }
 
 /** The refusal of a disabled link (or one at its lifetime cap), carrying the operator's message. */
