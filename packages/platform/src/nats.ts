@@ -1,4 +1,12 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Context,
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import {
   AckPolicy,
   type ConnectionOptions,
@@ -91,14 +99,9 @@ export async function publishJson(
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
   for (const [k, v] of Object.entries(carrier)) h.set(k, v);
-  try {
+  await inSpan(span, context.active(), async () => {
     await js.publish(subject, codec.encode(data), { headers: h, msgID });
-  } catch (err) {
-    span.setStatus({ code: SpanStatusCode.ERROR });
-    throw err;
-  } finally {
-    span.end();
-  }
+  });
 }
 
 /**
@@ -109,9 +112,7 @@ export async function withMessageSpan<T>(
   msg: { subject: string; headers?: JsMsg['headers'] },
   fn: () => Promise<T>,
 ): Promise<T> {
-  const carrier: Record<string, string> = {};
-  for (const key of msg.headers?.keys() ?? []) carrier[key] = msg.headers!.get(key);
-  const parent = propagation.extract(context.active(), carrier);
+  const parent = messageContext(msg);
   const span = tracer().startSpan(
     `process ${genericSubject(msg.subject)}`,
     {
@@ -120,6 +121,11 @@ export async function withMessageSpan<T>(
     },
     parent,
   );
+  return inSpan(span, parent, fn);
+}
+
+/** Runs `fn` with `span` active under `parent`; the span is marked failed if `fn` throws, and ended. */
+async function inSpan<T>(span: Span, parent: Context, fn: () => Promise<T>): Promise<T> {
   try {
     return await context.with(trace.setSpan(parent, span), fn);
   } catch (err) {
@@ -140,10 +146,15 @@ function genericSubject(subject: string): string {
 }
 
 /** Decodes a JSON message and the trace context it carries. */
-export function decodeJson<T>(msg: JsMsg): { data: T; traceContext: ReturnType<typeof context.active> } {
+export function decodeJson<T>(msg: JsMsg): { data: T; traceContext: Context } {
+  return { data: codec.decode(msg.data) as T, traceContext: messageContext(msg) };
+}
+
+/** The trace context a message carries in its headers (the active one when it carries none). */
+function messageContext(msg: { headers?: JsMsg['headers'] }): Context {
   const carrier: Record<string, string> = {};
   for (const key of msg.headers?.keys() ?? []) carrier[key] = msg.headers!.get(key);
-  return { data: codec.decode(msg.data) as T, traceContext: propagation.extract(context.active(), carrier) };
+  return propagation.extract(context.active(), carrier);
 }
 
 /**
@@ -330,9 +341,7 @@ export async function consumeDurableBatch(
 async function withBatchSpan<T>(subject: string, msgs: JsMsg[], fn: () => Promise<T>): Promise<T> {
   const links = [];
   for (const msg of msgs) {
-    const carrier: Record<string, string> = {};
-    for (const key of msg.headers?.keys() ?? []) carrier[key] = msg.headers!.get(key);
-    const linked = trace.getSpanContext(propagation.extract(context.active(), carrier));
+    const linked = trace.getSpanContext(messageContext(msg));
     if (linked && trace.isSpanContextValid(linked)) links.push({ context: linked });
   }
   const span = tracer().startSpan(`process ${genericSubject(subject)}`, {
@@ -344,12 +353,5 @@ async function withBatchSpan<T>(subject: string, msgs: JsMsg[], fn: () => Promis
       'messaging.batch.message_count': msgs.length,
     },
   });
-  try {
-    return await context.with(trace.setSpan(context.active(), span), fn);
-  } catch (err) {
-    span.setStatus({ code: SpanStatusCode.ERROR });
-    throw err;
-  } finally {
-    span.end();
-  }
+  return inSpan(span, context.active(), fn);
 }
