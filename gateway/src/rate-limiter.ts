@@ -1,4 +1,4 @@
-import { AppError } from '@outreach/platform';
+import { AppError, batchPerTurn } from '@outreach/platform';
 import type Redis from 'ioredis';
 
 /**
@@ -98,18 +98,21 @@ export interface GatedHit {
   state: RateLimitState;
 }
 
-interface GatedBatch {
+/** One call of `hitUnlessGated`; calls with the same key share a script run. */
+interface GatedCall {
+  key: string;
   gate: Gate;
   policy: string;
   bucket: string;
   limit: number;
-  waiters: { resolve: (hit: GatedHit) => void; reject: (err: unknown) => void }[];
 }
 
 /** Per-bucket request counting in Redis (keys under the configured prefix). */
 export class RateLimiter {
   private readonly redis: WithScript;
-  private readonly gated = new Map<string, GatedBatch>();
+  private readonly gatedHit = batchPerTurn((calls: GatedCall[]) => this.runGated(calls), {
+    keyOf: (call) => call.key,
+  });
 
   constructor(
     redis: Redis,
@@ -148,22 +151,11 @@ export class RateLimiter {
    */
   hitUnlessGated(gate: Gate, policy: string, bucket: string, limit: number): Promise<GatedHit> {
     const key = `${gate.policy}\n${gate.bucket}\n${gate.limit}\n${policy}\n${bucket}\n${limit}`;
-    let batch = this.gated.get(key);
-    if (!batch) {
-      const created: GatedBatch = { gate, policy, bucket, limit, waiters: [] };
-      this.gated.set(key, created);
-      // After the poll phase: every request that arrived with this one joins the batch.
-      setImmediate(() => {
-        this.gated.delete(key);
-        void this.runGated(created);
-      });
-      batch = created;
-    }
-    const waiters = batch.waiters;
-    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+    return this.gatedHit({ key, gate, policy, bucket, limit });
   }
 
-  private async runGated({ gate, policy, bucket, limit, waiters }: GatedBatch): Promise<void> {
+  private async runGated(calls: GatedCall[]): Promise<GatedHit[]> {
+    const { gate, policy, bucket, limit } = calls[0];
     let res: number[];
     try {
       res = await this.redis.outreachGatedRateLimit(
@@ -172,23 +164,20 @@ export class RateLimiter {
         gate.limit,
         limit,
         WINDOW_SECONDS * 1000,
-        waiters.length,
+        calls.length,
       );
     } catch (err) {
-      const refusal = new AppError('unavailable', undefined, { cause: err });
-      for (const w of waiters) w.reject(refusal);
-      return;
+      throw new AppError('unavailable', undefined, { cause: err });
     }
     if (Number(res[3]) === 1) {
-      for (const w of waiters) w.resolve({ gated: true, state: this.state(gate.policy, gate.limit, res) });
-      return;
+      return calls.map(() => ({ gated: true, state: this.state(gate.policy, gate.limit, res) }));
     }
     // The counted hits are the first ones, in call order; the rest saw the bucket full.
     const after = Number(res[0]);
     const taken = Number(res[2]);
-    waiters.forEach((w, i) => {
+    return calls.map((_, i) => {
       const used = i < taken ? after - taken + i + 1 : after;
-      w.resolve({ gated: false, state: this.state(policy, limit, [used, res[1], i < taken ? 1 : 0]) });
+      return { gated: false, state: this.state(policy, limit, [used, res[1], i < taken ? 1 : 0]) };
     });
   }
 

@@ -14,3 +14,4 @@ export * from './not-found';
 export * from './redis';
 export * from './service';
 export * from './trace-context';
+export * from './turn-batch';
