@@ -10,14 +10,15 @@
  * Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
  *        [--only reads,starts]
  * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts). Each scenario
- * runs --rounds times, each time right after its baseline; figures and ratios are the medians.
+ * runs --rounds times between runs of its baseline; figures and ratios are the medians.
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const Redis = require('ioredis');
 const { connect } = require('nats');
 const { Client } = require('pg');
-const { streamNames } = require('../packages/platform/dist/nats');
+const { deleteStreams } = require('../packages/platform/dist/nats');
+const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
 const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
 const { freePort, forkReady, spawnService, stopAll, load } = require('./lib');
 
@@ -57,17 +58,10 @@ async function freshDatabase() {
 /** Deletes what a run left in Redis (its key prefix) and NATS (its two streams). */
 async function dropStoresOf(env) {
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}*`, 'COUNT', 1000);
-    if (keys.length) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteKeysWithPrefix(redis, env.REDIS_PREFIX);
   await redis.quit();
   const nc = await connect({ servers: process.env.NATS_URL ?? '127.0.0.1:4222' });
-  const jsm = await nc.jetstreamManager();
-  for (const name of Object.values(streamNames(env.NATS_PREFIX)))
-    await jsm.streams.delete(name).catch(() => false);
+  await deleteStreams(await nc.jetstreamManager(), env.NATS_PREFIX);
   await nc.close();
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { streamNames } from '@outreach/platform';
+import { deleteKeysWithPrefix, deleteStreams } from '@outreach/platform';
 import Redis from 'ioredis';
 import { connect } from 'nats';
 import { Client } from 'pg';
@@ -48,21 +48,14 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 /** Removes every Redis key under `prefix`. */
 export async function clearRedisPrefix(prefix: string): Promise<void> {
   const redis = new Redis(TEST_SERVERS.redis);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteKeysWithPrefix(redis, prefix);
   await redis.quit();
 }
 
 /** Deletes the JetStream streams (and so their consumers) of a NATS prefix. */
 export async function deleteNatsStreams(prefix: string): Promise<void> {
   const nc = await connect({ servers: TEST_SERVERS.nats });
-  const jsm = await nc.jetstreamManager();
-  for (const name of Object.values(streamNames(prefix)))
-    await jsm.streams.delete(name).catch(() => undefined);
+  await deleteStreams(await nc.jetstreamManager(), prefix);
   await nc.close();
 }
 

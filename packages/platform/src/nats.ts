@@ -81,6 +81,11 @@ export async function ensureStreams(jsm: JetStreamManager, prefix: string): Prom
   }
 }
 
+/** Deletes a prefix's streams (and with them their consumers): for tests and benchmarks. */
+export async function deleteStreams(jsm: JetStreamManager, prefix: string): Promise<void> {
+  for (const name of Object.values(streamNames(prefix))) await jsm.streams.delete(name).catch(() => false);
+}
+
 /**
  * Publishes a JSON message to JetStream with the active trace context in its headers and,
  * when given, a message id that JetStream deduplicates on.
