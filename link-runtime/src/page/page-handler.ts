@@ -84,8 +84,8 @@ export function createPageHandler(
       child ??= deps.logger.child({ requestId });
       return child;
     };
-    const headers: string[] = ['X-Request-Id', requestId, 'Content-Type', HTML];
-    for (const name in LINK_HEADERS) headers.push(name, LINK_HEADERS[name]);
+    const headers = baseHeaders(requestId);
+    headers.push('Content-Type', HTML);
     const seen: { device?: DeviceSnapshot } = {};
     let status = 200;
     let body: Buffer;
@@ -170,12 +170,18 @@ function pageText(err: AppError, strings: UiStrings): string {
 function refuseMethod(req: IncomingMessage, res: ServerResponse): void {
   const refusal = methodNotAllowed(req.method ?? '', ['HEAD', 'GET']);
   const payload = Buffer.from(JSON.stringify(refusal.toBody()), 'utf8');
-  const headers: string[] = ['X-Request-Id', requestIdOf(headerText(req, 'x-request-id'))];
-  for (const name in LINK_HEADERS) headers.push(name, LINK_HEADERS[name]);
+  const headers = baseHeaders(requestIdOf(headerText(req, 'x-request-id')));
   for (const name in refusal.headers) headers.push(name, refusal.headers[name]);
   headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(payload.length));
   res.writeHead(refusal.spec.httpStatus, headers);
   res.end(payload);
+}
+
+/** The request id and the link headers, as name/value pairs for `writeHead`. */
+function baseHeaders(requestId: string): string[] {
+  const headers = ['X-Request-Id', requestId];
+  for (const name in LINK_HEADERS) headers.push(name, LINK_HEADERS[name]);
+  return headers;
 }
 
 function headerText(req: IncomingMessage, name: string): string {
