@@ -29,7 +29,7 @@ export function batchPerTurn<T, R>(
   const settle = async (batch: Waiting<T, R>[]) => {
     try {
       const results = await run(batch.map((w) => w.item));
-      batch.forEach((w, i) => w.resolve(results[i]));
+      for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
     } catch (err) {
       for (const w of batch) w.reject(err);
     }
