@@ -1,8 +1,8 @@
-import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { subjects, type UsageAdmitted, type UsageAdmittedBatch } from '@outreach/contracts';
 import { publishJson, type RunningService } from '@outreach/platform';
 import { connect, type NatsConnection } from 'nats';
 import { Pool } from 'pg';
-import { recordUsageBatch, type Usage, usageFromEvent } from '../src/usage/usage.consumer';
+import { recordUsageBatch, type Usage, usagesFromEvent } from '../src/usage/usage.consumer';
 import { createTestNamespace, eventually, serviceEnv, start } from './helpers';
 
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
@@ -75,19 +75,35 @@ describe('recording a batch of usage', () => {
 describe('reading usage events', () => {
   it('refuses what would fail a whole batch', () => {
     const base = { conversationId: 'cnv_1', recipientId: 'rcp_1', campaignId: 'c', projectId: 'p' };
-    expect(usageFromEvent({ ...base, startedAt: '2026-01-01T10:00:00Z' })).toEqual({
-      ...base,
-      startedAt: new Date('2026-01-01T10:00:00.000Z'),
-    });
-    expect(usageFromEvent(base)).toBeUndefined();
-    expect(usageFromEvent({ ...base, startedAt: 'soon' })).toBeUndefined();
+    expect(usagesFromEvent({ ...base, startedAt: '2026-01-01T10:00:00Z' })).toEqual([
+      { ...base, startedAt: new Date('2026-01-01T10:00:00.000Z') },
+    ]);
+    expect(usagesFromEvent(base)).toBeUndefined();
+    expect(usagesFromEvent({ ...base, startedAt: 'soon' })).toBeUndefined();
     expect(
-      usageFromEvent({ ...base, projectId: undefined, startedAt: '2026-01-01T10:00:00Z' }),
+      usagesFromEvent({ ...base, projectId: undefined, startedAt: '2026-01-01T10:00:00Z' }),
     ).toBeUndefined();
     expect(
-      usageFromEvent({ ...base, recipientId: 'r\0', startedAt: '2026-01-01T10:00:00Z' }),
+      usagesFromEvent({ ...base, recipientId: 'r\0', startedAt: '2026-01-01T10:00:00Z' }),
     ).toBeUndefined();
-    expect(usageFromEvent(undefined)).toBeUndefined();
+    expect(usagesFromEvent(undefined)).toBeUndefined();
+  });
+
+  it('reads every conversation of a batch and drops only the ones it cannot record', () => {
+    const one = { conversationId: 'cnv_1', recipientId: 'rcp_1', campaignId: 'c', projectId: 'p' };
+    const batch = {
+      batchId: 'usb_1',
+      conversations: [
+        { ...one, startedAt: '2026-01-01T10:00:00Z' },
+        { ...one, conversationId: 'cnv_2', startedAt: 'soon' },
+        { ...one, conversationId: 'cnv_3', startedAt: '2026-01-01T11:00:00Z' },
+      ],
+    };
+    expect(usagesFromEvent(batch)?.map((u) => [u.conversationId, u.startedAt.toISOString()])).toEqual([
+      ['cnv_1', '2026-01-01T10:00:00.000Z'],
+      ['cnv_3', '2026-01-01T11:00:00.000Z'],
+    ]);
+    expect(usagesFromEvent({ batchId: 'usb_2', conversations: [] })).toBeUndefined();
   });
 });
 
@@ -110,7 +126,20 @@ describe('the usage consumer', () => {
     for (let i = 0; i < 25; i += 4) await send(`cnv_c${i}`);
     await send('cnv_c_last');
     await eventually(async () => (await recorded('cmp_c')) >= 26);
+    // A batch (as link runtimes publish) repeating two recorded conversations and adding two.
+    const conversation = (conversationId: string): UsageAdmitted => ({
+      conversationId,
+      recipientId: 'rcp_c',
+      campaignId: 'cmp_c',
+      projectId: 'prj_c',
+      startedAt: '2026-05-03T10:00:00.000Z',
+    });
+    await publishJson(js, subject, {
+      batchId: 'usb_c',
+      conversations: ['cnv_c1', 'cnv_c_last', 'cnv_c_b1', 'cnv_c_b2'].map(conversation),
+    } satisfies UsageAdmittedBatch);
+    await eventually(async () => (await recorded('cmp_c')) >= 28);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await recorded('cmp_c')).toBe(26);
+    expect(await recorded('cmp_c')).toBe(28);
   });
 });

@@ -1,6 +1,6 @@
-import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { subjects, type UsageAdmitted, type UsageAdmittedBatch } from '@outreach/contracts';
 import { publishJson } from '@outreach/platform';
-import { applyUsageBatch, type UsageToApply, usageFromEvent } from '../src/usage/usage-consumer';
+import { applyUsageBatch, type UsageToApply, usagesFromEvent } from '../src/usage/usage-consumer';
 import { eventually, type Harness, items, startHarness } from './helpers';
 
 let h: Harness;
@@ -89,15 +89,32 @@ describe('applying a batch of usage', () => {
 describe('reading usage events', () => {
   it('accepts a missing start and refuses what would fail a whole batch', () => {
     const base = { conversationId: 'cnv_1', recipientId: 'rcp_1', campaignId: 'c', projectId: 'p' };
-    expect(usageFromEvent({ ...base, startedAt: '2026-01-01T10:00:00Z' })).toEqual(
+    expect(usagesFromEvent({ ...base, startedAt: '2026-01-01T10:00:00Z' })).toEqual([
       usage('cnv_1', 'rcp_1', '2026-01-01T10:00:00.000Z'),
-    );
-    expect(usageFromEvent(base)).toEqual(usage('cnv_1', 'rcp_1', null));
-    expect(usageFromEvent({ ...base, startedAt: 'yesterday' })).toBeUndefined();
-    expect(usageFromEvent({ ...base, startedAt: 12 })).toBeUndefined();
-    expect(usageFromEvent({ ...base, conversationId: 'cnv\0' })).toBeUndefined();
-    expect(usageFromEvent({ ...base, recipientId: undefined })).toBeUndefined();
-    expect(usageFromEvent(null)).toBeUndefined();
+    ]);
+    expect(usagesFromEvent(base)).toEqual([usage('cnv_1', 'rcp_1', null)]);
+    expect(usagesFromEvent({ ...base, startedAt: 'yesterday' })).toBeUndefined();
+    expect(usagesFromEvent({ ...base, startedAt: 12 })).toBeUndefined();
+    expect(usagesFromEvent({ ...base, conversationId: 'cnv\0' })).toBeUndefined();
+    expect(usagesFromEvent({ ...base, recipientId: undefined })).toBeUndefined();
+    expect(usagesFromEvent(null)).toBeUndefined();
+  });
+
+  it('reads every conversation of a batch and skips only the ones it cannot apply', () => {
+    const one = { conversationId: 'cnv_1', recipientId: 'rcp_1', campaignId: 'c', projectId: 'p' };
+    const batch = {
+      batchId: 'usb_1',
+      conversations: [
+        { ...one, startedAt: '2026-01-01T10:00:00Z' },
+        { ...one, conversationId: 'cnv_2', recipientId: undefined },
+        { ...one, conversationId: 'cnv_3', startedAt: '2026-01-01T11:00:00Z' },
+      ],
+    };
+    expect(usagesFromEvent(batch)).toEqual([
+      usage('cnv_1', 'rcp_1', '2026-01-01T10:00:00.000Z'),
+      usage('cnv_3', 'rcp_1', '2026-01-01T11:00:00.000Z'),
+    ]);
+    expect(usagesFromEvent({ batchId: 'usb_2', conversations: [{}] })).toBeUndefined();
   });
 });
 
@@ -126,7 +143,25 @@ describe('the usage consumer', () => {
     for (let i = 0; i < 20; i += 5) await send(`cnv_nats_${i}`, '2026-06-09T10:00:00.000Z');
     await send('cnv_nats_last', '2026-06-02T10:00:00.000Z');
     await eventually(async () => (await usageOf(a)).count >= 21);
+    // A batch (as link runtimes publish) repeating two applied conversations and adding two.
+    const conversation = (conversationId: string, startedAt: string): UsageAdmitted => ({
+      conversationId,
+      recipientId: a,
+      campaignId: 'cmp_batch',
+      projectId: P,
+      startedAt,
+    });
+    await publishJson(js, subject, {
+      batchId: 'usb_nats',
+      conversations: [
+        conversation('cnv_nats_3', '2026-06-09T10:00:00.000Z'),
+        conversation('cnv_nats_last', '2026-06-09T10:00:00.000Z'),
+        conversation('cnv_nats_b1', '2026-06-03T10:00:00.000Z'),
+        conversation('cnv_nats_b2', '2026-06-04T10:00:00.000Z'),
+      ],
+    } satisfies UsageAdmittedBatch);
+    await eventually(async () => (await usageOf(a)).count >= 23);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await usageOf(a)).toEqual({ count: 21, last: '2026-06-02T10:00:00.000Z' });
+    expect(await usageOf(a)).toEqual({ count: 23, last: '2026-06-04T10:00:00.000Z' });
   });
 });

@@ -1,4 +1,4 @@
-import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { admittedConversations, subjects, type UsageAdmitted } from '@outreach/contracts';
 import {
   consumeDurableBatch,
   type JetStreamClient,
@@ -20,10 +20,16 @@ export interface Usage {
 }
 
 /**
- * Reads the conversation an event reports, or undefined when it cannot be recorded: such an
- * event would fail every batch it is in, so it is dropped instead of blocking the consumer.
+ * Reads each conversation an event reports (see `admittedConversations`), or undefined when
+ * none can be recorded. A conversation that cannot be recorded would fail every batch it is
+ * in, so it is dropped instead of blocking the consumer.
  */
-export function usageFromEvent(data: unknown): Usage | undefined {
+export function usagesFromEvent(data: unknown): Usage[] | undefined {
+  const usages = admittedConversations(data).flatMap((c) => usageOf(c) ?? []);
+  return usages.length > 0 ? usages : undefined;
+}
+
+function usageOf(data: unknown): Usage | undefined {
   const event = data as Partial<UsageAdmitted> | null;
   const ids = [event?.conversationId, event?.campaignId, event?.projectId, event?.recipientId];
   // PostgreSQL text cannot hold NUL.
@@ -67,7 +73,7 @@ export function durableName(prefix: string, role: string): string {
 }
 
 /**
- * Consumes UsageAdmitted events in batches with a durable consumer shared by every instance,
+ * Consumes usage events in batches with a durable consumer shared by every instance,
  * so a service that was down picks up where it stopped.
  */
 export function consumeUsage(
@@ -87,7 +93,7 @@ export function consumeUsage(
       deliver: 'all',
     },
     async (msgs: JsMsg[]) => {
-      await recordUsageBatch(pool, parseBatch(msgs, usageFromEvent, logger, 'UsageAdmitted event'));
+      await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
     },
     logger,
   );

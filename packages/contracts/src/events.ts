@@ -89,6 +89,25 @@ export interface UsageAdmitted {
   startedAt: string;
 }
 
+/**
+ * The conversations one durable write of a link runtime admitted, announced together on the
+ * `usageAdmitted` subject (one message per write, not per conversation). Consumers still apply
+ * each conversation once per conversationId, so a batch republished after a crash counts once.
+ */
+export interface UsageAdmittedBatch {
+  batchId: string;
+  conversations: UsageAdmitted[];
+}
+
+/**
+ * The conversations a usage event reports, each still to be validated: a batch's list, or the
+ * event itself when it is a single UsageAdmitted (as published before batching).
+ */
+export function admittedConversations(event: unknown): unknown[] {
+  const batch = event as Partial<UsageAdmittedBatch> | null;
+  return Array.isArray(batch?.conversations) ? batch.conversations : [event];
+}
+
 /** The scheduler's notice that a campaign started or ended at an instant. */
 export interface CampaignLifecycleEvent {
   campaignId: string;

@@ -35,7 +35,7 @@ export function randomBase62(length: number): string {
 }
 
 /** Resource id prefixes; clients must treat ids as opaque. */
-export type IdPrefix = 'prj' | 'cmp' | 'rcp' | 'dev' | 'key' | 'top' | 'cnv' | 'opr' | 'req';
+export type IdPrefix = 'prj' | 'cmp' | 'rcp' | 'dev' | 'key' | 'top' | 'cnv' | 'usb' | 'opr' | 'req';
 
 /** A new opaque id such as `rcp_4Fz…` (about 119 random bits). */
 export function newId(prefix: IdPrefix): string {

@@ -1,4 +1,4 @@
-import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { admittedConversations, subjects, type UsageAdmitted } from '@outreach/contracts';
 import { consumeDurableBatch, type JsMsg, type Logger, parseBatch, streamNames } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
@@ -11,10 +11,16 @@ export interface UsageToApply {
 }
 
 /**
- * Reads the usage an event reports, or undefined when it cannot be applied: such an event
- * would fail every batch it is in, so it is skipped instead of blocking the consumer.
+ * Reads the usage of each conversation an event reports (see `admittedConversations`), or
+ * undefined when none can be applied. A conversation that cannot be applied would fail every
+ * batch it is in, so it is skipped instead of blocking the consumer.
  */
-export function usageFromEvent(data: unknown): UsageToApply | undefined {
+export function usagesFromEvent(data: unknown): UsageToApply[] | undefined {
+  const usages = admittedConversations(data).flatMap((c) => usageOf(c) ?? []);
+  return usages.length > 0 ? usages : undefined;
+}
+
+function usageOf(data: unknown): UsageToApply | undefined {
   const event = data as Partial<UsageAdmitted> | null;
   if (typeof event?.conversationId !== 'string' || typeof event.recipientId !== 'string') return undefined;
   // PostgreSQL text cannot hold NUL.
@@ -83,7 +89,7 @@ export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promis
 /** The durable consumer of usage events, shared by every instance. */
 export const usageDurable = (prefix: string): string => `${prefix}-recipients-usage`;
 
-/** Consumes UsageAdmitted events with a durable consumer and applies each batch of them once. */
+/** Consumes usage events with a durable consumer and applies each batch of them once. */
 export function consumeUsage(deps: {
   pool: Pool;
   js: JetStreamClient;
@@ -101,7 +107,8 @@ export function consumeUsage(deps: {
       deliver: 'all',
     },
     async (msgs: JsMsg[]) => {
-      await applyUsageBatch(deps.pool, parseBatch(msgs, usageFromEvent, deps.logger, 'UsageAdmitted event'));
+      const usages = parseBatch(msgs, usagesFromEvent, deps.logger, 'usage event').flat();
+      await applyUsageBatch(deps.pool, usages);
     },
     deps.logger,
   );
