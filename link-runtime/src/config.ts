@@ -54,6 +54,13 @@ export const CONFIG_SPEC = {
     max: 1000,
     doc: 'how long admissions wait to be written together in one INSERT',
   },
+  USAGE_REPUBLISH_MS: {
+    type: 'int',
+    default: 5000,
+    min: 50,
+    max: 600000,
+    doc: 'how often usage events JetStream has not confirmed are republished (those older than this)',
+  },
   COUNTER_REBUILD_GRACE_MS: {
     type: 'int',
     default: 250,

@@ -107,7 +107,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         .catch((err) => logger.warn({ err }, 'counter reset failed'));
     });
     await state.start(js, config.NATS_PREFIX);
-    admission.startSweeper();
+    admission.startSweeper(config.USAGE_REPUBLISH_MS);
 
     const listener = linkRequestListener({
       logger,

@@ -1,18 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../../test/support/chromium';
+import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
 const ARTIFACTS = path.resolve(__dirname, '../../test/artifacts/link-runtime');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
-}
-const suite = haveChromium ? describe : describe.skip;
-
-suite('the link page in a real browser', () => {
+describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a real browser', () => {
   let h: Harness;
   let browser: Browser;
   const model = new FakeOpenAi();

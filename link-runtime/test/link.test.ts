@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { subjects } from '@outreach/contracts';
+import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
 import { streamNames } from '@outreach/platform';
 import Redis from 'ioredis';
 import { JSONCodec } from 'nats';
@@ -15,7 +15,13 @@ let db: Client;
 
 beforeAll(async () => {
   // A long rebuild grace leaves the flush tests below a wide margin on a loaded machine.
-  h = await startHarness({ MESSAGES_PER_MINUTE: '5', COUNTER_REBUILD_GRACE_MS: '1000' });
+  h = await startHarness({
+    MESSAGES_PER_MINUTE: '5',
+    COUNTER_REBUILD_GRACE_MS: '1000',
+    USAGE_REPUBLISH_MS: '200',
+    // Wide enough that starts sent together are written together on a loaded machine.
+    GROUP_COMMIT_MS: '50',
+  });
   db = new Client({ connectionString: h.ns.databaseUrl });
   await db.connect();
 });
@@ -251,32 +257,86 @@ describe('what consumes', () => {
     expect(await conversationsOf(l.recipient.id)).toBe(2);
   });
 
-  it('publishes UsageAdmitted once per conversation, with the conversation id as message id', async () => {
+  it('announces the conversations of one durable write in one event, the batch id its message id', async () => {
     const l = await h.link();
-    const a = await post(`${h.base}/i/${l.token}/conversations`);
-    const b = await post(`${h.base}/i/${l.token}/conversations`);
+    // Started together, so written (and announced) together.
+    const started = await Promise.all([1, 2, 3].map(() => post(`${h.base}/i/${l.token}/conversations`)));
+    const ids = started.map((r) => r.body.conversationId as string);
     const js = h.publisher.connection.jetstream();
     const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
       filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
     });
-    const seen = new Map<string, string>();
+    const events: { msgId: string | undefined; batch: UsageAdmittedBatch }[] = [];
+    const seen = () =>
+      events.flatMap((e) => e.batch.conversations).filter((c) => c.recipientId === l.recipient.id);
     await waitFor(async () => {
       const msg = await consumer.next({ expires: 1000 });
-      if (msg) {
-        const data = JSONCodec<{ conversationId: string; recipientId: string }>().decode(msg.data);
-        if (data.recipientId === l.recipient.id)
-          seen.set(data.conversationId, msg.headers?.get('Nats-Msg-Id') ?? '');
-      }
-      return seen.size === 2;
+      if (msg)
+        events.push({
+          msgId: msg.headers?.get('Nats-Msg-Id'),
+          batch: JSONCodec<UsageAdmittedBatch>().decode(msg.data),
+        });
+      return seen().length === 3;
     }, 5000);
-    expect(seen.get(a.body.conversationId)).toBe(a.body.conversationId);
-    expect(seen.get(b.body.conversationId)).toBe(b.body.conversationId);
+    expect(
+      seen()
+        .map((c) => c.conversationId)
+        .sort(),
+    ).toEqual([...ids].sort());
+    const mine = events.filter((e) => e.batch.conversations.some((c) => c.recipientId === l.recipient.id));
+    expect(mine).toHaveLength(1);
+    expect(mine[0].msgId).toBe(mine[0].batch.batchId);
+    expect(mine[0].batch.batchId).toMatch(/^usb_/);
+    expect(mine[0].batch.conversations[0]).toEqual({
+      conversationId: expect.any(String),
+      recipientId: l.recipient.id,
+      campaignId: l.campaign.id,
+      projectId: l.campaign.projectId,
+      startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    // Confirmed, so the outbox forgets it.
     await waitFor(async () => {
-      const { rows } = await db.query(
-        'SELECT count(*) AS n FROM link.conversations WHERE recipient_id = $1 AND published_at IS NOT NULL',
-        [l.recipient.id],
-      );
-      return Number(rows[0].n) === 2;
+      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [
+        mine[0].batch.batchId,
+      ]);
+      return rows.length === 0;
+    });
+  });
+
+  it('republishes a written batch whose event was never confirmed (a crash between the two)', async () => {
+    const batchId = `usb_crashed_${Date.now()}`;
+    const event: UsageAdmittedBatch = {
+      batchId,
+      conversations: [
+        {
+          conversationId: `cnv_crashed_${Date.now()}`,
+          recipientId: 'rcp_crashed',
+          campaignId: 'cmp_crashed',
+          projectId: 'prj_crashed',
+          startedAt: new Date().toISOString(),
+        },
+      ],
+    };
+    await db.query('INSERT INTO link.usage_batches (id, event, created_at) VALUES ($1, $2, $3)', [
+      batchId,
+      JSON.stringify(event),
+      new Date(Date.now() - 60_000),
+    ]);
+    const js = h.publisher.connection.jetstream();
+    const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+    });
+    let republished: UsageAdmittedBatch | undefined;
+    await waitFor(async () => {
+      const msg = await consumer.next({ expires: 1000 });
+      const batch = msg && JSONCodec<UsageAdmittedBatch>().decode(msg.data);
+      if (batch?.batchId === batchId) republished = batch;
+      return republished !== undefined;
+    }, 5000);
+    expect(republished).toEqual(event);
+    await waitFor(async () => {
+      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batchId]);
+      return rows.length === 0;
     });
   });
 });

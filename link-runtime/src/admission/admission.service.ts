@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { subjects, type UsageAdmitted } from '@outreach/contracts';
+import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
 import {
   AppError,
   type Clock,
@@ -15,10 +15,11 @@ import { conversationKey } from '../conversations/conversations.store';
 import { ADMIT_SCRIPT, LuaScript, RELEASE_SCRIPT, SEED_SCRIPT } from './admission.lua';
 import {
   type ConversationRecord,
+  deleteBatches,
   insertConversations,
-  listUnpublished,
+  listUnconfirmed,
   loadUsageFacts,
-  markPublished,
+  type UsageBatch,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
 import {
@@ -88,21 +89,24 @@ export interface Admitted {
 
 /**
  * Admission of conversations. Redis holds the counters (a cache, rebuilt from the durable record
- * whenever a key is missing); PostgreSQL holds the record; NATS carries UsageAdmitted to the
- * services that show usage. Each admission is written to PostgreSQL before it is acknowledged,
- * in batches, and its event is republished until JetStream confirms it.
+ * whenever a key is missing); PostgreSQL holds the record; NATS carries the usage to the
+ * services that show it. Admissions are written to PostgreSQL in batches before they are
+ * acknowledged, each batch together with the one event (UsageAdmittedBatch) that announces
+ * it, and that event is republished until JetStream confirms it.
  */
 export class Admission {
   private readonly commits: GroupCommit<ConversationRecord>;
-  private readonly published: GroupCommit<string>;
+  private readonly confirmed: GroupCommit<string>;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping = false;
   /** Admissions counted in Redis whose durable record is not written yet. */
   private readonly unwritten = new Set<Promise<void>>();
+  /** Usage events being published (close waits for them). */
+  private readonly publishing = new Set<Promise<void>>();
 
   constructor(private readonly deps: AdmissionDeps) {
-    this.commits = new GroupCommit((rows) => insertConversations(deps.pool, rows), deps.groupCommitMs);
-    this.published = new GroupCommit((ids) => markPublished(deps.pool, ids, deps.clock()), 20);
+    this.commits = new GroupCommit((rows) => this.write(rows), deps.groupCommitMs);
+    this.confirmed = new GroupCommit((ids) => deleteBatches(deps.pool, ids), 20);
   }
 
   /** Throws the refusal a new conversation would get now, consuming nothing. */
@@ -139,21 +143,21 @@ export class Admission {
     } finally {
       counted.settled();
     }
-    void this.publish(record);
     return { conversationId, startedAt };
   }
 
   /** Republishes, every `intervalMs`, the events JetStream has not confirmed. */
-  startSweeper(intervalMs = 5000): void {
+  startSweeper(intervalMs: number): void {
     this.sweeper = setInterval(() => void this.sweep(intervalMs), intervalMs);
     this.sweeper.unref();
   }
 
-  /** Writes what waits and stops the sweeper. */
+  /** Writes what waits, publishes it and stops the sweeper. */
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     await this.commits.close();
-    await this.published.close();
+    await Promise.all(this.publishing);
+    await this.confirmed.close();
   }
 
   /** Marks a recipient's counters for a rebuild (its limits changed, so its window may have). */
@@ -278,22 +282,32 @@ export class Admission {
     ]);
   }
 
-  private async publish(record: ConversationRecord): Promise<void> {
-    const event: UsageAdmitted = {
-      conversationId: record.id,
-      recipientId: record.recipientId,
-      campaignId: record.campaignId,
-      projectId: record.projectId,
-      startedAt: record.startedAt.toISOString(),
+  /** Writes admitted conversations with the event announcing them, then publishes it. */
+  private async write(rows: ConversationRecord[]): Promise<void> {
+    const id = newId('usb');
+    const event: UsageAdmittedBatch = {
+      batchId: id,
+      conversations: rows.map((r) => ({
+        conversationId: r.id,
+        recipientId: r.recipientId,
+        campaignId: r.campaignId,
+        projectId: r.projectId,
+        startedAt: r.startedAt.toISOString(),
+      })),
     };
+    const batch: UsageBatch = { id, event: JSON.stringify(event), createdAt: this.deps.clock() };
+    await insertConversations(this.deps.pool, rows, batch);
+    const published = this.publish(batch, event);
+    this.publishing.add(published);
+    void published.then(() => this.publishing.delete(published));
+  }
+
+  private async publish(batch: UsageBatch, event: unknown = JSON.parse(batch.event)): Promise<void> {
     try {
-      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmitted, event, record.id);
-      await this.published.add(record.id);
+      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmitted, event, batch.id);
+      await this.confirmed.add(batch.id);
     } catch (err) {
-      this.deps.logger.warn(
-        { err, conversationId: record.id },
-        'UsageAdmitted not confirmed yet; will retry',
-      );
+      this.deps.logger.warn({ err, batchId: batch.id }, 'usage event not confirmed yet; will retry');
     }
   }
 
@@ -302,10 +316,10 @@ export class Admission {
     this.sweeping = true;
     try {
       const before = new Date(this.deps.clock().getTime() - graceMs);
-      const rows = await listUnpublished(this.deps.pool, before, 200);
-      for (const row of rows) await this.publish(row);
+      const batches = await listUnconfirmed(this.deps.pool, before, 200);
+      for (const batch of batches) await this.publish(batch);
     } catch (err) {
-      this.deps.logger.warn({ err }, 'UsageAdmitted sweep failed');
+      this.deps.logger.warn({ err }, 'usage event sweep failed');
     } finally {
       this.sweeping = false;
     }

@@ -16,22 +16,41 @@ export interface UsageFacts {
   windowStarts: { id: string; startedAtMs: number }[];
 }
 
+/** Conversations written together and announced in one event (`UsageAdmittedBatch`). */
+export interface UsageBatch {
+  id: string;
+  /** The event as it is published, JSON. */
+  event: string;
+  createdAt: Date;
+}
+
 /**
- * Inserts many conversations in one statement; a retried id is ignored, never counted twice.
- * The rows go as five arrays, so every batch size shares one prepared statement.
+ * Inserts many conversations and the batch event that announces them, in one statement (so
+ * one transaction); a retried conversation id is ignored, never counted twice. The rows go as
+ * five arrays, so every batch size shares one prepared statement.
  */
-export async function insertConversations(pool: Pool, rows: readonly ConversationRecord[]): Promise<void> {
+export async function insertConversations(
+  pool: Pool,
+  rows: readonly ConversationRecord[],
+  batch: UsageBatch,
+): Promise<void> {
   await pool.query({
     name: 'link-insert-conversations',
-    text: `INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-           ON CONFLICT (id) DO NOTHING`,
+    text: `WITH conversations AS (
+             INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+             ON CONFLICT (id) DO NOTHING
+           )
+           INSERT INTO link.usage_batches (id, event, created_at) VALUES ($6, $7, $8)`,
     values: [
       rows.map((r) => r.id),
       rows.map((r) => r.recipientId),
       rows.map((r) => r.campaignId),
       rows.map((r) => r.projectId),
       rows.map((r) => r.startedAt),
+      batch.id,
+      batch.event,
+      batch.createdAt,
     ],
   });
 }
@@ -64,38 +83,21 @@ export async function loadUsageFacts(
   };
 }
 
-/** Marks conversations whose UsageAdmitted event JetStream acknowledged. */
-export async function markPublished(pool: Pool, ids: readonly string[], at: Date): Promise<void> {
+/** Forgets batches whose event JetStream confirmed. */
+export async function deleteBatches(pool: Pool, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await pool.query({
-    name: 'link-mark-published',
-    text: 'UPDATE link.conversations SET published_at = $2 WHERE id = ANY($1::text[])',
-    values: [ids, at],
+    name: 'link-delete-usage-batches',
+    text: 'DELETE FROM link.usage_batches WHERE id = ANY($1::text[])',
+    values: [ids],
   });
 }
 
-/** Conversations recorded before `before` whose event was not acknowledged yet (oldest first). */
-export async function listUnpublished(
-  pool: Pool,
-  before: Date,
-  limit: number,
-): Promise<ConversationRecord[]> {
-  const { rows } = await pool.query<{
-    id: string;
-    recipient_id: string;
-    campaign_id: string;
-    project_id: string;
-    started_at: Date;
-  }>(
-    `SELECT id, recipient_id, campaign_id, project_id, started_at FROM link.conversations
-     WHERE published_at IS NULL AND started_at < $1 ORDER BY started_at LIMIT $2`,
+/** Batches written before `before` whose event was not confirmed yet (oldest first). */
+export async function listUnconfirmed(pool: Pool, before: Date, limit: number): Promise<UsageBatch[]> {
+  const { rows } = await pool.query<{ id: string; event: string; created_at: Date }>(
+    'SELECT id, event, created_at FROM link.usage_batches WHERE created_at < $1 ORDER BY created_at LIMIT $2',
     [before, limit],
   );
-  return rows.map((r) => ({
-    id: r.id,
-    recipientId: r.recipient_id,
-    campaignId: r.campaign_id,
-    projectId: r.project_id,
-    startedAt: r.started_at,
-  }));
+  return rows.map((r) => ({ id: r.id, event: r.event, createdAt: r.created_at }));
 }
