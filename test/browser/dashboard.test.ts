@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { createOperatorFromEnv } from '../../campaign-service/src/dashboard/create-operator';
-import { launchChromium } from '../support/chromium';
+import { describeWithChromium, launchChromium } from '../support/chromium';
 import { admin } from '../support/fixtures';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -76,249 +76,252 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
 }
 
-describe('operator dashboard in a browser (phone viewport)', () => {
-  let sys: TestSystem;
-  let browser: Browser;
-  let page: Page;
-  let projectId: string;
-  const cspViolations: string[] = [];
+describeWithChromium('test/browser/dashboard.test.ts')(
+  'operator dashboard in a browser (phone viewport)',
+  () => {
+    let sys: TestSystem;
+    let browser: Browser;
+    let page: Page;
+    let projectId: string;
+    const cspViolations: string[] = [];
 
-  beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    sys = await startSystem();
-    const project = await admin(sys, 'POST', '/projects', { name: 'Acme outreach' });
-    projectId = project.id;
-    await createOperatorFromEnv(sys.ns.env, { email: EMAIL, password: PASSWORD, projectIds: [projectId] });
-    browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 375, height: 812 },
-      deviceScaleFactor: 1,
-      isMobile: true,
-      hasTouch: true,
-      timezoneId: TZ,
-      baseURL: sys.adminUrl,
-      permissions: ['clipboard-read', 'clipboard-write'],
+    beforeAll(async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      sys = await startSystem();
+      const project = await admin(sys, 'POST', '/projects', { name: 'Acme outreach' });
+      projectId = project.id;
+      await createOperatorFromEnv(sys.ns.env, { email: EMAIL, password: PASSWORD, projectIds: [projectId] });
+      browser = await launchChromium();
+      const context = await browser.newContext({
+        viewport: { width: 375, height: 812 },
+        deviceScaleFactor: 1,
+        isMobile: true,
+        hasTouch: true,
+        timezoneId: TZ,
+        baseURL: sys.adminUrl,
+        permissions: ['clipboard-read', 'clipboard-write'],
+      });
+      page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+      });
     });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+
+    afterAll(async () => {
+      await browser?.close();
+      await sys?.stop();
     });
-  });
 
-  afterAll(async () => {
-    await browser?.close();
-    await sys?.stop();
-  });
+    it('walks the main journeys of an operator', async () => {
+      // ---- sign in
+      await page.goto('/');
+      await hasText(page.locator('h1'), 'Sign in');
+      await expectAccessible(page, 'sign-in');
+      await shot(page, '01-sign-in');
+      await page.getByLabel('E-mail address').fill(EMAIL);
+      await page.getByLabel('Password').fill('wrong password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('is not correct').waitFor();
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`**/dashboard/p/${projectId}/campaigns`);
+      await expectAccessible(page, 'campaigns (empty)');
 
-  it('walks the main journeys of an operator', async () => {
-    // ---- sign in
-    await page.goto('/');
-    await hasText(page.locator('h1'), 'Sign in');
-    await expectAccessible(page, 'sign-in');
-    await shot(page, '01-sign-in');
-    await page.getByLabel('E-mail address').fill(EMAIL);
-    await page.getByLabel('Password').fill('wrong password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('is not correct').waitFor();
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`**/dashboard/p/${projectId}/campaigns`);
-    await expectAccessible(page, 'campaigns (empty)');
+      // ---- a device with styling (live preview), knowledge and an allow-list
+      await page.getByRole('link', { name: 'Devices' }).click();
+      await page.getByRole('link', { name: 'New device' }).click();
+      await page.getByLabel(/^Name\b/).fill('Support chat');
+      await page.getByLabel('Page title').fill('Acme help');
+      await hasText(page.locator('#link-preview .pv-head'), 'Acme help');
+      await page.getByLabel('Persona').fill('You are the friendly assistant of Acme Bikes.');
+      await page.getByLabel('Custom instructions').fill('Keep answers short.');
+      await page.getByLabel('Entry 1 title').fill('Opening hours');
+      await page.getByLabel('Entry 1 content').fill('We are open 9 to 5 on weekdays.');
+      await page.getByLabel('IP allow-list').fill('not-a-network');
+      await expectAccessible(page, 'device form');
+      await page.getByRole('button', { name: 'Create device' }).click();
+      await page.locator('#f-ipAllowList-err', { hasText: 'not-a-network' }).waitFor();
+      await page.getByLabel('IP allow-list').fill('0.0.0.0/0\n::/0');
+      await page.getByRole('button', { name: 'Create device' }).click();
+      await page.getByText('Device saved').waitFor();
+      await shot(page, '02-device');
 
-    // ---- a device with styling (live preview), knowledge and an allow-list
-    await page.getByRole('link', { name: 'Devices' }).click();
-    await page.getByRole('link', { name: 'New device' }).click();
-    await page.getByLabel(/^Name\b/).fill('Support chat');
-    await page.getByLabel('Page title').fill('Acme help');
-    await hasText(page.locator('#link-preview .pv-head'), 'Acme help');
-    await page.getByLabel('Persona').fill('You are the friendly assistant of Acme Bikes.');
-    await page.getByLabel('Custom instructions').fill('Keep answers short.');
-    await page.getByLabel('Entry 1 title').fill('Opening hours');
-    await page.getByLabel('Entry 1 content').fill('We are open 9 to 5 on weekdays.');
-    await page.getByLabel('IP allow-list').fill('not-a-network');
-    await expectAccessible(page, 'device form');
-    await page.getByRole('button', { name: 'Create device' }).click();
-    await page.locator('#f-ipAllowList-err', { hasText: 'not-a-network' }).waitFor();
-    await page.getByLabel('IP allow-list').fill('0.0.0.0/0\n::/0');
-    await page.getByRole('button', { name: 'Create device' }).click();
-    await page.getByText('Device saved').waitFor();
-    await shot(page, '02-device');
+      // ---- a metered campaign, its schedule typed in the browser's time zone
+      await page.getByRole('link', { name: 'Campaigns' }).click();
+      await page.getByRole('link', { name: 'New campaign' }).click();
+      expect(await page.getByLabel('Time zone of these times').inputValue()).toBe(TZ);
+      const start = new Date(Date.now() - 60_000);
+      const end = new Date(Date.now() + 2 * 3600_000);
+      await page.getByLabel(/^Name\b/).fill('Spring check-in');
+      await page.getByLabel('Starts').fill(localInput(start, TZ));
+      await page.getByLabel('Ends').fill(localInput(end, TZ));
+      await page.getByLabel(/^Metered/).check();
+      await page.getByLabel('Price per conversation (metered)').fill('0.50');
+      await page.getByLabel('Recipient cap').fill('1000');
+      await expectAccessible(page, 'campaign form');
+      await shot(page, '03-campaign-form');
+      await page.getByRole('button', { name: 'Create campaign' }).click();
+      await page.getByText('Campaign created as a draft.').waitFor();
+      const campaignUrl = page.url().replace(/\?.*$/, '');
+      const campaignId = campaignUrl.split('/').pop()!;
+      const stored = await admin(sys, 'GET', `/projects/${projectId}/campaigns/${campaignId}`);
+      expect(stored.startDate).toBe(new Date(Math.floor(start.getTime() / 60_000) * 60_000).toISOString());
+      expect(stored.pricePerConversation).toBe(50);
+      expect(stored.state).toBe('draft');
 
-    // ---- a metered campaign, its schedule typed in the browser's time zone
-    await page.getByRole('link', { name: 'Campaigns' }).click();
-    await page.getByRole('link', { name: 'New campaign' }).click();
-    expect(await page.getByLabel('Time zone of these times').inputValue()).toBe(TZ);
-    const start = new Date(Date.now() - 60_000);
-    const end = new Date(Date.now() + 2 * 3600_000);
-    await page.getByLabel(/^Name\b/).fill('Spring check-in');
-    await page.getByLabel('Starts').fill(localInput(start, TZ));
-    await page.getByLabel('Ends').fill(localInput(end, TZ));
-    await page.getByLabel(/^Metered/).check();
-    await page.getByLabel('Price per conversation (metered)').fill('0.50');
-    await page.getByLabel('Recipient cap').fill('1000');
-    await expectAccessible(page, 'campaign form');
-    await shot(page, '03-campaign-form');
-    await page.getByRole('button', { name: 'Create campaign' }).click();
-    await page.getByText('Campaign created as a draft.').waitFor();
-    const campaignUrl = page.url().replace(/\?.*$/, '');
-    const campaignId = campaignUrl.split('/').pop()!;
-    const stored = await admin(sys, 'GET', `/projects/${projectId}/campaigns/${campaignId}`);
-    expect(stored.startDate).toBe(new Date(Math.floor(start.getTime() / 60_000) * 60_000).toISOString());
-    expect(stored.pricePerConversation).toBe(50);
-    expect(stored.state).toBe('draft');
+      // ---- top it off
+      await page.getByLabel('Add conversations').fill('3');
+      await page.getByRole('button', { name: 'Add top-off' }).click();
+      await page.getByText('Top-off added').waitFor();
+      await hasText(page.locator('#allowance-text'), '0 of 3 conversations used, 3 left');
+      await expectAccessible(page, 'campaign page');
 
-    // ---- top it off
-    await page.getByLabel('Add conversations').fill('3');
-    await page.getByRole('button', { name: 'Add top-off' }).click();
-    await page.getByText('Top-off added').waitFor();
-    await hasText(page.locator('#allowance-text'), '0 of 3 conversations used, 3 left');
-    await expectAccessible(page, 'campaign page');
-
-    // ---- an API key, shown once
-    await page.getByRole('link', { name: 'API keys' }).click();
-    await page.getByLabel(/^Name\b/).fill('CRM sync');
-    await page.getByLabel('Rate limit (requests a minute)').fill('120');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const key = (await page.locator('#new-key').textContent())!.trim();
-    expect(key).toMatch(/^ork_[0-9A-Za-z]{40}$/);
-    await page.getByRole('button', { name: 'Copy' }).waitFor();
-    await page.getByRole('button', { name: 'Copy' }).click();
-    await page.getByText('Copied to the clipboard.').waitFor();
-    await expectAccessible(page, 'api keys');
-    await shot(page, '04-api-key');
-    const list = await fetch(`${sys.gatewayUrl}/api/v1/projects/${projectId}/campaigns`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    expect(list.status).toBe(200);
-    await page.reload();
-    expect(await page.locator('#new-key').count()).toBe(0); // never shown again
-    await page.getByText(`${key.slice(0, 10)}…`).waitFor();
-
-    // ---- import a CSV of recipients and watch the progress
-    const rows = ['email,name,city,instructions,maxTotalInteractions'];
-    for (let i = 0; i < 430; i += 1)
-      rows.push(`user${i}@example.com,User ${i},Lyon,Greet {name} from {meta.city}.,5`);
-    rows.push('ada@example.com,"Lovelace, Ada",London,"Greet {name} warmly; mention {meta.city}.",5');
-    rows.push('user1@example.com,Duplicate,Lyon,,5');
-    rows.push('bad@example.com,Bad limit,Paris,,lots');
-    const csvPath = path.join(ARTIFACTS, 'recipients.csv');
-    writeFileSync(csvPath, `${rows.join('\r\n')}\r\n`);
-    await page.goto(`${campaignUrl}/recipients/import`);
-    await page.getByLabel('CSV file').setInputFiles(csvPath);
-    await page.getByText('433 rows ready to import.').waitFor();
-    expect(await page.getByLabel('Column "email"').inputValue()).toBe('externalId');
-    expect(await page.getByLabel('Column "name"').inputValue()).toBe('label');
-    expect(await page.getByLabel('Column "city"').inputValue()).toBe('metadata');
-    expect(await page.getByLabel('Column "instructions"').inputValue()).toBe('injectionInstructions');
-    await expectAccessible(page, 'import');
-    await page.getByRole('button', { name: 'Import rows' }).click();
-    await page.getByText('Import finished: 433 rows processed.').waitFor({ timeout: 60_000 });
-    expect(
-      await page.locator('#import-progress').evaluate((p: HTMLProgressElement) => [p.value, p.max]),
-    ).toEqual([433, 433]);
-    await page.getByText('431 created, 1 duplicate, 1 failed.').waitFor();
-    expect(await page.locator('#import-report tbody tr').count()).toBe(433);
-    const dup = page.locator('#import-report tbody tr', { hasText: 'duplicate' });
-    expect(await dup.locator('td').first().textContent()).toBe('433');
-    const failed = page.locator('#import-report tbody tr', { hasText: 'bad@example.com' });
-    expect(await failed.textContent()).toContain('error');
-    await shot(page, '05-import');
-
-    // ---- recipients: search, the active filter, preview of the exact prompt
-    await page.goto(`${campaignUrl}/recipients`);
-    await expectAccessible(page, 'recipients');
-    await page.getByLabel('Search label or external id').fill('lovelace');
-    await page.getByRole('button', { name: 'Apply' }).click();
-    await page.getByText(/\b1 matching recipient\b/).waitFor();
-    await page.getByRole('link', { name: 'Lovelace, Ada' }).click();
-    const link = (await page.locator('#recipient-link').textContent())!.trim();
-    expect(link.startsWith(`${sys.linkUrl}/i/`)).toBe(true);
-    await page.getByRole('link', { name: 'Preview the system prompt' }).click();
-    const prompt = (await page.locator('#system-prompt').textContent())!;
-    expect(prompt).toContain('You are the friendly assistant of Acme Bikes.');
-    expect(prompt).toContain('Opening hours');
-    expect(prompt).toContain('Keep answers short.\n\nGreet Lovelace, Ada warmly; mention London.');
-    await expectAccessible(page, 'prompt preview');
-    await shot(page, '06-prompt');
-
-    // ---- launch, with a confirmation that says what happens
-    await page.goto(campaignUrl);
-    await page.getByRole('link', { name: 'Launch…' }).click();
-    await page.getByText('active at once').waitFor();
-    await expectAccessible(page, 'launch confirmation');
-    await page.getByRole('button', { name: 'Launch campaign' }).click();
-    await page.getByText('Campaign launched.').waitFor();
-    await hasText(page.locator('.badge').first(), 'active');
-    await page.locator('[data-timing]', { hasText: 'Running for' }).first().waitFor();
-
-    // ---- a customer opens the link in a second page and starts a conversation
-    const customer = await page.context().newPage();
-    await customer.goto(link);
-    await customer.locator('#text:not([disabled])').waitFor({ timeout: 20_000 });
-    await customer.locator('#text').fill('When are you open?');
-    await customer.locator('#send').click();
-    await customer.locator('.msg.assistant').first().waitFor();
-    await customer.waitForFunction(() => {
-      const m = document.querySelector('.msg.assistant');
-      return m && m.getAttribute('aria-busy') === null && (m.textContent ?? '').length > 0;
-    });
-    await customer.screenshot({ path: path.join(ARTIFACTS, 'dashboard-07-link-page.png') });
-    await customer.close();
-
-    // ---- the allowance moves (usage arrives through the event stream)
-    const until = Date.now() + 20_000;
-    let allowance = '';
-    while (Date.now() < until) {
+      // ---- an API key, shown once
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByLabel(/^Name\b/).fill('CRM sync');
+      await page.getByLabel('Rate limit (requests a minute)').fill('120');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const key = (await page.locator('#new-key').textContent())!.trim();
+      expect(key).toMatch(/^ork_[0-9A-Za-z]{40}$/);
+      await page.getByRole('button', { name: 'Copy' }).waitFor();
+      await page.getByRole('button', { name: 'Copy' }).click();
+      await page.getByText('Copied to the clipboard.').waitFor();
+      await expectAccessible(page, 'api keys');
+      await shot(page, '04-api-key');
+      const list = await fetch(`${sys.gatewayUrl}/api/v1/projects/${projectId}/campaigns`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(list.status).toBe(200);
       await page.reload();
-      allowance = (await page.locator('#allowance-text').textContent()) ?? '';
-      if (allowance.startsWith('1 of 3')) break;
-      await page.waitForTimeout(300);
-    }
-    expect(allowance).toBe('1 of 3 conversations used, 2 left');
-    await shot(page, '08-campaign-active');
+      expect(await page.locator('#new-key').count()).toBe(0); // never shown again
+      await page.getByText(`${key.slice(0, 10)}…`).waitFor();
 
-    // ---- halt
-    await page.getByRole('link', { name: 'Halt…' }).click();
-    await page.getByText('ends now').waitFor();
-    await page.getByRole('button', { name: 'Halt campaign' }).click();
-    await page.getByText('Campaign halted.').waitFor();
-    await hasText(page.locator('.badge').first(), 'completed');
-    await page
-      .locator('[data-timing]', { hasText: /Ended .* ago/ })
-      .first()
-      .waitFor();
-    await expectAccessible(page, 'campaign completed');
+      // ---- import a CSV of recipients and watch the progress
+      const rows = ['email,name,city,instructions,maxTotalInteractions'];
+      for (let i = 0; i < 430; i += 1)
+        rows.push(`user${i}@example.com,User ${i},Lyon,Greet {name} from {meta.city}.,5`);
+      rows.push('ada@example.com,"Lovelace, Ada",London,"Greet {name} warmly; mention {meta.city}.",5');
+      rows.push('user1@example.com,Duplicate,Lyon,,5');
+      rows.push('bad@example.com,Bad limit,Paris,,lots');
+      const csvPath = path.join(ARTIFACTS, 'recipients.csv');
+      writeFileSync(csvPath, `${rows.join('\r\n')}\r\n`);
+      await page.goto(`${campaignUrl}/recipients/import`);
+      await page.getByLabel('CSV file').setInputFiles(csvPath);
+      await page.getByText('433 rows ready to import.').waitFor();
+      expect(await page.getByLabel('Column "email"').inputValue()).toBe('externalId');
+      expect(await page.getByLabel('Column "name"').inputValue()).toBe('label');
+      expect(await page.getByLabel('Column "city"').inputValue()).toBe('metadata');
+      expect(await page.getByLabel('Column "instructions"').inputValue()).toBe('injectionInstructions');
+      await expectAccessible(page, 'import');
+      await page.getByRole('button', { name: 'Import rows' }).click();
+      await page.getByText('Import finished: 433 rows processed.').waitFor({ timeout: 60_000 });
+      expect(
+        await page.locator('#import-progress').evaluate((p: HTMLProgressElement) => [p.value, p.max]),
+      ).toEqual([433, 433]);
+      await page.getByText('431 created, 1 duplicate, 1 failed.').waitFor();
+      expect(await page.locator('#import-report tbody tr').count()).toBe(433);
+      const dup = page.locator('#import-report tbody tr', { hasText: 'duplicate' });
+      expect(await dup.locator('td').first().textContent()).toBe('433');
+      const failed = page.locator('#import-report tbody tr', { hasText: 'bad@example.com' });
+      expect(await failed.textContent()).toContain('error');
+      await shot(page, '05-import');
 
-    // ---- read the statement
-    await page.getByRole('link', { name: 'Statement' }).click();
-    const line = page.locator('tbody tr', { hasText: 'Top-off' });
-    expect(await line.locator('td').allTextContents()).toEqual([
-      expect.stringContaining('Top-off'),
-      '1',
-      '0.50',
-      '0.50',
-    ]);
-    await expectAccessible(page, 'statement');
-    await shot(page, '09-statement');
-    const csv = await page.evaluate(
-      async (href) => (await fetch(href)).text(),
-      `${new URL(page.url()).pathname.replace(/statement$/, 'statement.csv')}${new URL(page.url()).search}`,
-    );
-    expect(csv.split('\r\n')[0]).toBe(
-      'month,campaign_id,campaign_name,budget_mode,line,top_off_id,conversations,unit_price_minor,amount_minor',
-    );
-    expect(csv).toContain(`${campaignId},Spring check-in,metered,top_off,`);
-    await page.getByRole('link', { name: 'Billing' }).click();
-    expect(await page.locator('#project-total').textContent()).toBe('0.50');
-    await expectAccessible(page, 'project statement');
+      // ---- recipients: search, the active filter, preview of the exact prompt
+      await page.goto(`${campaignUrl}/recipients`);
+      await expectAccessible(page, 'recipients');
+      await page.getByLabel('Search label or external id').fill('lovelace');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.getByText(/\b1 matching recipient\b/).waitFor();
+      await page.getByRole('link', { name: 'Lovelace, Ada' }).click();
+      const link = (await page.locator('#recipient-link').textContent())!.trim();
+      expect(link.startsWith(`${sys.linkUrl}/i/`)).toBe(true);
+      await page.getByRole('link', { name: 'Preview the system prompt' }).click();
+      const prompt = (await page.locator('#system-prompt').textContent())!;
+      expect(prompt).toContain('You are the friendly assistant of Acme Bikes.');
+      expect(prompt).toContain('Opening hours');
+      expect(prompt).toContain('Keep answers short.\n\nGreet Lovelace, Ada warmly; mention London.');
+      await expectAccessible(page, 'prompt preview');
+      await shot(page, '06-prompt');
 
-    // ---- sign out
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL('**/dashboard/sign-in');
-    await page.goto(campaignUrl);
-    await page.waitForURL('**/dashboard/sign-in?next=**');
+      // ---- launch, with a confirmation that says what happens
+      await page.goto(campaignUrl);
+      await page.getByRole('link', { name: 'Launch…' }).click();
+      await page.getByText('active at once').waitFor();
+      await expectAccessible(page, 'launch confirmation');
+      await page.getByRole('button', { name: 'Launch campaign' }).click();
+      await page.getByText('Campaign launched.').waitFor();
+      await hasText(page.locator('.badge').first(), 'active');
+      await page.locator('[data-timing]', { hasText: 'Running for' }).first().waitFor();
 
-    expect(cspViolations).toEqual([]);
-  });
-});
+      // ---- a customer opens the link in a second page and starts a conversation
+      const customer = await page.context().newPage();
+      await customer.goto(link);
+      await customer.locator('#text:not([disabled])').waitFor({ timeout: 20_000 });
+      await customer.locator('#text').fill('When are you open?');
+      await customer.locator('#send').click();
+      await customer.locator('.msg.assistant').first().waitFor();
+      await customer.waitForFunction(() => {
+        const m = document.querySelector('.msg.assistant');
+        return m && m.getAttribute('aria-busy') === null && (m.textContent ?? '').length > 0;
+      });
+      await customer.screenshot({ path: path.join(ARTIFACTS, 'dashboard-07-link-page.png') });
+      await customer.close();
+
+      // ---- the allowance moves (usage arrives through the event stream)
+      const until = Date.now() + 20_000;
+      let allowance = '';
+      while (Date.now() < until) {
+        await page.reload();
+        allowance = (await page.locator('#allowance-text').textContent()) ?? '';
+        if (allowance.startsWith('1 of 3')) break;
+        await page.waitForTimeout(300);
+      }
+      expect(allowance).toBe('1 of 3 conversations used, 2 left');
+      await shot(page, '08-campaign-active');
+
+      // ---- halt
+      await page.getByRole('link', { name: 'Halt…' }).click();
+      await page.getByText('ends now').waitFor();
+      await page.getByRole('button', { name: 'Halt campaign' }).click();
+      await page.getByText('Campaign halted.').waitFor();
+      await hasText(page.locator('.badge').first(), 'completed');
+      await page
+        .locator('[data-timing]', { hasText: /Ended .* ago/ })
+        .first()
+        .waitFor();
+      await expectAccessible(page, 'campaign completed');
+
+      // ---- read the statement
+      await page.getByRole('link', { name: 'Statement' }).click();
+      const line = page.locator('tbody tr', { hasText: 'Top-off' });
+      expect(await line.locator('td').allTextContents()).toEqual([
+        expect.stringContaining('Top-off'),
+        '1',
+        '0.50',
+        '0.50',
+      ]);
+      await expectAccessible(page, 'statement');
+      await shot(page, '09-statement');
+      const csv = await page.evaluate(
+        async (href) => (await fetch(href)).text(),
+        `${new URL(page.url()).pathname.replace(/statement$/, 'statement.csv')}${new URL(page.url()).search}`,
+      );
+      expect(csv.split('\r\n')[0]).toBe(
+        'month,campaign_id,campaign_name,budget_mode,line,top_off_id,conversations,unit_price_minor,amount_minor',
+      );
+      expect(csv).toContain(`${campaignId},Spring check-in,metered,top_off,`);
+      await page.getByRole('link', { name: 'Billing' }).click();
+      expect(await page.locator('#project-total').textContent()).toBe('0.50');
+      await expectAccessible(page, 'project statement');
+
+      // ---- sign out
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL('**/dashboard/sign-in');
+      await page.goto(campaignUrl);
+      await page.waitForURL('**/dashboard/sign-in?next=**');
+
+      expect(cspViolations).toEqual([]);
+    });
+  },
+);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 
 /** Debian's Chromium, which the browser tests drive (scripts/ensure-chromium.sh installs it). */
@@ -19,4 +20,14 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * `describe` when Chromium is installed, else `describe.skip` with a warning naming `file`:
+ * `npm test` on a machine without it still runs everything else (`.ci/run` installs it).
+ */
+export function describeWithChromium(file: string): jest.Describe {
+  if (existsSync(CHROMIUM)) return describe;
+  console.warn(`${file} skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+  return describe.skip;
 }
