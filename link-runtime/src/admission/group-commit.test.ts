@@ -10,6 +10,27 @@ describe('GroupCommit', () => {
     expect(batches).toEqual([[1, 2, 3, 4]]);
   });
 
+  it('writes one batch at a time: what arrives during a write goes together in the next', async () => {
+    const batches: number[][] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const gc = new GroupCommit<number>(async (items) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      batches.push(items);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      inFlight--;
+    }, 1);
+    const first = gc.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 10)); // the first write is in progress
+    const rest = [2, 3, 4].map((n) => gc.add(n));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const late = gc.add(5);
+    await Promise.all([first, ...rest, late]);
+    expect(batches).toEqual([[1], [2, 3, 4, 5]]);
+    expect(maxInFlight).toBe(1);
+  });
+
   it('fails only the callers of a failed batch and flushes at maxBatch', async () => {
     let calls = 0;
     const gc = new GroupCommit<number>(

@@ -1,12 +1,15 @@
 /**
- * Batches concurrent writes into one: callers `add` an item and wait; every `delayMs` (or as soon
- * as `maxBatch` items wait) one `flush` call writes them all, and every caller learns the result
- * of that one write. A flush failure fails only the callers of that batch.
+ * Batches concurrent writes into one, one write at a time: callers `add` an item and wait.
+ * When nothing is being written, the items that arrive within `delayMs` are written together;
+ * while a write is in progress, arriving items wait for it and go together in the next one
+ * (at most `maxBatch` per write). So batches grow with the load by themselves, and a quiet
+ * moment costs only `delayMs`. Every caller learns the result of its own batch's write; a
+ * failure fails only the callers of that batch.
  */
 export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private running = 0;
+  private writing = false;
   private readonly idle: (() => void)[] = [];
 
   constructor(
@@ -19,25 +22,28 @@ export class GroupCommit<T> {
   add(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      if (this.writing) return;
       if (this.queue.length >= this.maxBatch) this.drain();
       else this.timer ??= setTimeout(() => this.drain(), this.delayMs);
     });
   }
 
-  /** Writes whatever waits now and resolves once every write in progress finished. */
+  /** Writes whatever waits now and resolves once nothing is left to write. */
   async close(): Promise<void> {
-    this.drain();
-    if (this.running === 0) return;
+    if (!this.writing) this.drain();
+    if (!this.writing) return;
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   private drain(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.queue;
-    if (batch.length === 0) return;
-    this.queue = [];
-    this.running++;
+    const batch = this.queue.splice(0, this.maxBatch);
+    if (batch.length === 0) {
+      for (const done of this.idle.splice(0)) done();
+      return;
+    }
+    this.writing = true;
     this.flush(batch.map((b) => b.item))
       .then(
         () => {
@@ -48,8 +54,9 @@ export class GroupCommit<T> {
         },
       )
       .finally(() => {
-        this.running--;
-        if (this.running === 0) for (const done of this.idle.splice(0)) done();
+        this.writing = false;
+        // What arrived during the write goes now: it has waited one write already.
+        this.drain();
       });
   }
 }
