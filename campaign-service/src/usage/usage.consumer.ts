@@ -1,4 +1,4 @@
-import { admittedConversations, subjects, type UsageAdmitted } from '@outreach/contracts';
+import { admittedConversations, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
 import {
   consumeDurableBatch,
   type JetStreamClient,
@@ -96,5 +96,6 @@ export function consumeUsage(
       await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
     },
     logger,
+    USAGE_BATCHING,
   );
 }

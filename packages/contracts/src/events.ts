@@ -100,6 +100,12 @@ export interface UsageAdmittedBatch {
 }
 
 /**
+ * How usage consumers batch events (the platform's `consumeDurableBatch` options): usage must
+ * show within a second, so an event may wait 50 ms for others to be applied in one statement.
+ */
+export const USAGE_BATCHING = { maxBatch: 256, maxWaitMs: 50 } as const;
+
+/**
  * The conversations a usage event reports, each still to be validated: a batch's list, or the
  * event itself when it is a single UsageAdmitted (as published before batching).
  */

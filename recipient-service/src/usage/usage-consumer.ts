@@ -1,4 +1,4 @@
-import { admittedConversations, subjects, type UsageAdmitted } from '@outreach/contracts';
+import { admittedConversations, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
 import { consumeDurableBatch, type JsMsg, type Logger, parseBatch, streamNames } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
@@ -111,5 +111,6 @@ export function consumeUsage(deps: {
       await applyUsageBatch(deps.pool, usages);
     },
     deps.logger,
+    USAGE_BATCHING,
   );
 }
