@@ -18,11 +18,13 @@ import type { Admission } from './admission/admission.service';
 import { clientAddress } from './admission/client-ip';
 import type { OpenLink } from './admission/link-checks';
 import { openLink } from './admission/open-link';
+import { createStartHandler } from './admission/start-handler';
 import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
+import { LINK_HEADERS } from './http/direct';
 import type { LinkMetrics } from './metrics';
-import { createPageHandler, LINK_HEADERS } from './page/page-handler';
+import { createPageHandler } from './page/page-handler';
 import type { RecipientCache } from './state/recipient.cache';
 import type { StateCache } from './state/state.cache';
 
@@ -43,16 +45,23 @@ export interface LinkAppDeps {
   limits: MessageLimits;
 }
 
-/** The link runtime's request handler: the link page on its own, everything else through the app. */
+/**
+ * The link runtime's request handler: its two hot paths, the page and the conversation start,
+ * on their own; messages and health through the app.
+ */
 export function linkRequestListener(deps: LinkAppDeps): RequestListener {
   const page = createPageHandler(deps);
+  const start = createStartHandler(deps);
   const app = buildLinkApp(deps).callback();
   return (req, res) => {
-    if (!page(req, res)) void app(req, res);
+    if (!page(req, res) && !start(req, res)) void app(req, res);
   };
 }
 
-/** Builds the Koa app of the conversation endpoints and health routes (the page is createPageHandler's). */
+/**
+ * Builds the Koa app of the message endpoint and health routes (the page and the start are
+ * createPageHandler's and createStartHandler's).
+ */
 export function buildLinkApp(deps: LinkAppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy });
   app.use(requestContext(deps.logger));
@@ -92,19 +101,6 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   };
 
   const router = new Router();
-
-  router.post('/i/:token/conversations', async (ctx) => {
-    try {
-      const link = await open(ctx);
-      // Consumes every cap, remembers the conversation and records it durably before the 201.
-      const admitted = await deps.admission.admit(link);
-      deps.metrics.admissions.inc();
-      ctx.status = 201;
-      ctx.body = { conversationId: admitted.conversationId };
-    } catch (err) {
-      throw refused(err);
-    }
-  });
 
   router.post('/i/:token/conversations/:conversationId/messages', async (ctx) => {
     let link: OpenLink;

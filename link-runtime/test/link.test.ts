@@ -128,6 +128,40 @@ describe('the chat page on the wire', () => {
     expect(wrong.headers.get('allow')).toBe('POST');
     expect((await wrong.json()).code).toBe('method_not_allowed');
   });
+
+  it('answers a start with JSON, the request id and the link headers, as the router did', async () => {
+    const l = await h.link();
+    const url = `${h.base}/i/${l.token}/conversations`;
+    const start = await fetch(url, { method: 'POST', headers: { 'x-request-id': 'req-start-1' } });
+    expect(start.status).toBe(201);
+    expect(start.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(start.headers.get('x-request-id')).toBe('req-start-1');
+    expect(start.headers.get('cache-control')).toBe('no-store');
+    expect(start.headers.get('referrer-policy')).toBe('no-referrer');
+    const text = await start.text();
+    expect(start.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(JSON.parse(text)).toEqual({ conversationId: expect.stringMatching(/^cnv_/) });
+    // A body, a trailing slash, a query and /I/ in capitals change nothing.
+    for (const other of [`${url}/?src=mail`, `${h.base}/I/${l.token}/conversations`]) {
+      const res = await fetch(other, { method: 'POST', body: '{"ignored":true}' });
+      expect(res.status).toBe(201);
+    }
+    expect(await conversationsOf(l.recipient.id)).toBe(3);
+    // A refusal is the catalogue's JSON with the same headers.
+    const unknown = await fetch(`${h.base}/i/Zz0000000000000000000000zz/conversations`, {
+      method: 'POST',
+      headers: { 'x-request-id': 'req-start-2' },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('x-request-id')).toBe('req-start-2');
+    expect(unknown.headers.get('cache-control')).toBe('no-store');
+    expect(await unknown.json()).toMatchObject({ code: 'not_found', retryable: false });
+    const get = await fetch(url);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect(await get.json()).toMatchObject({ code: 'method_not_allowed', details: { allowed: ['POST'] } });
+    expect(await conversationsOf(l.recipient.id)).toBe(3);
+  });
 });
 
 describe('the refusal table, on the page and on a start', () => {

@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeviceSnapshot } from '@outreach/contracts';
-import { type AppError, logAccess, methodNotAllowed, requestIdOf, toAppError } from '@outreach/platform';
+import { type AppError, logAccess, requestIdOf, toAppError } from '@outreach/platform';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
 import type { Admission } from '../admission/admission.service';
 import { clientAddress } from '../admission/client-ip';
 import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
+import { baseHeaders, decodeSegment, headerText, refuseMethod, routeSeries } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, type UiStrings } from './i18n';
@@ -19,14 +20,6 @@ export interface PageHandlerDeps extends OpenLinkDeps {
   metrics: LinkMetrics;
   trustProxy: boolean;
 }
-
-/** Headers of every link response: links are capabilities, kept out of referrers, caches and indexes. */
-export const LINK_HEADERS: Readonly<Record<string, string>> = {
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Robots-Tag': 'noindex, nofollow',
-};
 
 const ROUTE = '/i/:token';
 // As the router matched it: any case, an optional trailing slash, any query.
@@ -59,21 +52,8 @@ export function createPageHandler(
     }
     return coding;
   };
-  // The metric series of this route, bound once instead of looked up by labels per view.
-  const durations = {
-    GET: deps.metrics.httpDuration.labels('GET', ROUTE),
-    HEAD: deps.metrics.httpDuration.labels('HEAD', ROUTE),
-  };
-  const counts = new Map<string, { inc(): void }>();
-  const countOf = (method: string, status: number) => {
-    const key = `${method} ${status}`;
-    let counter = counts.get(key);
-    if (!counter) {
-      counter = deps.metrics.httpRequests.labels(method, ROUTE, String(status));
-      counts.set(key, counter);
-    }
-    return counter;
-  };
+  const series = routeSeries(deps.metrics, ROUTE);
+  const durations = { GET: series.duration('GET'), HEAD: series.duration('HEAD') };
 
   async function serve(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
     const started = performance.now();
@@ -116,7 +96,7 @@ export function createPageHandler(
     res.end(body);
     const ms = performance.now() - started;
     durations[method].observe(ms / 1000);
-    countOf(method, status).inc();
+    series.count(method, status).inc();
     logAccess(deps.logger, log, method, ROUTE, status, ms);
   }
 
@@ -124,8 +104,8 @@ export function createPageHandler(
     const match = PAGE_PATH.exec(req.url ?? '');
     if (!match) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      refuseMethod(req, res);
-      countOf(req.method ?? '', 405).inc();
+      refuseMethod(req, res, ['HEAD', 'GET']);
+      series.count(req.method ?? '', 405).inc();
       return true;
     }
     serve(req, res, decodeSegment(match[1])).catch((err) => {
@@ -163,38 +143,5 @@ function pageText(err: AppError, strings: UiStrings): string {
       return custom ?? strings.cooldown;
     default:
       return strings.unavailable;
-  }
-}
-
-/** 405 with the catalogue's body and `Allow`, as the app answers every route's unknown methods. */
-function refuseMethod(req: IncomingMessage, res: ServerResponse): void {
-  const refusal = methodNotAllowed(req.method ?? '', ['HEAD', 'GET']);
-  const payload = Buffer.from(JSON.stringify(refusal.toBody()), 'utf8');
-  const headers = baseHeaders(requestIdOf(headerText(req, 'x-request-id')));
-  for (const name in refusal.headers) headers.push(name, refusal.headers[name]);
-  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(payload.length));
-  res.writeHead(refusal.spec.httpStatus, headers);
-  res.end(payload);
-}
-
-/** The request id and the link headers, as name/value pairs for `writeHead`. */
-function baseHeaders(requestId: string): string[] {
-  const headers = ['X-Request-Id', requestId];
-  for (const name in LINK_HEADERS) headers.push(name, LINK_HEADERS[name]);
-  return headers;
-}
-
-function headerText(req: IncomingMessage, name: string): string {
-  const value = req.headers[name];
-  return typeof value === 'string' ? value : '';
-}
-
-/** A path segment as the router would decode it (a malformed escape stays as it is). */
-function decodeSegment(segment: string): string {
-  if (!segment.includes('%')) return segment;
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
   }
 }

@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { methodNotAllowed, requestIdOf } from '@outreach/platform';
+import type { LinkMetrics } from '../metrics';
+
+// What the link runtime's two hot paths, the page and the conversation start, share: they are
+// served on node:http directly, where per request the framework's objects would cost as much as
+// the work itself, and answer exactly as the app's routes would.
+
+/** Headers of every link response: links are capabilities, kept out of referrers, caches and indexes. */
+export const LINK_HEADERS: Readonly<Record<string, string>> = {
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Robots-Tag': 'noindex, nofollow',
+};
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The request id and the link headers, as name/value pairs for `writeHead`. */
+export function baseHeaders(requestId: string): string[] {
+  const headers = ['X-Request-Id', requestId];
+  for (const name in LINK_HEADERS) headers.push(name, LINK_HEADERS[name]);
+  return headers;
+}
+
+/** A request header as one string ('' when absent or repeated). */
+export function headerText(req: IncomingMessage, name: string): string {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** A path segment as the router would decode it (a malformed escape stays as it is). */
+export function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Sends `body` as JSON with `headers` (name/value pairs) and its length. */
+export function sendJson(res: ServerResponse, status: number, headers: string[], body: unknown): void {
+  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  headers.push('Content-Type', JSON_TYPE, 'Content-Length', String(payload.length));
+  res.writeHead(status, headers);
+  res.end(payload);
+}
+
+/** 405 with the catalogue's body and `Allow`, as the app answers every route's unknown methods. */
+export function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): void {
+  const refusal = methodNotAllowed(req.method ?? '', allowed);
+  const headers = baseHeaders(requestIdOf(headerText(req, 'x-request-id')));
+  for (const name in refusal.headers) headers.push(name, refusal.headers[name]);
+  sendJson(res, refusal.spec.httpStatus, headers, refusal.toBody());
+}
+
+/** The duration and count series of one route, bound once instead of looked up by labels per request. */
+export function routeSeries(metrics: LinkMetrics, route: string) {
+  const durations = new Map<string, { observe(seconds: number): void }>();
+  const counts = new Map<string, { inc(): void }>();
+  return {
+    duration(method: string) {
+      let series = durations.get(method);
+      if (!series) {
+        series = metrics.httpDuration.labels(method, route);
+        durations.set(method, series);
+      }
+      return series;
+    },
+    count(method: string, status: number) {
+      const key = `${method} ${status}`;
+      let series = counts.get(key);
+      if (!series) {
+        series = metrics.httpRequests.labels(method, route, String(status));
+        counts.set(key, series);
+      }
+      return series;
+    },
+  };
+}
