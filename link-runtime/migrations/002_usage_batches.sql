@@ -1,31 +1,15 @@
 -- Usage is announced once per durable write (a batch of conversations) instead of once per
 -- conversation. Each batch waits here, written in the same statement as its conversations,
--- until JetStream confirms its event; the row is then deleted. The conversations themselves
--- are no longer updated after their insert.
+-- until JetStream confirms its event; the row is then deleted.
 CREATE TABLE usage_batches (
   id text PRIMARY KEY,
   -- The event exactly as published (UsageAdmittedBatch JSON), so a republish is identical.
   event text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL
 );
 CREATE INDEX usage_batches_created ON usage_batches (created_at);
 
--- Conversations recorded before batching whose event was never confirmed: one batch each,
--- under the conversation's own id (consumers apply each conversation once either way).
-INSERT INTO usage_batches (id, event, created_at)
-SELECT id,
-       json_build_object(
-         'batchId', id,
-         'conversations', json_build_array(json_build_object(
-           'conversationId', id,
-           'recipientId', recipient_id,
-           'campaignId', campaign_id,
-           'projectId', project_id,
-           'startedAt', started_at))
-       )::text,
-       started_at
-  FROM conversations
- WHERE published_at IS NULL;
-
-DROP INDEX conversations_unpublished;
-ALTER TABLE conversations DROP COLUMN published_at;
+-- conversations.published_at and its partial index stay while the previous version may still
+-- run (expand, then contract): this version sets published_at as it writes a row, since the
+-- row's batch announces it, so the previous version's sweep never picks it up; and it announces
+-- the rows the previous version left unpublished. A later release drops both.

@@ -373,6 +373,47 @@ describe('what consumes', () => {
       return rows.length === 0;
     });
   });
+
+  it('announces what the previous version wrote but never announced, each under its own id', async () => {
+    const id = `cnv_legacy_${Date.now()}`;
+    const startedAt = new Date(Date.now() - 60_000);
+    // As the previous version wrote it: no batch, published_at unset.
+    await db.query(
+      `INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
+       VALUES ($1, 'rcp_legacy', 'cmp_legacy', 'prj_legacy', $2)`,
+      [id, startedAt],
+    );
+    const js = h.publisher.connection.jetstream();
+    const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+    });
+    let announced: { msgId: string | undefined; batch: UsageAdmittedBatch } | undefined;
+    await waitFor(async () => {
+      const msg = await consumer.next({ expires: 1000 });
+      const batch = msg && JSONCodec<UsageAdmittedBatch>().decode(msg.data);
+      if (batch?.batchId === id) announced = { msgId: msg?.headers?.get('Nats-Msg-Id'), batch };
+      return announced !== undefined;
+    }, 5000);
+    expect(announced).toEqual({
+      msgId: id,
+      batch: {
+        batchId: id,
+        conversations: [
+          {
+            conversationId: id,
+            recipientId: 'rcp_legacy',
+            campaignId: 'cmp_legacy',
+            projectId: 'prj_legacy',
+            startedAt: startedAt.toISOString(),
+          },
+        ],
+      },
+    });
+    await waitFor(async () => {
+      const { rows } = await db.query('SELECT published_at FROM link.conversations WHERE id = $1', [id]);
+      return rows[0].published_at !== null;
+    });
+  });
 });
 
 describe('messages', () => {

@@ -17,8 +17,10 @@ import {
   type ConversationRecord,
   deleteBatches,
   insertConversations,
+  listLegacyUnpublished,
   listUnconfirmed,
   loadUsageFacts,
+  markLegacyPublished,
   type UsageBatch,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
@@ -285,29 +287,21 @@ export class Admission {
   /** Writes admitted conversations with the event announcing them, then publishes it. */
   private async write(rows: ConversationRecord[]): Promise<void> {
     const id = newId('usb');
-    const event: UsageAdmittedBatch = {
-      batchId: id,
-      conversations: rows.map((r) => ({
-        conversationId: r.id,
-        recipientId: r.recipientId,
-        campaignId: r.campaignId,
-        projectId: r.projectId,
-        startedAt: r.startedAt.toISOString(),
-      })),
-    };
+    const event = batchEvent(id, rows);
     const batch: UsageBatch = { id, event: JSON.stringify(event), createdAt: this.deps.clock() };
     await insertConversations(this.deps.pool, rows, batch);
-    const published = this.publish(batch, event);
+    const published = this.publish(id, event, () => this.confirmed.add(id));
     this.publishing.add(published);
     void published.then(() => this.publishing.delete(published));
   }
 
-  private async publish(batch: UsageBatch, event: unknown = JSON.parse(batch.event)): Promise<void> {
+  /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`. */
+  private async publish(id: string, event: UsageAdmittedBatch, confirm: () => Promise<void>): Promise<void> {
     try {
-      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmitted, event, batch.id);
-      await this.confirmed.add(batch.id);
+      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmitted, event, id);
+      await confirm();
     } catch (err) {
-      this.deps.logger.warn({ err, batchId: batch.id }, 'usage event not confirmed yet; will retry');
+      this.deps.logger.warn({ err, batchId: id }, 'usage event not confirmed yet; will retry');
     }
   }
 
@@ -316,12 +310,34 @@ export class Admission {
     this.sweeping = true;
     try {
       const before = new Date(this.deps.clock().getTime() - graceMs);
-      const batches = await listUnconfirmed(this.deps.pool, before, 200);
-      for (const batch of batches) await this.publish(batch);
+      for (const batch of await listUnconfirmed(this.deps.pool, before, 200)) {
+        const event = JSON.parse(batch.event) as UsageAdmittedBatch;
+        await this.publish(batch.id, event, () => this.confirmed.add(batch.id));
+      }
+      // Conversations the previous version wrote and did not announce: a batch each, under its id.
+      for (const row of await listLegacyUnpublished(this.deps.pool, before, 200)) {
+        await this.publish(row.id, batchEvent(row.id, [row]), () =>
+          markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
+        );
+      }
     } catch (err) {
       this.deps.logger.warn({ err }, 'usage event sweep failed');
     } finally {
       this.sweeping = false;
     }
   }
+}
+
+/** The event announcing conversations written together. */
+function batchEvent(batchId: string, rows: readonly ConversationRecord[]): UsageAdmittedBatch {
+  return {
+    batchId,
+    conversations: rows.map((r) => ({
+      conversationId: r.id,
+      recipientId: r.recipientId,
+      campaignId: r.campaignId,
+      projectId: r.projectId,
+      startedAt: r.startedAt.toISOString(),
+    })),
+  };
 }

@@ -36,9 +36,10 @@ export async function insertConversations(
 ): Promise<void> {
   await pool.query({
     name: 'link-insert-conversations',
+    // published_at only keeps the previous version's sweep off these rows (migration 002).
     text: `WITH conversations AS (
-             INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at)
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+             INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at, published_at)
+             SELECT u.*, $8::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u
              ON CONFLICT (id) DO NOTHING
            )
            INSERT INTO link.usage_batches (id, event, created_at) VALUES ($6, $7, $8)`,
@@ -100,4 +101,39 @@ export async function listUnconfirmed(pool: Pool, before: Date, limit: number): 
     [before, limit],
   );
   return rows.map((r) => ({ id: r.id, event: r.event, createdAt: r.created_at }));
+}
+
+/**
+ * Conversations the previous version wrote before `before` and never announced (each is
+ * announced as a batch of its own, under its id), oldest first. Goes with migration 002's
+ * contract step.
+ */
+export async function listLegacyUnpublished(
+  pool: Pool,
+  before: Date,
+  limit: number,
+): Promise<ConversationRecord[]> {
+  const { rows } = await pool.query<{
+    id: string;
+    recipient_id: string;
+    campaign_id: string;
+    project_id: string;
+    started_at: Date;
+  }>(
+    `SELECT id, recipient_id, campaign_id, project_id, started_at FROM link.conversations
+     WHERE published_at IS NULL AND started_at < $1 ORDER BY started_at LIMIT $2`,
+    [before, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    recipientId: r.recipient_id,
+    campaignId: r.campaign_id,
+    projectId: r.project_id,
+    startedAt: r.started_at,
+  }));
+}
+
+/** Marks a conversation of the previous version announced. */
+export async function markLegacyPublished(pool: Pool, id: string, at: Date): Promise<void> {
+  await pool.query('UPDATE link.conversations SET published_at = $2 WHERE id = $1', [id, at]);
 }
