@@ -310,16 +310,23 @@ export class Admission {
     this.sweeping = true;
     try {
       const before = new Date(this.deps.clock().getTime() - graceMs);
-      for (const batch of await listUnconfirmed(this.deps.pool, before, 200)) {
-        const event = JSON.parse(batch.event) as UsageAdmittedBatch;
-        await this.publish(batch.id, event, () => this.confirmed.add(batch.id));
-      }
+      // A page at a time, published together: a backlog left by a NATS outage drains quickly.
+      const batches = await listUnconfirmed(this.deps.pool, before, 200);
+      await Promise.all(
+        batches.map((batch) => {
+          const event = JSON.parse(batch.event) as UsageAdmittedBatch;
+          return this.publish(batch.id, event, () => this.confirmed.add(batch.id));
+        }),
+      );
       // Conversations the previous version wrote and did not announce: a batch each, under its id.
-      for (const row of await listLegacyUnpublished(this.deps.pool, before, 200)) {
-        await this.publish(row.id, batchEvent(row.id, [row]), () =>
-          markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
-        );
-      }
+      const legacy = await listLegacyUnpublished(this.deps.pool, before, 200);
+      await Promise.all(
+        legacy.map((row) =>
+          this.publish(row.id, batchEvent(row.id, [row]), () =>
+            markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
+          ),
+        ),
+      );
     } catch (err) {
       this.deps.logger.warn({ err }, 'usage event sweep failed');
     } finally {
