@@ -54,6 +54,13 @@ export const CONFIG_SPEC = {
     max: 1000,
     doc: 'how long admissions wait to be written together in one INSERT',
   },
+  DB_STATEMENT_TIMEOUT_MS: {
+    type: 'int',
+    default: 5000,
+    min: 100,
+    max: 60000,
+    doc: 'longest a PostgreSQL statement may run; a start whose durable write takes longer is refused as unavailable (retryable)',
+  },
   USAGE_REPUBLISH_MS: {
     type: 'int',
     default: 5000,

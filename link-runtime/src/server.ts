@@ -40,8 +40,12 @@ export interface StartOptions {
 /** Applies the `link` schema's migrations and exits. */
 export async function runMigrations(env: NodeJS.ProcessEnv): Promise<string[]> {
   const config = loadConfig(CONFIG_SPEC, env);
-  const logger = createLogger('link-runtime', config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, 2, logger);
+  return migrateLink(config.DATABASE_URL, createLogger('link-runtime', config.LOG_LEVEL));
+}
+
+/** Migrates on a pool of its own: a migration, or the wait for another replica's, may take long. */
+async function migrateLink(url: string, logger: Logger): Promise<string[]> {
+  const pool = createPool(url, 1, logger);
   try {
     return await migrate(pool, 'link', MIGRATIONS, logger);
   } finally {
@@ -61,10 +65,13 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const metrics = createLinkMetrics();
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
+    // Admissions are written one batch at a time: a stuck statement must not hold every start.
+    const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger, {
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    });
     cleanups.push(() => pool.end());
     registerPoolMetrics(metrics.registry, pool);
-    await migrate(pool, 'link', MIGRATIONS, logger);
+    await migrateLink(config.DATABASE_URL, logger);
     const redis = createRedis(config.REDIS_URL, logger);
     cleanups.push(() => redis.quit());
     // One publish per start: skip the stack trace nats.js captures for every request by default.

@@ -21,6 +21,7 @@ beforeAll(async () => {
     USAGE_REPUBLISH_MS: '200',
     // Wide enough that starts sent together are written together on a loaded machine.
     GROUP_COMMIT_MS: '50',
+    DB_STATEMENT_TIMEOUT_MS: '500',
   });
   db = new Client({ connectionString: h.ns.databaseUrl });
   await db.connect();
@@ -335,6 +336,31 @@ describe('what consumes', () => {
       ]);
       return rows.length === 0;
     });
+  });
+
+  it('refuses a start whose durable write is stuck as unavailable, writes nothing and takes it back', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
+    const url = `${h.base}/i/${l.token}/conversations`;
+    const blocker = new Client({ connectionString: h.ns.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE link.usage_batches IN ACCESS EXCLUSIVE MODE');
+      const stuck = await post(url);
+      expect(stuck.status).toBe(503);
+      expect(stuck.body).toMatchObject({ code: 'unavailable', retryable: true });
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    // PostgreSQL cancelled the statement, so it cannot commit once the lock is gone.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await conversationsOf(l.recipient.id)).toBe(0);
+    // Taken back from the counters: the link's one interaction is still there, and a write
+    // stuck a moment ago does not hold the next one.
+    expect((await post(url)).status).toBe(201);
+    expect((await post(url)).body.code).toBe('link_disabled');
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
   });
 
   it('republishes a written batch whose event was never confirmed (a crash between the two)', async () => {

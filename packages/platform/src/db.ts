@@ -3,9 +3,21 @@ import path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
 
+/** Options of `createPool`. */
+export interface PoolOptions {
+  /**
+   * Longest a statement may run: PostgreSQL cancels it (so it never commits after the caller
+   * gave up), and the client gives up one second later in case the server cannot answer.
+   */
+  statementTimeoutMs?: number;
+}
+
 /** A PostgreSQL pool; errors on idle clients are logged instead of crashing the process. */
-export function createPool(url: string, max: number, logger: Logger): Pool {
-  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+export function createPool(url: string, max: number, logger: Logger, options: PoolOptions = {}): Pool {
+  const timeouts = options.statementTimeoutMs
+    ? { statement_timeout: options.statementTimeoutMs, query_timeout: options.statementTimeoutMs + 1000 }
+    : {};
+  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000, ...timeouts });
   pool.on('error', (err) => logger.warn({ err }, 'idle PostgreSQL client failed'));
   return pool;
 }
