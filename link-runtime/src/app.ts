@@ -15,7 +15,7 @@ import {
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
 import type { Admission } from './admission/admission.service';
-import { clientAddress } from './admission/client-ip';
+import { requestAddress } from './admission/client-ip';
 import type { OpenLink } from './admission/link-checks';
 import { openLink } from './admission/open-link';
 import { createStartHandler } from './admission/start-handler';
@@ -87,12 +87,9 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     await next();
   });
 
-  const ipOf = (ctx: Context) =>
-    clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'), deps.trustProxy);
-
   /** The link checks that need no counter; throws the refusal. */
   const open = async (ctx: Context): Promise<OpenLink> =>
-    openLink(deps, ctx.params.token as string, ipOf(ctx));
+    openLink(deps, ctx.params.token as string, requestAddress(ctx.req, deps.trustProxy));
 
   const refused = (err: unknown): AppError => {
     const appError = toAppError(err);

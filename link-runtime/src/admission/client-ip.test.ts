@@ -1,10 +1,29 @@
-import { clientAddress, ipAllowed } from './client-ip';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clientAddress, ipAllowed, requestAddress } from './client-ip';
 
 describe('client address and allow-lists', () => {
   it('uses the socket address unless a trusted proxy forwards one', () => {
     expect(clientAddress('::ffff:10.1.2.3', '203.0.113.9', false)).toBe('10.1.2.3');
     expect(clientAddress('10.0.0.1', '203.0.113.9, 10.0.0.1', true)).toBe('203.0.113.9');
     expect(clientAddress('10.0.0.1', '', true)).toBe('10.0.0.1');
+  });
+
+  it("reads a request's socket and X-Forwarded-For the same way", async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(requestAddress(req, false), requestAddress(req, true));
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      await fetch(`http://127.0.0.1:${port}/`, { headers: { 'x-forwarded-for': '203.0.113.9, 10.0.0.1' } });
+      await fetch(`http://127.0.0.1:${port}/`);
+    } finally {
+      server.close();
+    }
+    expect(seen).toEqual(['127.0.0.1', '203.0.113.9', '127.0.0.1', '127.0.0.1']);
   });
 
   it('matches IPv4 and IPv6 CIDR blocks; an empty list allows all', () => {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { type AllowList, compileAllowList } from '@outreach/platform';
 
@@ -10,6 +11,12 @@ export function clientAddress(
   const raw = trustProxy && forwardedFor ? forwardedFor.split(',')[0].trim() : (socketAddress ?? '');
   // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d; allow-lists are written in IPv4.
   return raw.startsWith('::ffff:') && isIP(raw.slice(7)) === 4 ? raw.slice(7) : raw;
+}
+
+/** The client address of a request (see `clientAddress`). */
+export function requestAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = req.headers['x-forwarded-for'];
+  return clientAddress(req.socket.remoteAddress, typeof forwarded === 'string' ? forwarded : '', trustProxy);
 }
 
 // Devices change rarely: keep each distinct list compiled instead of rebuilding it per request.

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { methodNotAllowed, requestIdOf } from '@outreach/platform';
+import { logAccess, methodNotAllowed, requestIdOf } from '@outreach/platform';
+import type { Logger } from 'pino';
 import type { LinkMetrics } from '../metrics';
 
 // What the link runtime's two hot paths, the page and the conversation start, share: they are
@@ -30,7 +31,7 @@ export function headerText(req: IncomingMessage, name: string): string {
 }
 
 /** A path segment as the router would decode it (a malformed escape stays as it is). */
-export function decodeSegment(segment: string): string {
+function decodeSegment(segment: string): string {
   if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
@@ -48,7 +49,7 @@ export function sendJson(res: ServerResponse, status: number, headers: string[],
 }
 
 /** 405 with the catalogue's body and `Allow`, as the app answers every route's unknown methods. */
-export function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): void {
+function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): void {
   const refusal = methodNotAllowed(req.method ?? '', allowed);
   const headers = baseHeaders(requestIdOf(headerText(req, 'x-request-id')));
   for (const name in refusal.headers) headers.push(name, refusal.headers[name]);
@@ -56,7 +57,7 @@ export function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed:
 }
 
 /** The duration and count series of one route, bound once instead of looked up by labels per request. */
-export function routeSeries(metrics: LinkMetrics, route: string) {
+function routeSeries(metrics: LinkMetrics, route: string) {
   const durations = new Map<string, { observe(seconds: number): void }>();
   const counts = new Map<string, { inc(): void }>();
   return {
@@ -77,5 +78,69 @@ export function routeSeries(metrics: LinkMetrics, route: string) {
       }
       return series;
     },
+  };
+}
+
+/** What a direct route's handler knows of its request besides the request itself. */
+export interface DirectRequest {
+  /** The link token, decoded as the router would. */
+  token: string;
+  requestId: string;
+  /** The request's logger, made on first use. */
+  log: () => Logger;
+}
+
+/** One link route served on node:http. */
+export interface DirectRoute {
+  /** The route template, as metrics and access lines name it (never the token itself). */
+  route: string;
+  /** Matches the request URL; its first group is the token. */
+  path: RegExp;
+  methods: readonly string[];
+  /** Answers the request, every refusal included, and returns the status it sent. */
+  serve: (req: IncomingMessage, res: ServerResponse, request: DirectRequest) => Promise<number>;
+}
+
+/**
+ * A node:http handler of one link route: it returns false for any other path (the caller hands
+ * the request on to the app), refuses other methods with 405, and keeps the route's metrics and
+ * access line around `serve`, as the app's middleware does for its routes.
+ */
+export function directRoute(
+  deps: { logger: Logger; metrics: LinkMetrics },
+  spec: DirectRoute,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const series = routeSeries(deps.metrics, spec.route);
+  return (req, res) => {
+    const match = spec.path.exec(req.url ?? '');
+    if (!match) return false;
+    const method = req.method ?? '';
+    if (!spec.methods.includes(method)) {
+      refuseMethod(req, res, spec.methods);
+      series.count(method, 405).inc();
+      return true;
+    }
+    const started = performance.now();
+    const requestId = requestIdOf(headerText(req, 'x-request-id'));
+    let child: Logger | undefined;
+    const log = () => {
+      child ??= deps.logger.child({ requestId });
+      return child;
+    };
+    spec.serve(req, res, { token: decodeSegment(match[1]), requestId, log }).then(
+      (status) => {
+        const ms = performance.now() - started;
+        series.duration(method).observe(ms / 1000);
+        series.count(method, status).inc();
+        logAccess(deps.logger, log, method, spec.route, status, ms);
+      },
+      (err) => {
+        // serve() answers every refusal itself; this is a failure to write at all.
+        log().error({ err, route: spec.route }, 'request failed');
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      },
+    );
+    return true;
   };
 }

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeviceSnapshot } from '@outreach/contracts';
-import { type AppError, logAccess, requestIdOf, toAppError } from '@outreach/platform';
+import { type AppError, toAppError } from '@outreach/platform';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
 import type { Admission } from '../admission/admission.service';
-import { clientAddress } from '../admission/client-ip';
+import { requestAddress } from '../admission/client-ip';
 import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
-import { baseHeaders, decodeSegment, headerText, refuseMethod, routeSeries } from '../http/direct';
+import { baseHeaders, directRoute, headerText } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, type UiStrings } from './i18n';
@@ -21,9 +21,6 @@ export interface PageHandlerDeps extends OpenLinkDeps {
   trustProxy: boolean;
 }
 
-const ROUTE = '/i/:token';
-// As the router matched it: any case, an optional trailing slash, any query.
-const PAGE_PATH = /^\/i\/([^/?]+)\/?(?:\?|$)/i;
 const HTML = 'text/html; charset=utf-8';
 // Accept-Encoding values are client-chosen: bound how many distinct ones are remembered.
 const MAX_CODINGS = 256;
@@ -52,70 +49,44 @@ export function createPageHandler(
     }
     return coding;
   };
-  const series = routeSeries(deps.metrics, ROUTE);
-  const durations = { GET: series.duration('GET'), HEAD: series.duration('HEAD') };
-
-  async function serve(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
-    const started = performance.now();
-    const method = req.method === 'HEAD' ? 'HEAD' : 'GET';
-    const requestId = requestIdOf(headerText(req, 'x-request-id'));
-    let child: Logger | undefined;
-    const log = () => {
-      child ??= deps.logger.child({ requestId });
-      return child;
-    };
-    const headers = baseHeaders(requestId);
-    headers.push('Content-Type', HTML);
-    const seen: { device?: DeviceSnapshot } = {};
-    let status = 200;
-    let body: Buffer;
-    try {
-      const ip = clientAddress(req.socket.remoteAddress, headerText(req, 'x-forwarded-for'), deps.trustProxy);
-      // Awaited only when not answered at once: a cached link with no counter to ask waits for nothing.
-      const opened = openLink(deps, token, ip, seen);
-      const link = opened instanceof Promise ? await opened : opened;
-      if (countersApply(link)) await deps.admission.check(link);
-      // The chat page is the same for every link of a device and language: rendered and compressed once.
-      const { encoded } = pages.page(headerText(req, 'accept-language'), seen.device);
-      const bytes = encoded.bytes(codingOf(req));
-      body = bytes.body;
-      headers.push('Content-Security-Policy', encoded.csp, 'Vary', 'Accept-Encoding');
-      if (bytes.encoding) headers.push('Content-Encoding', bytes.encoding);
-    } catch (err) {
-      const appError = toAppError(err, requestId);
-      deps.metrics.refusals.inc({ code: appError.code });
-      if (appError.code === 'internal') log().error({ err }, 'link page failed');
-      status = appError.spec.httpStatus;
-      for (const name in appError.headers) headers.push(name, appError.headers[name]);
-      const page = refusalPage(appError, headerText(req, 'accept-language'), seen.device);
-      headers.push('Content-Security-Policy', page.csp);
-      body = Buffer.from(page.html, 'utf8');
-    }
-    headers.push('Content-Length', String(body.length));
-    res.writeHead(status, headers);
-    res.end(body);
-    const ms = performance.now() - started;
-    durations[method].observe(ms / 1000);
-    series.count(method, status).inc();
-    logAccess(deps.logger, log, method, ROUTE, status, ms);
-  }
-
-  return (req, res) => {
-    const match = PAGE_PATH.exec(req.url ?? '');
-    if (!match) return false;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      refuseMethod(req, res, ['HEAD', 'GET']);
-      series.count(req.method ?? '', 405).inc();
-      return true;
-    }
-    serve(req, res, decodeSegment(match[1])).catch((err) => {
-      // serve() answers every refusal itself; this is a failure to write at all.
-      deps.logger.error({ err }, 'link page failed');
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-    return true;
-  };
+  return directRoute(deps, {
+    route: '/i/:token',
+    // As the router matched it: any case, an optional trailing slash, any query.
+    path: /^\/i\/([^/?]+)\/?(?:\?|$)/i,
+    methods: ['HEAD', 'GET'],
+    async serve(req, res, { token, requestId, log }) {
+      const headers = baseHeaders(requestId);
+      headers.push('Content-Type', HTML);
+      const seen: { device?: DeviceSnapshot } = {};
+      let status = 200;
+      let body: Buffer;
+      try {
+        // Awaited only when not answered at once: a cached link with no counter to ask waits for nothing.
+        const opened = openLink(deps, token, requestAddress(req, deps.trustProxy), seen);
+        const link = opened instanceof Promise ? await opened : opened;
+        if (countersApply(link)) await deps.admission.check(link);
+        // The chat page is the same for every link of a device and language: rendered and compressed once.
+        const { encoded } = pages.page(headerText(req, 'accept-language'), seen.device);
+        const bytes = encoded.bytes(codingOf(req));
+        body = bytes.body;
+        headers.push('Content-Security-Policy', encoded.csp, 'Vary', 'Accept-Encoding');
+        if (bytes.encoding) headers.push('Content-Encoding', bytes.encoding);
+      } catch (err) {
+        const appError = toAppError(err, requestId);
+        deps.metrics.refusals.inc({ code: appError.code });
+        if (appError.code === 'internal') log().error({ err }, 'link page failed');
+        status = appError.spec.httpStatus;
+        for (const name in appError.headers) headers.push(name, appError.headers[name]);
+        const page = refusalPage(appError, headerText(req, 'accept-language'), seen.device);
+        headers.push('Content-Security-Policy', page.csp);
+        body = Buffer.from(page.html, 'utf8');
+      }
+      headers.push('Content-Length', String(body.length));
+      res.writeHead(status, headers);
+      res.end(body);
+      return status;
+    },
+  });
 }
 
 /** The page of a refusal, in the visitor's language among the device's. */
