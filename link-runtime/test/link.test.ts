@@ -341,6 +341,15 @@ describe('what consumes', () => {
   it('refuses a start whose durable write is stuck as unavailable, writes nothing and takes it back', async () => {
     const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
     const url = `${h.base}/i/${l.token}/conversations`;
+    const failures = () =>
+      h.logs.filter((line) => line.level === 50 && line.msg === 'conversation start failed');
+    // A refusal by the link's rules (here: a halted campaign) is no failure and is not logged.
+    const halted = await h.link({
+      campaign: { haltedAt: new Date(Date.now() - 1000).toISOString() },
+      waitLive: false,
+    });
+    await waitFor(async () => (await post(`${h.base}/i/${halted.token}/conversations`)).status === 503);
+    expect(failures()).toHaveLength(0);
     const blocker = new Client({ connectionString: h.ns.databaseUrl });
     await blocker.connect();
     try {
@@ -349,6 +358,7 @@ describe('what consumes', () => {
       const stuck = await post(url);
       expect(stuck.status).toBe(503);
       expect(stuck.body).toMatchObject({ code: 'unavailable', retryable: true });
+      expect(failures()).toHaveLength(1);
     } finally {
       await blocker.query('ROLLBACK');
       await blocker.end();

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toAppError } from '@outreach/platform';
 import type { Logger } from 'pino';
-import { baseHeaders, directRoute, sendJson } from '../http/direct';
+import { baseHeaders, directRoute, isFailure, sendJson } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import type { Admission } from './admission.service';
 import { requestAddress } from './client-ip';
@@ -44,7 +44,7 @@ export function createStartHandler(
         const appError = toAppError(err, requestId);
         deps.metrics.refusals.inc({ code: appError.code });
         status = appError.spec.httpStatus;
-        if (status >= 500) log().error({ err }, 'request failed');
+        if (isFailure(appError)) log().error({ err }, 'conversation start failed');
         for (const name in appError.headers) headers.push(name, appError.headers[name]);
         body = appError.toBody();
       }

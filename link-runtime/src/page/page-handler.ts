@@ -7,7 +7,7 @@ import type { Admission } from '../admission/admission.service';
 import { requestAddress } from '../admission/client-ip';
 import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
-import { baseHeaders, directRoute, headerText } from '../http/direct';
+import { baseHeaders, directRoute, headerText, isFailure } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, type UiStrings } from './i18n';
@@ -74,7 +74,7 @@ export function createPageHandler(
       } catch (err) {
         const appError = toAppError(err, requestId);
         deps.metrics.refusals.inc({ code: appError.code });
-        if (appError.code === 'internal') log().error({ err }, 'link page failed');
+        if (isFailure(appError)) log().error({ err }, 'link page failed');
         status = appError.spec.httpStatus;
         for (const name in appError.headers) headers.push(name, appError.headers[name]);
         const page = refusalPage(appError, headerText(req, 'accept-language'), seen.device);

@@ -1,5 +1,6 @@
 import type { CampaignSnapshot, DeviceSnapshot, RecipientMessage } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
+import pino from 'pino';
 import { createTestNamespace, type TestNamespace } from '../../../test/support/isolation';
 import { start } from '../../src/server';
 import { activeCampaign, device, recipient, StatePublisher } from './fixtures';
@@ -14,6 +15,8 @@ export interface Harness {
   publisher: StatePublisher;
   /** The service's clock: frozen at `fixed` when set, else real time. */
   clock: { fixed: number | null };
+  /** What the service logged at warn level and above, as parsed JSON lines. */
+  logs: Record<string, unknown>[];
   /** Publishes a device and a campaign and registers one recipient; waits until the link is live. */
   link(options?: {
     campaign?: Partial<CampaignSnapshot>;
@@ -36,9 +39,11 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const addr = await recipients.start();
   const publisher = await StatePublisher.connect(ns.env.NATS_URL, ns.natsPrefix);
   const clock: { fixed: number | null } = { fixed: null };
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line)) });
   const service = await start(
     { ...ns.env, LINK_PORT: '0', HOST: '127.0.0.1', RECIPIENT_SERVICE_ADDR: addr, ...env },
-    { clock: () => new Date(clock.fixed ?? Date.now()) },
+    { clock: () => new Date(clock.fixed ?? Date.now()), logger },
   );
   const base = `http://127.0.0.1:${service.ports.http}`;
   return {
@@ -48,6 +53,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     recipients,
     publisher,
     clock,
+    logs,
     async link(options = {}) {
       const d = await publisher.device(device(options.device));
       const c = await publisher.campaign(activeCampaign({ deviceId: d.id, ...options.campaign }));
