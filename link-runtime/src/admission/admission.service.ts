@@ -236,7 +236,10 @@ export class Admission {
           throw new Error(`unexpected admission reply ${String(reply[1])}`);
       }
     }
-    throw new AppError('unavailable', undefined, { details: { reason: 'counters_unavailable' } });
+    throw new AppError('unavailable', undefined, {
+      details: { reason: 'counters_unavailable' },
+      cause: new Error('usage counters still missing after three rebuilds'),
+    });
   }
 
   /**
