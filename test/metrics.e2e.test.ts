@@ -181,9 +181,15 @@ describe('stores and messaging gauges', () => {
     expect(await pending('recipient-service')).toEqual([
       { service: 'recipient-service', stream: streams.state, consumer: `${prefix}-recipients-campaigns` },
       { service: 'recipient-service', stream: streams.events, consumer: `${prefix}-recipients-usage` },
+      {
+        service: 'recipient-service',
+        stream: streams.events,
+        consumer: `${prefix}-recipients-usage-batches`,
+      },
     ]);
     expect(await pending('campaign-service')).toEqual([
       { service: 'campaign-service', stream: streams.events, consumer: `${prefix}_campaign_usage` },
+      { service: 'campaign-service', stream: streams.events, consumer: `${prefix}_campaign_usage-batches` },
     ]);
     await eventually(async () => {
       const values = await Promise.all(
@@ -191,7 +197,7 @@ describe('stores and messaging gauges', () => {
           select(await scrape(sys.metricsUrls[s]), 'nats_consumer_pending').map((x) => x.value),
         ),
       );
-      return values.flat().length === 3 && values.flat().every((v) => v === 0);
+      return values.flat().length === 5 && values.flat().every((v) => v === 0);
     }, 5000);
     expect(select(after.gateway, 'nats_consumer_pending')).toEqual([]);
   });

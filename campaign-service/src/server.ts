@@ -139,6 +139,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     registerPoolMetrics(metrics.registry, pool);
     registerConsumerLag(metrics.registry, jsm, [
       { stream: streamNames(config.NATS_PREFIX).events, consumer: durableName(config.NATS_PREFIX, 'usage') },
+      {
+        stream: streamNames(config.NATS_PREFIX).events,
+        consumer: durableName(config.NATS_PREFIX, 'usage-batches'),
+      },
     ]);
     registerBudgetMetrics(metrics.registry, domain);
     const scheduler = new LifecycleScheduler(

@@ -134,7 +134,7 @@ describe('the usage consumer', () => {
       projectId: 'prj_c',
       startedAt: '2026-05-03T10:00:00.000Z',
     });
-    await publishJson(js, subject, {
+    await publishJson(js, subjects(ns.natsPrefix).usageAdmittedBatch, {
       batchId: 'usb_c',
       conversations: ['cnv_c1', 'cnv_c_last', 'cnv_c_b1', 'cnv_c_b2'].map(conversation),
     } satisfies UsageAdmittedBatch);

@@ -299,7 +299,7 @@ describe('what consumes', () => {
     const ids = started.map((r) => r.body.conversationId as string);
     const js = h.publisher.connection.jetstream();
     const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
-      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmittedBatch,
     });
     const events: { msgId: string | undefined; batch: UsageAdmittedBatch }[] = [];
     const seen = () =>
@@ -329,6 +329,11 @@ describe('what consumes', () => {
       projectId: l.campaign.projectId,
       startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
+    // Nothing on the single-event subject, which consumers of an older version read.
+    const single = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+    });
+    expect(await single.next({ expires: 1000 })).toBeNull();
     // Confirmed, so the outbox forgets it.
     await waitFor(async () => {
       const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [
@@ -394,7 +399,7 @@ describe('what consumes', () => {
     ]);
     const js = h.publisher.connection.jetstream();
     const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
-      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmittedBatch,
     });
     let republished: UsageAdmittedBatch | undefined;
     await waitFor(async () => {
@@ -421,7 +426,7 @@ describe('what consumes', () => {
     );
     const js = h.publisher.connection.jetstream();
     const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
-      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
+      filterSubjects: subjects(h.ns.natsPrefix).usageAdmittedBatch,
     });
     let announced: { msgId: string | undefined; batch: UsageAdmittedBatch } | undefined;
     await waitFor(async () => {

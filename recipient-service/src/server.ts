@@ -27,7 +27,7 @@ import { campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
 import { createRecipientService } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
-import { consumeUsage, usageDurable } from './usage/usage-consumer';
+import { consumeUsage, usageBatchDurable, usageDurable } from './usage/usage-consumer';
 
 export { CONFIG_SPEC } from './config';
 
@@ -91,6 +91,7 @@ export async function start(
     registerConsumerLag(metrics.registry, jsm, [
       { stream: streams.state, consumer: campaignsDurable(prefix) },
       { stream: streams.events, consumer: usageDurable(prefix) },
+      { stream: streams.events, consumer: usageBatchDurable(prefix) },
     ]);
 
     const service = createRecipientService({

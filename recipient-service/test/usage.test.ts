@@ -151,7 +151,7 @@ describe('the usage consumer', () => {
       projectId: P,
       startedAt,
     });
-    await publishJson(js, subject, {
+    await publishJson(js, subjects(h.ns.natsPrefix).usageAdmittedBatch, {
       batchId: 'usb_nats',
       conversations: [
         conversation('cnv_nats_3', '2026-06-09T10:00:00.000Z'),

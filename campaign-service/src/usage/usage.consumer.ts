@@ -73,29 +73,40 @@ export function durableName(prefix: string, role: string): string {
 }
 
 /**
- * Consumes usage events in batches with a durable consumer shared by every instance,
- * so a service that was down picks up where it stopped.
+ * Consumes usage events in batches with durable consumers shared by every instance, so a
+ * service that was down picks up where it stopped: batch events from link runtimes (role
+ * `usage-batches`), and single events (from link runtimes of an older version) on their own
+ * subject and consumer (role `usage`), which an older instance of this service shares.
  */
-export function consumeUsage(
+export async function consumeUsage(
   js: JetStreamClient,
   jsm: JetStreamManager,
   pool: Pool,
   prefix: string,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  return consumeDurableBatch(
-    js,
-    jsm,
-    {
-      stream: streamNames(prefix).events,
-      durable: durableName(prefix, 'usage'),
-      filterSubject: subjects(prefix).usageAdmitted,
-      deliver: 'all',
-    },
-    async (msgs: JsMsg[]) => {
-      await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
-    },
-    logger,
-    USAGE_BATCHING,
-  );
+  const consume = (role: string, filterSubject: string) =>
+    consumeDurableBatch(
+      js,
+      jsm,
+      {
+        stream: streamNames(prefix).events,
+        durable: durableName(prefix, role),
+        filterSubject,
+        deliver: 'all',
+      },
+      async (msgs: JsMsg[]) => {
+        await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
+      },
+      logger,
+      USAGE_BATCHING,
+    );
+  const names = subjects(prefix);
+  const stops = [
+    await consume('usage-batches', names.usageAdmittedBatch),
+    await consume('usage', names.usageAdmitted),
+  ];
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
 }

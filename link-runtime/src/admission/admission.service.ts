@@ -301,7 +301,7 @@ export class Admission {
   /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`. */
   private async publish(id: string, event: UsageAdmittedBatch, confirm: () => Promise<void>): Promise<void> {
     try {
-      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmitted, event, id);
+      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmittedBatch, event, id);
       await confirm();
     } catch (err) {
       this.deps.logger.warn({ err, batchId: id }, 'usage event not confirmed yet; will retry');

@@ -13,6 +13,7 @@ export function subjects(prefix: string) {
     apiKeyStateAll: `${prefix}.state.apikey.*`,
     recipientChanged: `${prefix}.events.recipient.changed`,
     usageAdmitted: `${prefix}.events.usage.admitted`,
+    usageAdmittedBatch: `${prefix}.events.usage.batches`,
     campaignLifecycle: `${prefix}.events.campaign.lifecycle`,
   };
 }
@@ -90,9 +91,11 @@ export interface UsageAdmitted {
 }
 
 /**
- * The conversations one durable write of a link runtime admitted, announced together on the
- * `usageAdmitted` subject (one message per write, not per conversation). Consumers still apply
- * each conversation once per conversationId, so a batch republished after a crash counts once.
+ * The conversations one durable write of a link runtime admitted, announced together (one
+ * message per write, not per conversation) on their own subject, `usageAdmittedBatch`: a
+ * consumer of an older version, which reads `usageAdmitted` and knows only single events, never
+ * receives one. Consumers apply each conversation once per conversationId, so a batch
+ * republished after a crash, or a conversation also announced by a single event, counts once.
  */
 export interface UsageAdmittedBatch {
   batchId: string;

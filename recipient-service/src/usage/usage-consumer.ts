@@ -86,31 +86,40 @@ export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promis
   return result.rows[0].applied;
 }
 
-/** The durable consumer of usage events, shared by every instance. */
+/** The durable consumers of usage events, shared by every instance: single events, and batches. */
 export const usageDurable = (prefix: string): string => `${prefix}-recipients-usage`;
+export const usageBatchDurable = (prefix: string): string => `${prefix}-recipients-usage-batches`;
 
-/** Consumes usage events with a durable consumer and applies each batch of them once. */
-export function consumeUsage(deps: {
+/**
+ * Consumes usage events with durable consumers and applies each batch of them once: batch
+ * events from link runtimes, and single events (from link runtimes of an older version) on
+ * their own subject and consumer, which an older instance of this service shares.
+ */
+export async function consumeUsage(deps: {
   pool: Pool;
   js: JetStreamClient;
   jsm: JetStreamManager;
   prefix: string;
   logger: Logger;
 }): Promise<() => Promise<void>> {
-  return consumeDurableBatch(
-    deps.js,
-    deps.jsm,
-    {
-      stream: streamNames(deps.prefix).events,
-      durable: usageDurable(deps.prefix),
-      filterSubject: subjects(deps.prefix).usageAdmitted,
-      deliver: 'all',
-    },
-    async (msgs: JsMsg[]) => {
-      const usages = parseBatch(msgs, usagesFromEvent, deps.logger, 'usage event').flat();
-      await applyUsageBatch(deps.pool, usages);
-    },
-    deps.logger,
-    USAGE_BATCHING,
-  );
+  const consume = (durable: string, filterSubject: string) =>
+    consumeDurableBatch(
+      deps.js,
+      deps.jsm,
+      { stream: streamNames(deps.prefix).events, durable, filterSubject, deliver: 'all' },
+      async (msgs: JsMsg[]) => {
+        const usages = parseBatch(msgs, usagesFromEvent, deps.logger, 'usage event').flat();
+        await applyUsageBatch(deps.pool, usages);
+      },
+      deps.logger,
+      USAGE_BATCHING,
+    );
+  const names = subjects(deps.prefix);
+  const stops = [
+    await consume(usageBatchDurable(deps.prefix), names.usageAdmittedBatch),
+    await consume(usageDurable(deps.prefix), names.usageAdmitted),
+  ];
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
 }
