@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toAppError } from '@outreach/platform';
+import { isFailure, toAppError } from '@outreach/platform';
 import type { Logger } from 'pino';
-import { baseHeaders, directRoute, isFailure, sendJson } from '../http/direct';
+import { baseHeaders, directRoute, sendJson } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import type { Admission } from './admission.service';
 import { requestAddress } from './client-ip';

@@ -47,7 +47,8 @@ export class OfflineAssistant implements Assistant {
   }
 }
 
-function unavailable(reason: string, cause?: unknown): AppError {
+/** The model failed us: always a failure (with a cause), so it is logged, never a mere refusal. */
+function unavailable(reason: string, cause: unknown = new Error(reason)): AppError {
   return new AppError('unavailable', 'The assistant is not answering right now.', {
     details: { reason },
     hint: 'Send the message again in a moment.',

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AppError, logAccess, methodNotAllowed, requestIdOf } from '@outreach/platform';
+import { logAccess, methodNotAllowed, requestIdOf } from '@outreach/platform';
 import type { Logger } from 'pino';
 import type { LinkMetrics } from '../metrics';
 
@@ -38,14 +38,6 @@ function decodeSegment(segment: string): string {
   } catch {
     return segment;
   }
-}
-
-/**
- * True when a refusal stems from a failure underneath (a store down, a bug), which is logged,
- * rather than from the link's rules (not found, campaign not active, a cap), which is not.
- */
-export function isFailure(err: AppError): boolean {
-  return err.code === 'internal' || err.cause !== undefined;
 }
 
 /** Sends `body` as JSON with `headers` (name/value pairs) and its length. */

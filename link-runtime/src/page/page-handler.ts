@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeviceSnapshot } from '@outreach/contracts';
-import { type AppError, toAppError } from '@outreach/platform';
+import { type AppError, isFailure, toAppError } from '@outreach/platform';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
 import type { Admission } from '../admission/admission.service';
 import { requestAddress } from '../admission/client-ip';
 import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
-import { baseHeaders, directRoute, headerText, isFailure } from '../http/direct';
+import { baseHeaders, directRoute, headerText } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, type UiStrings } from './i18n';

@@ -187,6 +187,14 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * True when a refusal stems from a failure underneath (a store down, a bug), which is worth an
+ * error log line, rather than from the rules (a link's campaign not active, a cap), which is not.
+ */
+export function isFailure(err: AppError): boolean {
+  return err.code === 'internal' || err.cause !== undefined;
+}
+
 /** Wraps anything thrown into an AppError; unknown errors become `internal` without leaking their text. */
 export function toAppError(err: unknown, requestId?: string): AppError {
   if (err instanceof AppError) return err;

@@ -26,6 +26,12 @@ async function withApp(fn: (url: string) => Promise<void>): Promise<Record<strin
   router.get('/refuse', () => {
     throw new AppError('conflict', 'No.', { details: { reason: 'not_editable' } });
   });
+  router.get('/closed', () => {
+    throw new AppError('unavailable', 'Not now.', { details: { reason: 'campaign_not_active' } });
+  });
+  router.get('/down', () => {
+    throw new AppError('unavailable', undefined, { cause: new Error('connect ECONNREFUSED') });
+  });
   app.use(router.routes());
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -61,5 +67,16 @@ describe('requestContext', () => {
       status: 409,
       body: { code: 'conflict', details: { reason: 'not_editable' } },
     });
+  });
+
+  it('logs an error for failures underneath a refusal, not for refusals by the rules', async () => {
+    const lines = await withApp(async (url) => {
+      for (const p of ['/boom', '/closed', '/down']) await fetch(url + p);
+    });
+    const errors = lines.filter((l) => l.level === 50 && l.msg === 'request failed');
+    const statuses = lines.filter((l) => l.msg === 'request').map((l) => l.status);
+    expect(statuses).toEqual([500, 503, 503]);
+    // The unexpected error and the store failure, not the closed campaign's 503.
+    expect(errors).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
-import { AppError, toAppError } from './errors';
+import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
 
 /** State every HTTP service keeps on `ctx.state`. */
@@ -34,8 +34,9 @@ export function requestContext(logger: Logger): Middleware {
     try {
       await next();
     } catch (err) {
-      sendError(ctx, toAppError(err, requestId));
-      if (ctx.status >= 500) ctx.state.log.error({ err }, 'request failed');
+      const appError = toAppError(err, requestId);
+      sendError(ctx, appError);
+      if (isFailure(appError)) ctx.state.log.error({ err }, 'request failed');
     } finally {
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       logAccess(logger, log, ctx.method, route, ctx.status, Number(process.hrtime.bigint() - started) / 1e6);
