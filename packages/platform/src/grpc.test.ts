@@ -37,4 +37,23 @@ describe('unary', () => {
     expect(text).toMatch(/method="Get",code="OK",service="test"} 1/);
     expect(text).toMatch(/method="Get",code="NOT_FOUND",service="test"} 1/);
   });
+
+  it('logs a failure underneath, not a refusal by the rules', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const failures = [
+      new AppError('not_found'),
+      new AppError('unavailable', undefined, { cause: new Error('connect ECONNREFUSED') }),
+      new Error('a bug'),
+    ];
+    for (const failure of failures) {
+      const handler = unary(logger, 'Get', async () => {
+        throw failure;
+      });
+      await new Promise<void>((resolve) => handler(call({}), () => resolve()));
+    }
+    expect(
+      lines.filter((l) => l.msg === 'grpc handler failed').map((l) => (l.err as { message: string }).message),
+    ).toEqual(['The service is temporarily unavailable.: connect ECONNREFUSED', 'a bug']);
+  });
 });

@@ -6,7 +6,7 @@ import {
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { AppError, isErrorCode, toAppError } from './errors';
+import { AppError, isErrorCode, isFailure, toAppError } from './errors';
 import type { ServiceMetrics } from './metrics';
 import { type SpanIds, tagSpan } from './trace-context';
 
@@ -79,7 +79,7 @@ export function unary<Req, Res>(
       (res) => answer(null, res),
       (err: unknown) => {
         const appError = toAppError(err);
-        if (appError.code === 'internal') logger.error({ err, method }, 'grpc handler failed');
+        if (isFailure(appError)) logger.error({ err, method }, 'grpc handler failed');
         answer(toServiceError(appError));
       },
     );
