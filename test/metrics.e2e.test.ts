@@ -157,6 +157,17 @@ describe('gRPC series', () => {
 });
 
 describe('stores and messaging gauges', () => {
+  it("exports the link runtime's usage outbox, drained once JetStream confirmed the starts' events", async () => {
+    await eventually(async () => {
+      const now = await scrape(sys.metricsUrls['link-runtime']);
+      return (
+        sum(now, 'link_usage_unconfirmed_batches') === 0 &&
+        select(now, 'link_usage_unconfirmed_oldest_seconds').length === 1 &&
+        sum(now, 'link_usage_unconfirmed_oldest_seconds') === 0
+      );
+    }, 5000);
+  });
+
   it('exports the PostgreSQL pool gauges of every service with a pool', () => {
     for (const service of ['link-runtime', 'campaign-service', 'recipient-service']) {
       const total = sum(after[service], 'db_pool_total');

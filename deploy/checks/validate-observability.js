@@ -58,6 +58,8 @@ const wanted = [
   'campaign_budget_remaining',
   'gateway_rate_limited_total',
   'nats_consumer_pending',
+  'link_usage_unconfirmed_batches',
+  'link_usage_unconfirmed_oldest_seconds',
   'db_pool_waiting',
   'db_pool_total',
 ];
@@ -99,6 +101,7 @@ for (const m of [
   'http_requests_total',
   'grpc_server_handled_total',
   'nats_consumer_pending',
+  'link_usage_unconfirmed_oldest_seconds',
   'db_pool_waiting',
   'up',
 ])

@@ -1,5 +1,7 @@
-import { createMetrics, type ServiceMetrics } from '@outreach/platform';
-import { Counter } from 'prom-client';
+import { type Clock, createMetrics, type ServiceMetrics } from '@outreach/platform';
+import type { Pool } from 'pg';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { unconfirmedBacklog } from './admission/conversations.repository';
 
 /** The service metrics plus the link runtime's own counters. */
 export interface LinkMetrics extends ServiceMetrics {
@@ -24,4 +26,34 @@ export function createLinkMetrics(): LinkMetrics {
       registers: [base.registry],
     }),
   };
+}
+
+/**
+ * Registers `link_usage_unconfirmed_batches` and `link_usage_unconfirmed_oldest_seconds`: usage
+ * events written but not yet confirmed by JetStream, read from the outbox when scraped. While
+ * they grow, interaction counts and budgets in the API stand still (NATS down, a failing publish).
+ */
+export function registerUsageOutbox(registry: Registry, pool: Pool, clock: Clock): void {
+  // A scrape while PostgreSQL is down leaves the gauges out rather than failing the scrape.
+  const backlog = () => unconfirmedBacklog(pool).catch(() => undefined);
+  new Gauge({
+    name: 'link_usage_unconfirmed_batches',
+    help: 'Usage events (one per durable write of admissions) written but not yet confirmed by JetStream',
+    registers: [registry],
+    async collect() {
+      const b = await backlog();
+      this.reset();
+      if (b) this.set(b.count);
+    },
+  });
+  new Gauge({
+    name: 'link_usage_unconfirmed_oldest_seconds',
+    help: 'Age of the oldest usage event not yet confirmed by JetStream (0 when none waits)',
+    registers: [registry],
+    async collect() {
+      const b = await backlog();
+      this.reset();
+      if (b) this.set(b.oldest ? Math.max(0, (clock().getTime() - b.oldest.getTime()) / 1000) : 0);
+    },
+  });
 }

@@ -23,7 +23,7 @@ import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
 import { CONFIG_SPEC } from './config';
 import { ConversationStore } from './conversations/conversations.store';
-import { createLinkMetrics } from './metrics';
+import { createLinkMetrics, registerUsageOutbox } from './metrics';
 import { RecipientCache } from './state/recipient.cache';
 import { StateCache } from './state/state.cache';
 
@@ -71,6 +71,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     });
     cleanups.push(() => pool.end());
     registerPoolMetrics(metrics.registry, pool);
+    registerUsageOutbox(metrics.registry, pool, clock);
     await migrateLink(config.DATABASE_URL, logger);
     const redis = createRedis(config.REDIS_URL, logger);
     cleanups.push(() => redis.quit());

@@ -137,3 +137,11 @@ export async function listLegacyUnpublished(
 export async function markLegacyPublished(pool: Pool, id: string, at: Date): Promise<void> {
   await pool.query('UPDATE link.conversations SET published_at = $2 WHERE id = $1', [id, at]);
 }
+
+/** How many batches wait for JetStream's confirmation, and when the oldest was written. */
+export async function unconfirmedBacklog(pool: Pool): Promise<{ count: number; oldest: Date | null }> {
+  const { rows } = await pool.query<{ n: number; oldest: Date | null }>(
+    'SELECT count(*)::int AS n, min(created_at) AS oldest FROM link.usage_batches',
+  );
+  return { count: rows[0].n, oldest: rows[0].oldest };
+}
