@@ -139,7 +139,7 @@ describe('refusals and admissions', () => {
   });
 
   it('counts link refusals by code and admitted conversations', () => {
-    expect(delta('link-runtime', 'link_refusals_total', { code: 'cooldown' })).toBe(2);
+    expect(delta('link-runtime', 'link_refusals_total', { code: 'cooldown', kind: 'rule' })).toBe(2);
     expect(delta('link-runtime', 'link_refusals_total', { code: 'not_found' })).toBe(1);
     expect(delta('link-runtime', 'link_refusals_total')).toBe(3);
     expect(delta('link-runtime', 'link_conversations_admitted_total')).toBe(2);

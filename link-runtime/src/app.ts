@@ -23,7 +23,7 @@ import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
 import { LINK_HEADERS } from './http/direct';
-import type { LinkMetrics } from './metrics';
+import { countRefusal, type LinkMetrics } from './metrics';
 import { createPageHandler } from './page/page-handler';
 import type { RecipientCache } from './state/recipient.cache';
 import type { StateCache } from './state/state.cache';
@@ -93,7 +93,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
 
   const refused = (err: unknown): AppError => {
     const appError = toAppError(err);
-    deps.metrics.refusals.inc({ code: appError.code });
+    countRefusal(deps.metrics, appError);
     return appError;
   };
 

@@ -1,4 +1,4 @@
-import { type Clock, createMetrics, type ServiceMetrics } from '@outreach/platform';
+import { type AppError, type Clock, createMetrics, isFailure, type ServiceMetrics } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { unconfirmedBacklog } from './admission/conversations.repository';
@@ -6,7 +6,7 @@ import { unconfirmedBacklog } from './admission/conversations.repository';
 /** The service metrics plus the link runtime's own counters. */
 export interface LinkMetrics extends ServiceMetrics {
   admissions: Counter;
-  refusals: Counter<'code'>;
+  refusals: Counter<'code' | 'kind'>;
 }
 
 /** Creates the link runtime's metrics on a registry of its own. */
@@ -21,11 +21,20 @@ export function createLinkMetrics(): LinkMetrics {
     }),
     refusals: new Counter({
       name: 'link_refusals_total',
-      help: 'Link page views, starts and messages refused, by error code',
-      labelNames: ['code'],
+      help: 'Link page views, starts and messages refused, by error code and kind (rule or failure)',
+      labelNames: ['code', 'kind'],
       registers: [base.registry],
     }),
   };
+}
+
+/**
+ * Counts a refusal by code and kind: `rule` when the link's rules refused (not found, campaign
+ * not active, a cap), `failure` when something underneath failed (see `isFailure`). A 503 can be
+ * either, so only the kind tells an outage from a halted campaign.
+ */
+export function countRefusal(metrics: LinkMetrics, err: AppError): void {
+  metrics.refusals.inc({ code: err.code, kind: isFailure(err) ? 'failure' : 'rule' });
 }
 
 /**

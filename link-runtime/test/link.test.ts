@@ -7,6 +7,7 @@ import Redis from 'ioredis';
 import { JSONCodec } from 'nats';
 import { Client } from 'pg';
 import { clearRedisPrefix } from '../../test/support/isolation';
+import { freePort } from '../../test/support/system';
 import { recipient } from './support/fixtures';
 import { type Harness, post, startHarness, waitFor } from './support/harness';
 
@@ -22,6 +23,7 @@ beforeAll(async () => {
     // Wide enough that starts sent together are written together on a loaded machine.
     GROUP_COMMIT_MS: '50',
     DB_STATEMENT_TIMEOUT_MS: '500',
+    METRICS_PORT: String(await freePort()),
   });
   db = new Client({ connectionString: h.ns.databaseUrl });
   await db.connect();
@@ -376,6 +378,14 @@ describe('what consumes', () => {
     expect((await post(url)).status).toBe(201);
     expect((await post(url)).body.code).toBe('link_disabled');
     expect(await conversationsOf(l.recipient.id)).toBe(1);
+    // The metrics tell the outage from the halted campaign, though both answered 503.
+    const metrics = await (await fetch(`http://127.0.0.1:${h.service.ports.metrics}/metrics`)).text();
+    expect(metrics).toMatch(
+      /link_refusals_total\{code="unavailable",kind="failure",service="link-runtime"\} 1\n/,
+    );
+    expect(metrics).toMatch(
+      /link_refusals_total\{code="unavailable",kind="rule",service="link-runtime"\} [1-9]/,
+    );
   });
 
   it('republishes a written batch whose event was never confirmed (a crash between the two)', async () => {

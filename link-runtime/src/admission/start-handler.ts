@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isFailure, toAppError } from '@outreach/platform';
 import type { Logger } from 'pino';
 import { baseHeaders, directRoute, sendJson } from '../http/direct';
-import type { LinkMetrics } from '../metrics';
+import { countRefusal, type LinkMetrics } from '../metrics';
 import type { Admission } from './admission.service';
 import { requestAddress } from './client-ip';
 import { type OpenLinkDeps, openLink } from './open-link';
@@ -42,7 +42,7 @@ export function createStartHandler(
         body = { conversationId: admitted.conversationId };
       } catch (err) {
         const appError = toAppError(err, requestId);
-        deps.metrics.refusals.inc({ code: appError.code });
+        countRefusal(deps.metrics, appError);
         status = appError.spec.httpStatus;
         if (isFailure(appError)) log().error({ err }, 'conversation start failed');
         for (const name in appError.headers) headers.push(name, appError.headers[name]);

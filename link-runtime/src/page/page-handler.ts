@@ -8,7 +8,7 @@ import { requestAddress } from '../admission/client-ip';
 import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
 import { baseHeaders, directRoute, headerText } from '../http/direct';
-import type { LinkMetrics } from '../metrics';
+import { countRefusal, type LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, type UiStrings } from './i18n';
 import { type PageBody, renderPage } from './render';
@@ -73,7 +73,7 @@ export function createPageHandler(
         if (bytes.encoding) headers.push('Content-Encoding', bytes.encoding);
       } catch (err) {
         const appError = toAppError(err, requestId);
-        deps.metrics.refusals.inc({ code: appError.code });
+        countRefusal(deps.metrics, appError);
         if (isFailure(appError)) log().error({ err }, 'link page failed');
         status = appError.spec.httpStatus;
         for (const name in appError.headers) headers.push(name, appError.headers[name]);
