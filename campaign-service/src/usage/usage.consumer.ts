@@ -1,6 +1,6 @@
-import { admittedConversations, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
+import { readAdmitted, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
 import {
-  consumeDurableBatch,
+  consumeDurableBatches,
   type JetStreamClient,
   type JsMsg,
   type Logger,
@@ -19,14 +19,9 @@ export interface Usage {
   startedAt: Date;
 }
 
-/**
- * Reads each conversation an event reports (see `admittedConversations`), or undefined when
- * none can be recorded. A conversation that cannot be recorded would fail every batch it is
- * in, so it is dropped instead of blocking the consumer.
- */
+/** Reads each conversation a usage event reports that can be recorded (see `readAdmitted`). */
 export function usagesFromEvent(data: unknown): Usage[] | undefined {
-  const usages = admittedConversations(data).flatMap((c) => usageOf(c) ?? []);
-  return usages.length > 0 ? usages : undefined;
+  return readAdmitted(data, usageOf);
 }
 
 function usageOf(data: unknown): Usage | undefined {
@@ -78,35 +73,31 @@ export function durableName(prefix: string, role: string): string {
  * `usage-batches`), and single events (from link runtimes of an older version) on their own
  * subject and consumer (role `usage`), which an older instance of this service shares.
  */
-export async function consumeUsage(
+export function consumeUsage(
   js: JetStreamClient,
   jsm: JetStreamManager,
   pool: Pool,
   prefix: string,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const consume = (role: string, filterSubject: string) =>
-    consumeDurableBatch(
-      js,
-      jsm,
+  const names = subjects(prefix);
+  const stream = streamNames(prefix).events;
+  return consumeDurableBatches(
+    js,
+    jsm,
+    [
       {
-        stream: streamNames(prefix).events,
-        durable: durableName(prefix, role),
-        filterSubject,
+        stream,
+        durable: durableName(prefix, 'usage-batches'),
+        filterSubject: names.usageAdmittedBatch,
         deliver: 'all',
       },
-      async (msgs: JsMsg[]) => {
-        await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
-      },
-      logger,
-      USAGE_BATCHING,
-    );
-  const names = subjects(prefix);
-  const stops = [
-    await consume('usage-batches', names.usageAdmittedBatch),
-    await consume('usage', names.usageAdmitted),
-  ];
-  return async () => {
-    await Promise.all(stops.map((stop) => stop()));
-  };
+      { stream, durable: durableName(prefix, 'usage'), filterSubject: names.usageAdmitted, deliver: 'all' },
+    ],
+    async (msgs: JsMsg[]) => {
+      await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
+    },
+    logger,
+    USAGE_BATCHING,
+  );
 }

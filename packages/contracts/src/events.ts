@@ -109,12 +109,19 @@ export interface UsageAdmittedBatch {
 export const USAGE_BATCHING = { maxBatch: 256, maxWaitMs: 50 } as const;
 
 /**
- * The conversations a usage event reports, each still to be validated: a batch's list, or the
- * event itself when it is a single UsageAdmitted (as published before batching).
+ * Reads every conversation a usage event reports with `parse`: a batch's list, or the event
+ * itself when it is a single UsageAdmitted (as link runtimes of an older version publish). A
+ * conversation `parse` refuses would fail every batch it is in, so it is left out; undefined
+ * when none is left, so the event counts as malformed.
  */
-export function admittedConversations(event: unknown): unknown[] {
+export function readAdmitted<T>(
+  event: unknown,
+  parse: (conversation: unknown) => T | undefined,
+): T[] | undefined {
   const batch = event as Partial<UsageAdmittedBatch> | null;
-  return Array.isArray(batch?.conversations) ? batch.conversations : [event];
+  const conversations: unknown[] = Array.isArray(batch?.conversations) ? batch.conversations : [event];
+  const read = conversations.flatMap((c) => parse(c) ?? []);
+  return read.length > 0 ? read : undefined;
 }
 
 /** The scheduler's notice that a campaign started or ended at an instant. */

@@ -342,6 +342,26 @@ export async function consumeDurableBatch(
   };
 }
 
+/**
+ * Consumes several durable consumers with one batch handler (see `consumeDurableBatch`), such as
+ * the old and the new subject of an event during a rolling upgrade. Returns one stop function.
+ */
+export async function consumeDurableBatches(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  consumers: readonly ConsumerOptions[],
+  handleBatch: (msgs: JsMsg[]) => Promise<void>,
+  logger: Logger,
+  batching?: BatchOptions,
+): Promise<() => Promise<void>> {
+  const stops: (() => Promise<void>)[] = [];
+  for (const opts of consumers)
+    stops.push(await consumeDurableBatch(js, jsm, opts, handleBatch, logger, batching));
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
+}
+
 // One consumer span for a batch, linked to the trace of every message in it.
 async function withBatchSpan<T>(subject: string, msgs: JsMsg[], fn: () => Promise<T>): Promise<T> {
   const links = [];

@@ -1,5 +1,5 @@
-import { admittedConversations, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
-import { consumeDurableBatch, type JsMsg, type Logger, parseBatch, streamNames } from '@outreach/platform';
+import { readAdmitted, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
+import { consumeDurableBatches, type JsMsg, type Logger, parseBatch, streamNames } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
@@ -10,14 +10,9 @@ export interface UsageToApply {
   startedAt: string | null;
 }
 
-/**
- * Reads the usage of each conversation an event reports (see `admittedConversations`), or
- * undefined when none can be applied. A conversation that cannot be applied would fail every
- * batch it is in, so it is skipped instead of blocking the consumer.
- */
+/** Reads the usage of each conversation a usage event reports that can be applied (see `readAdmitted`). */
 export function usagesFromEvent(data: unknown): UsageToApply[] | undefined {
-  const usages = admittedConversations(data).flatMap((c) => usageOf(c) ?? []);
-  return usages.length > 0 ? usages : undefined;
+  return readAdmitted(data, usageOf);
 }
 
 function usageOf(data: unknown): UsageToApply | undefined {
@@ -95,31 +90,31 @@ export const usageBatchDurable = (prefix: string): string => `${prefix}-recipien
  * events from link runtimes, and single events (from link runtimes of an older version) on
  * their own subject and consumer, which an older instance of this service shares.
  */
-export async function consumeUsage(deps: {
+export function consumeUsage(deps: {
   pool: Pool;
   js: JetStreamClient;
   jsm: JetStreamManager;
   prefix: string;
   logger: Logger;
 }): Promise<() => Promise<void>> {
-  const consume = (durable: string, filterSubject: string) =>
-    consumeDurableBatch(
-      deps.js,
-      deps.jsm,
-      { stream: streamNames(deps.prefix).events, durable, filterSubject, deliver: 'all' },
-      async (msgs: JsMsg[]) => {
-        const usages = parseBatch(msgs, usagesFromEvent, deps.logger, 'usage event').flat();
-        await applyUsageBatch(deps.pool, usages);
-      },
-      deps.logger,
-      USAGE_BATCHING,
-    );
   const names = subjects(deps.prefix);
-  const stops = [
-    await consume(usageBatchDurable(deps.prefix), names.usageAdmittedBatch),
-    await consume(usageDurable(deps.prefix), names.usageAdmitted),
-  ];
-  return async () => {
-    await Promise.all(stops.map((stop) => stop()));
-  };
+  const stream = streamNames(deps.prefix).events;
+  return consumeDurableBatches(
+    deps.js,
+    deps.jsm,
+    [
+      {
+        stream,
+        durable: usageBatchDurable(deps.prefix),
+        filterSubject: names.usageAdmittedBatch,
+        deliver: 'all',
+      },
+      { stream, durable: usageDurable(deps.prefix), filterSubject: names.usageAdmitted, deliver: 'all' },
+    ],
+    async (msgs: JsMsg[]) => {
+      await applyUsageBatch(deps.pool, parseBatch(msgs, usagesFromEvent, deps.logger, 'usage event').flat());
+    },
+    deps.logger,
+    USAGE_BATCHING,
+  );
 }
