@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isFailure, toAppError } from '@outreach/platform';
 import type { Logger } from 'pino';
-import { baseHeaders, directRoute, sendJson } from '../http/direct';
-import { countRefusal, type LinkMetrics } from '../metrics';
+import { baseHeaders, directRoute, refusalOf, sendJson } from '../http/direct';
+import type { LinkMetrics } from '../metrics';
 import type { Admission } from './admission.service';
 import { requestAddress } from './client-ip';
 import { type OpenLinkDeps, openLink } from './open-link';
@@ -29,24 +28,21 @@ export function createStartHandler(
     // As the router matched it: any case, an optional trailing slash, any query.
     path: /^\/i\/([^/?]+)\/conversations\/?(?:\?|$)/i,
     methods: ['POST'],
-    async serve(req, res, { token, requestId, log }) {
-      const headers = baseHeaders(requestId);
+    async serve(req, res, request) {
+      const headers = baseHeaders(request.requestId);
       let status = 201;
       let body: unknown;
       try {
-        const opened = openLink(deps, token, requestAddress(req, deps.trustProxy));
+        const opened = openLink(deps, request.token, requestAddress(req, deps.trustProxy));
         const link = opened instanceof Promise ? await opened : opened;
         // Consumes every cap, remembers the conversation and records it durably before the 201.
         const admitted = await deps.admission.admit(link);
         deps.metrics.admissions.inc();
         body = { conversationId: admitted.conversationId };
       } catch (err) {
-        const appError = toAppError(err, requestId);
-        countRefusal(deps.metrics, appError);
-        status = appError.spec.httpStatus;
-        if (isFailure(appError)) log().error({ err }, 'conversation start failed');
-        for (const name in appError.headers) headers.push(name, appError.headers[name]);
-        body = appError.toBody();
+        const refusal = refusalOf(deps.metrics, err, request, headers, 'conversation start failed');
+        status = refusal.spec.httpStatus;
+        body = refusal.toBody();
       }
       sendJson(res, status, headers, body);
       return status;

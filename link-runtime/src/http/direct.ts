@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { logAccess, methodNotAllowed, requestIdOf } from '@outreach/platform';
+import {
+  type AppError,
+  isFailure,
+  logAccess,
+  methodNotAllowed,
+  requestIdOf,
+  toAppError,
+} from '@outreach/platform';
 import type { Logger } from 'pino';
-import type { LinkMetrics } from '../metrics';
+import { countRefusal, type LinkMetrics } from '../metrics';
 
 // What the link runtime's two hot paths, the page and the conversation start, share: they are
 // served on node:http directly, where per request the framework's objects would cost as much as
@@ -56,29 +63,22 @@ function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: readon
   sendJson(res, refusal.spec.httpStatus, headers, refusal.toBody());
 }
 
-/** The duration and count series of one route, bound once instead of looked up by labels per request. */
-function routeSeries(metrics: LinkMetrics, route: string) {
-  const durations = new Map<string, { observe(seconds: number): void }>();
-  const counts = new Map<string, { inc(): void }>();
-  return {
-    duration(method: string) {
-      let series = durations.get(method);
-      if (!series) {
-        series = metrics.httpDuration.labels(method, route);
-        durations.set(method, series);
-      }
-      return series;
-    },
-    count(method: string, status: number) {
-      const key = `${method} ${status}`;
-      let series = counts.get(key);
-      if (!series) {
-        series = metrics.httpRequests.labels(method, route, String(status));
-        counts.set(key, series);
-      }
-      return series;
-    },
-  };
+/**
+ * The refusal `err` stands for, as a direct route answers it: counted by kind, logged as `what`
+ * when a failure lies underneath, and its headers (Retry-After, …) added to `headers`.
+ */
+export function refusalOf(
+  metrics: LinkMetrics,
+  err: unknown,
+  request: DirectRequest,
+  headers: string[],
+  what: string,
+): AppError {
+  const refusal = toAppError(err, request.requestId);
+  countRefusal(metrics, refusal);
+  if (isFailure(refusal)) request.log().error({ err }, what);
+  for (const name in refusal.headers) headers.push(name, refusal.headers[name]);
+  return refusal;
 }
 
 /** What a direct route's handler knows of its request besides the request itself. */
@@ -110,14 +110,14 @@ export function directRoute(
   deps: { logger: Logger; metrics: LinkMetrics },
   spec: DirectRoute,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const series = routeSeries(deps.metrics, spec.route);
+  const { route } = spec;
   return (req, res) => {
     const match = spec.path.exec(req.url ?? '');
     if (!match) return false;
     const method = req.method ?? '';
     if (!spec.methods.includes(method)) {
       refuseMethod(req, res, spec.methods);
-      series.count(method, 405).inc();
+      deps.metrics.httpRequests.inc({ method, route, status: '405' });
       return true;
     }
     const started = performance.now();
@@ -130,13 +130,13 @@ export function directRoute(
     spec.serve(req, res, { token: decodeSegment(match[1]), requestId, log }).then(
       (status) => {
         const ms = performance.now() - started;
-        series.duration(method).observe(ms / 1000);
-        series.count(method, status).inc();
-        logAccess(deps.logger, log, method, spec.route, status, ms);
+        deps.metrics.httpDuration.observe({ method, route }, ms / 1000);
+        deps.metrics.httpRequests.inc({ method, route, status: String(status) });
+        logAccess(deps.logger, log, method, route, status, ms);
       },
       (err) => {
         // serve() answers every refusal itself; this is a failure to write at all.
-        log().error({ err, route: spec.route }, 'request failed');
+        log().error({ err, route }, 'request failed');
         if (!res.headersSent) res.writeHead(500);
         res.end();
       },

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeviceSnapshot } from '@outreach/contracts';
-import { type AppError, isFailure, toAppError } from '@outreach/platform';
+import type { AppError } from '@outreach/platform';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
 import type { Admission } from '../admission/admission.service';
 import { requestAddress } from '../admission/client-ip';
 import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
-import { baseHeaders, directRoute, headerText } from '../http/direct';
-import { countRefusal, type LinkMetrics } from '../metrics';
+import { baseHeaders, directRoute, headerText, refusalOf } from '../http/direct';
+import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, type UiStrings } from './i18n';
 import { type PageBody, renderPage } from './render';
@@ -54,15 +54,15 @@ export function createPageHandler(
     // As the router matched it: any case, an optional trailing slash, any query.
     path: /^\/i\/([^/?]+)\/?(?:\?|$)/i,
     methods: ['HEAD', 'GET'],
-    async serve(req, res, { token, requestId, log }) {
-      const headers = baseHeaders(requestId);
+    async serve(req, res, request) {
+      const headers = baseHeaders(request.requestId);
       headers.push('Content-Type', HTML);
       const seen: { device?: DeviceSnapshot } = {};
       let status = 200;
       let body: Buffer;
       try {
         // Awaited only when not answered at once: a cached link with no counter to ask waits for nothing.
-        const opened = openLink(deps, token, requestAddress(req, deps.trustProxy), seen);
+        const opened = openLink(deps, request.token, requestAddress(req, deps.trustProxy), seen);
         const link = opened instanceof Promise ? await opened : opened;
         if (countersApply(link)) await deps.admission.check(link);
         // The chat page is the same for every link of a device and language: rendered and compressed once.
@@ -72,12 +72,9 @@ export function createPageHandler(
         headers.push('Content-Security-Policy', encoded.csp, 'Vary', 'Accept-Encoding');
         if (bytes.encoding) headers.push('Content-Encoding', bytes.encoding);
       } catch (err) {
-        const appError = toAppError(err, requestId);
-        countRefusal(deps.metrics, appError);
-        if (isFailure(appError)) log().error({ err }, 'link page failed');
-        status = appError.spec.httpStatus;
-        for (const name in appError.headers) headers.push(name, appError.headers[name]);
-        const page = refusalPage(appError, headerText(req, 'accept-language'), seen.device);
+        const refusal = refusalOf(deps.metrics, err, request, headers, 'link page failed');
+        status = refusal.spec.httpStatus;
+        const page = refusalPage(refusal, headerText(req, 'accept-language'), seen.device);
         headers.push('Content-Security-Policy', page.csp);
         body = Buffer.from(page.html, 'utf8');
       }
