@@ -196,7 +196,14 @@ describe('the refusal table, on the page and on a start', () => {
   it('503 unavailable for an inactive device', async () => {
     const l = await h.link({ device: { isActive: false }, waitLive: false });
     await waitFor(async () => (await page(l.token)).status === 503);
-    expect((await post(`${h.base}/i/${l.token}/conversations`)).body.details.reason).toBe('device_inactive');
+    // Until the campaign's snapshot has arrived the link is refused as campaign_not_active, also
+    // 503: wait for the device's own reason rather than for the first 503.
+    let reason: unknown;
+    await waitFor(async () => {
+      reason = (await post(`${h.base}/i/${l.token}/conversations`)).body.details.reason;
+      return reason === 'device_inactive';
+    }).catch(() => undefined);
+    expect(reason).toBe('device_inactive');
   });
 
   it('403 forbidden outside the allow-list, admitted inside it', async () => {
