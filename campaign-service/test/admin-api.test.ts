@@ -534,6 +534,27 @@ describe('snapshots', () => {
       return unsent.rows[0].n === 0;
     });
   });
+
+  it('publishes after a database reset, which hands out outbox ids already used', async () => {
+    const p = await project();
+    clock.set('2026-05-10T12:00:00.000Z');
+    const id = await campaign(p, await device(p));
+    await eventually(async () => {
+      const unsent = await db.query('SELECT count(*)::int AS n FROM campaigns.outbox WHERE sent_at IS NULL');
+      return unsent.rows[0].n === 0;
+    });
+    // As after restoring an older backup: the ids of rows JetStream saw moments ago come again.
+    await db.query('DELETE FROM campaigns.outbox');
+    await db.query('ALTER SEQUENCE campaigns.outbox_id_seq RESTART WITH 1');
+    await api('PATCH', `/admin/v1/projects/${p}/campaigns/${id}`, { name: 'after the reset' });
+    const jsm = await nc.jetstreamManager();
+    await eventually(async () => {
+      const last = await jsm.streams.getMessage(streamNames(ns.natsPrefix).state, {
+        last_by_subj: subjects(ns.natsPrefix).campaignState(id),
+      });
+      return (codec.decode(last.data) as CampaignSnapshot).name === 'after the reset';
+    });
+  });
 });
 
 describe('API keys', () => {

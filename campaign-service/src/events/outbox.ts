@@ -21,8 +21,10 @@ const RELAY_LOCK = 'campaigns:outbox-relay';
 
 /**
  * Publishes outbox rows in id order, then marks them sent. One relay at a time holds an
- * advisory lock so instances do not interleave; the row id is the JetStream msgID, so a
- * crash between publishing and marking repeats nothing a consumer can see.
+ * advisory lock so instances do not interleave; the row's id and creation instant are the
+ * JetStream msgID, so a crash between publishing and marking repeats nothing a consumer can
+ * see, while a database reset or restore, which hands out the same ids again, is not taken
+ * for a repeat.
  */
 export class OutboxRelay {
   private running: Promise<void> | undefined;
@@ -111,13 +113,14 @@ export class OutboxRelay {
         subject: string;
         payload: unknown;
         trace_context: Record<string, string> | null;
+        created_at: Date;
       }>(
-        'SELECT id, subject, payload, trace_context FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200',
+        'SELECT id, subject, payload, trace_context, created_at FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200',
       );
       // A pass may carry rows of several requests: each is published in the trace of its own change.
       for (const row of rows) {
         await runInTraceContext(row.trace_context, () =>
-          publishJson(this.js, row.subject, row.payload, `outbox:${row.id}`),
+          publishJson(this.js, row.subject, row.payload, `outbox:${row.id}:${row.created_at.getTime()}`),
         );
       }
       if (rows.length > 0) {
