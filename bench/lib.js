@@ -81,16 +81,74 @@ function machineCpu() {
   }
 }
 
+/** What a process is called in the results: a service's folder, a baseline's script, or its command. */
+function processLabel(pid, comm) {
+  if (pid === process.pid) return 'load generator';
+  if (comm !== 'node') return comm.replace(/^(postgres|redis-server|nats-server).*$/, '$1');
+  let argv;
+  try {
+    argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return 'node';
+  }
+  const script = argv.find((a) => a.endsWith('.js'));
+  if (!script) return 'node';
+  const parts = script.split('/');
+  return parts[parts.length - 2] === 'dist'
+    ? parts[parts.length - 3]
+    : parts[parts.length - 1].replace(/\.js$/, '');
+}
+
+/** CPU seconds used so far by each process on the machine, summed per label (see processLabel); null off Linux. */
+function processCpu() {
+  let pids;
+  try {
+    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return null;
+  }
+  const byLabel = new Map();
+  for (const dir of pids) {
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${dir}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // The command sits in parentheses and may hold spaces; the fields after it are fixed.
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const fields = stat.slice(close + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    const label = processLabel(Number(dir), comm);
+    byLabel.set(label, (byLabel.get(label) ?? 0) + seconds);
+  }
+  return byLabel;
+}
+
+/** Microseconds of CPU per request of each process that used any, largest first. */
+function cpuPerRequest(before, after, total) {
+  if (!before || !after || !total) return null;
+  const rows = [];
+  for (const [label, seconds] of after) {
+    const used = seconds - (before.get(label) ?? 0);
+    if (used > 0) rows.push([label, round((used * 1e6) / total)]);
+  }
+  return Object.fromEntries(rows.sort((a, b) => b[1] - a[1]).filter(([, us]) => us >= 0.5));
+}
+
 /**
  * Runs autocannon and returns requests/s and latency percentiles (ms), with non-2xx counted, and
  * what each request cost the whole machine in CPU (every process: load generator, services,
- * stores), with the share of time the host took from this machine: throughput drifts with the
+ * stores), also per process, with the share of time the host took from this machine: throughput drifts with the
  * machine's speed, CPU per request much less so.
  */
 async function load(opts) {
   const before = machineCpu();
+  const processesBefore = processCpu();
   const result = await autocannon({ connections: 50, duration: 5, ...opts });
   const after = machineCpu();
+  const processesAfter = processCpu();
   const total = result.requests.total;
   return {
     requestsPerSec: result.requests.average,
@@ -100,6 +158,7 @@ async function load(opts) {
     errors: result.errors + result.timeouts,
     total,
     cpuMicrosPerRequest: before && total ? round(((after.busy - before.busy) * 1e6) / total) : null,
+    cpuMicrosByProcess: cpuPerRequest(processesBefore, processesAfter, total),
     stealPercent: before ? round(((after.steal - before.steal) * 100) / (after.all - before.all)) : null,
   };
 }

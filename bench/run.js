@@ -71,6 +71,16 @@ function median(xs) {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
+/** Each process's median CPU per request over the rounds (0 in a round where it used none). */
+function medianByProcess(rounds) {
+  const labels = new Set(rounds.flatMap((r) => Object.keys(r.cpuMicrosByProcess ?? {})));
+  const rows = [...labels].map((label) => [
+    label,
+    median(rounds.map((r) => r.cpuMicrosByProcess?.[label] ?? 0)),
+  ]);
+  return Object.fromEntries(rows.filter(([, us]) => us > 0).sort((a, b) => b[1] - a[1]));
+}
+
 /** Figures of repeated runs: the median of each, the counts summed, every round kept. */
 function summarize(rounds) {
   const sum = (k) => rounds.reduce((n, r) => n + r[k], 0);
@@ -82,11 +92,13 @@ function summarize(rounds) {
     errors: sum('errors'),
     total: sum('total'),
     cpuMicrosPerRequest: median(rounds.map((r) => r.cpuMicrosPerRequest)),
+    cpuMicrosByProcess: medianByProcess(rounds),
     rounds: rounds.map((r) => ({
       requestsPerSec: r.requestsPerSec,
       p50: r.p50,
       p99: r.p99,
       cpuMicrosPerRequest: r.cpuMicrosPerRequest,
+      cpuMicrosByProcess: r.cpuMicrosByProcess,
       stealPercent: r.stealPercent,
     })),
   };
@@ -360,6 +372,16 @@ async function main() {
       starts: cpu(starts),
       bare: cpu(base.bare),
     };
+    // The same split by process (services, stores, load generator): where each request's CPU goes.
+    const split = (r) => r?.cpuMicrosByProcess ?? undefined;
+    results.cpuMicrosByProcess = {
+      bulkCreateBatch: split(bulkCreate),
+      reads: split(reads),
+      koaGrpc: split(base.koaGrpc),
+      pageLoads: split(pageLoads),
+      starts: split(starts),
+      bare: split(base.bare),
+    };
     const target = (present, ok) => (present ? ok : 'not measured');
     results.targets = {
       'bulk create >= 20,000 recipients/s': target(bulkCreate, bulkCreate?.recipientsPerSec >= 20000),
@@ -380,8 +402,8 @@ async function main() {
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   fs.writeFileSync(path.join(__dirname, 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const { ratios, cpuMicrosPerRequest, targets } = results;
-  console.log(JSON.stringify({ ratios, cpuMicrosPerRequest, targets }, null, 2));
+  const { ratios, cpuMicrosPerRequest, cpuMicrosByProcess, targets } = results;
+  console.log(JSON.stringify({ ratios, cpuMicrosPerRequest, cpuMicrosByProcess, targets }, null, 2));
 }
 
 main().catch((err) => {
