@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
 import { streamNames } from '@outreach/platform';
@@ -579,6 +580,56 @@ describe('no burst exceeds a cap', () => {
       first.campaign.id,
     ]);
     expect(Number(rows[0].n)).toBe(41);
+  });
+});
+
+describe('starts arriving together', () => {
+  it('are judged together: 100 starts sent at once take far fewer script runs than starts', async () => {
+    const l = await h.link();
+    expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201); // counters seeded
+    // MONITOR sees every command Redis runs; only admission runs name this namespace's marker key.
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    const monitor = await redis.monitor();
+    const runs: number[] = [];
+    const marker = `${h.ns.redisPrefix}link:counters-lost-at`;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval(sha)?$/i.test(args[0]) && args[3] === marker) runs.push((Number(args[2]) - 1) / 4);
+    });
+    try {
+      // Connected first, then all written in one go: the requests reach the server together.
+      const { port } = new URL(h.base);
+      const sockets = await Promise.all(
+        Array.from(
+          { length: 100 },
+          () =>
+            new Promise<Socket>((resolve, reject) => {
+              const socket = connect(Number(port), '127.0.0.1', () => resolve(socket)).once('error', reject);
+            }),
+        ),
+      );
+      const answers = sockets.map(
+        (socket) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            socket.setEncoding('utf8').on('data', (chunk: string) => {
+              text += chunk;
+            });
+            socket.once('close', () => resolve(text));
+          }),
+      );
+      // The server accepts the connections on its own turns; give it time to take all of them.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const request = `POST /i/${l.token}/conversations HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+      for (const socket of sockets) socket.write(request);
+      const statuses = (await Promise.all(answers)).map((text) => text.slice(9, 12));
+      expect(statuses.filter((s) => s === '201')).toHaveLength(100);
+      await waitFor(() => runs.reduce((n, k) => n + k, 0) === 100);
+    } finally {
+      await redis.quit();
+      monitor.disconnect();
+    }
+    // One start per run would be 100 runs; the starts a read of the sockets brings share one.
+    expect(runs.length).toBeLessThanOrEqual(25);
   });
 });
 

@@ -1,6 +1,14 @@
 import Redis from 'ioredis';
 import { clearRedisPrefix, TEST_SERVERS, uniqueName } from '../../test/support/isolation';
-import { ADMIT_SCRIPT, LuaScript, RELEASE_SCRIPT, SEED_SCRIPT } from '../src/admission/admission.lua';
+import {
+  ADMIT_SCRIPT,
+  type AdmissionCall,
+  type AdmissionReply,
+  LuaScript,
+  packAdmissions,
+  RELEASE_SCRIPT,
+  SEED_SCRIPT,
+} from '../src/admission/admission.lua';
 
 describe('LuaScript', () => {
   const prefix = `${uniqueName('lua')}:`;
@@ -23,22 +31,87 @@ describe('LuaScript', () => {
   it('takes back nothing from counters rebuilt after the admission it releases', async () => {
     const [admit, seed, release] = [ADMIT_SCRIPT, SEED_SCRIPT, RELEASE_SCRIPT].map((b) => new LuaScript(b));
     const keys = [`${prefix}r`, `${prefix}r:starts`, `${prefix}c`];
-    // now, window, per window, max total, budget, id, consume, ttl
-    const start = (id: string) => admit.run(redis, keys, [Date.now(), 0, -1, 3, -1, id, 1, 60]);
+    const start = async (id: string) => {
+      const call: AdmissionCall = {
+        keys: [keys[0], keys[1], keys[2], `${prefix}conv:${id}`],
+        // now, window, per window, max total, budget, id, consume, ttls, the record's fields
+        args: [Date.now(), 0, -1, 3, -1, id, 1, 60, 60, 'rcp_1', 'cmp_1', new Date().toISOString()],
+      };
+      const packed = packAdmissions(`${prefix}lost`, [call]);
+      return ((await admit.run(redis, packed.keys, packed.args)) as AdmissionReply[])[0];
+    };
     await seed.run(redis, keys, [0, 0, 60, 0, 'epoch1']);
-    const admitted = (await start('cnv_a')) as [number, number, number, string, string];
+    const admitted = await start('cnv_a');
     expect(admitted).toEqual([1, 1, 1, 'epoch1', 'epoch1']);
     // Redis loses everything; a rebuild from the durable record (cnv_a not written yet) runs.
     await redis.del(...keys);
     await seed.run(redis, keys, [0, 0, 60, 0, 'epoch2']);
     expect(await start('cnv_b')).toEqual([1, 1, 1, 'epoch2', 'epoch2']);
     // cnv_a's write fails: its release names the epoch it was counted under, so cnv_b stays counted.
-    await release.run(redis, keys, ['cnv_a', admitted[3], admitted[4]]);
+    await release.run(redis, keys, ['cnv_a', admitted[3] as string, admitted[4] as string]);
     expect(await redis.hget(keys[0], 'count')).toBe('1');
     expect(await redis.hget(keys[2], 'used')).toBe('1');
     // A release under the current epoch does take its admission back.
     await release.run(redis, keys, ['cnv_b', 'epoch2', 'epoch2']);
     expect(await redis.hget(keys[0], 'count')).toBe('0');
     expect(await redis.hget(keys[2], 'used')).toBe('0');
+  });
+
+  it('judges the starts of one run in order, each exactly as a run of its own would', async () => {
+    const admit = new LuaScript(ADMIT_SCRIPT);
+    const seed = new LuaScript(SEED_SCRIPT);
+    const now = Date.now();
+    const recipient = (r: string) => [`${prefix}${r}`, `${prefix}${r}:starts`] as const;
+    const campaign = `${prefix}budget`;
+    // Recipient A: at most 2 starts a minute; recipient B: lifetime cap 3; the campaign: budget 4.
+    for (const r of ['a', 'b']) await seed.run(redis, [...recipient(r), campaign], [0, 0, 60, 60_000, 'e1']);
+    const call = (r: string, id: string, limits: [number, number, number], consume = 1): AdmissionCall => ({
+      keys: [...recipient(r), campaign, `${prefix}conv:${id}`],
+      args: [
+        now,
+        limits[0],
+        limits[1],
+        limits[2],
+        4,
+        id,
+        consume,
+        60,
+        60,
+        r,
+        'cmp',
+        new Date(now).toISOString(),
+      ],
+    });
+    const a = (id: string, consume = 1) => call('a', id, [60_000, 2, -1], consume);
+    const b = (id: string) => call('b', id, [0, -1, 3]);
+    const calls = [a('a1'), b('b1'), a('a2'), a('a3', 0), a('a4'), b('b2'), b('b3'), b('b4')];
+    const packed = packAdmissions(`${prefix}lost`, calls);
+    const replies = (await admit.run(redis, packed.keys, packed.args)) as AdmissionReply[];
+    expect(replies.map((r) => (r[0] === 1 ? 'ok' : r[1]))).toEqual([
+      'ok', // a1: window 1 of 2, budget 1 of 4
+      'ok', // b1: lifetime 1 of 3, budget 2
+      'ok', // a2: window 2 of 2, budget 3
+      'cooldown', // a3, a check: the window is full
+      'cooldown', // a4: the window is full; nothing consumed
+      'ok', // b2: lifetime 2, budget 4 of 4
+      'budget_exhausted', // b3: lifetime 2 of 3 allows it, the budget does not
+      'budget_exhausted', // b4
+    ]);
+    expect(replies[3][2]).toBe(60_000);
+    expect(await redis.hget(campaign, 'used')).toBe('4');
+    expect(await redis.zrange(recipient('a')[1], 0, -1)).toEqual(['a1', 'a2']);
+    // Only admitted starts leave a conversation record, with the fields of its own call.
+    expect(await redis.hgetall(`${prefix}conv:b2`)).toEqual({
+      id: 'b2',
+      recipientId: 'b',
+      campaignId: 'cmp',
+      startedAt: new Date(now).toISOString(),
+    });
+    expect(await redis.exists(`${prefix}conv:a3`, `${prefix}conv:a4`, `${prefix}conv:b3`)).toBe(0);
+  });
+
+  it('refuses to pack a start with the wrong number of arguments', () => {
+    const keys = ['r', 'r:starts', 'c', 'conv'] as const;
+    expect(() => packAdmissions('lost', [{ keys, args: [1, 2, 3] }])).toThrow(/12 arguments, not 3/);
   });
 });

@@ -2,77 +2,118 @@ import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 
 /**
- * The admission script: every cap of one conversation start, checked and consumed in one
- * atomic step so that no burst, however parallel, admits more than a cap allows.
+ * The admission script: every cap of conversation starts, checked and consumed in one atomic
+ * step so that no burst, however parallel, admits more than a cap allows. One run takes any
+ * number of starts (those arriving together, see `packAdmissions`) and judges them one after
+ * another in the order given, exactly as that many runs of their own would.
  *
- * KEYS[1] recipient hash  {count, seeded}     lifetime interactions of the recipient
- * KEYS[2] recipient zset  member=conversation, score=start ms (the rolling window)
- * KEYS[3] campaign hash   {used, seeded}      conversations admitted in the campaign
+ * KEYS[1] marker string   ms when counters were first found missing since Redis lost its data
+ * then four keys per start:
+ *   recipient hash  {count, seeded}     lifetime interactions of the recipient
+ *   recipient zset  member=conversation, score=start ms (the rolling window)
+ *   campaign hash   {used, seeded}      conversations admitted in the campaign
+ *   conversation hash                   written on admission, so a start is one round trip
  * `seeded` holds the epoch of the rebuild that made the counter (see SEED_SCRIPT).
- * KEYS[4] marker string   ms when counters were first found missing since Redis lost its data
- * KEYS[5] conversation hash                   written on admission, so a start is one round trip
- * ARGV: now ms, window ms (0 = no window), max per window (-1 = none), max total (-1 = none),
- *       budget (-1 = unlimited), conversation id, 1 = consume / 0 = only check, key ttl seconds,
- *       conversation ttl seconds, then the conversation's field/value pairs
+ * ARGV, twelve per start (`ADMISSION_ARGS`): now ms, window ms (0 = no window), max per window
+ *   (-1 = none), max total (-1 = none), budget (-1 = unlimited), conversation id, 1 = consume /
+ *   0 = only check, key ttl seconds, conversation ttl seconds, then the conversation's
+ *   recipientId, campaignId and startedAt (empty when only checking).
  *
- * Replies: {1, count, used, recipient epoch, campaign epoch} admitted (or would be);
- *          {0, 'missing', since} a counter is not in Redis: rebuild it from PostgreSQL, then
- *            retry; `since` is when this Redis was first found without its data (KEYS[4]);
- *          {0, 'link_disabled'} | {0, 'cooldown', retryAfterMs} | {0, 'budget_exhausted'}.
+ * Replies, one per start in order: {1, count, used, recipient epoch, campaign epoch} admitted
+ *   (or would be); {0, 'missing', since} a counter is not in Redis: rebuild it from PostgreSQL,
+ *   then retry; `since` is when this Redis was first found without its data (KEYS[1]);
+ *   {0, 'link_disabled'} | {0, 'cooldown', retryAfterMs} | {0, 'budget_exhausted'}.
  * Checks run in the product's order: lifetime cap, rolling window, budget.
  */
 export const ADMIT_SCRIPT = `
-local now = tonumber(ARGV[1])
-local windowMs = tonumber(ARGV[2])
-local perWindow = tonumber(ARGV[3])
-local maxTotal = tonumber(ARGV[4])
-local budget = tonumber(ARGV[5])
-local consume = ARGV[7] == '1'
-local ttl = tonumber(ARGV[8])
-local recipientEpoch = redis.call('HGET', KEYS[1], 'seeded')
-local campaignEpoch = redis.call('HGET', KEYS[3], 'seeded')
-if not recipientEpoch or not campaignEpoch then
-  local since = redis.call('GET', KEYS[4])
-  if not since then
-    since = ARGV[1]
-    redis.call('SET', KEYS[4], since)
+local function admit(k, a)
+  local recipient, starts, campaign, conversation = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local now = tonumber(ARGV[a])
+  local windowMs = tonumber(ARGV[a + 1])
+  local perWindow = tonumber(ARGV[a + 2])
+  local maxTotal = tonumber(ARGV[a + 3])
+  local budget = tonumber(ARGV[a + 4])
+  local consume = ARGV[a + 6] == '1'
+  local ttl = tonumber(ARGV[a + 7])
+  local recipientEpoch = redis.call('HGET', recipient, 'seeded')
+  local campaignEpoch = redis.call('HGET', campaign, 'seeded')
+  if not recipientEpoch or not campaignEpoch then
+    local since = redis.call('GET', KEYS[1])
+    if not since then
+      since = ARGV[a]
+      redis.call('SET', KEYS[1], since)
+    end
+    return {0, 'missing', tonumber(since)}
   end
-  return {0, 'missing', tonumber(since)}
-end
-local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
-if maxTotal >= 0 and count >= maxTotal then
-  return {0, 'link_disabled'}
-end
-if windowMs > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - windowMs)
-  if perWindow >= 0 and redis.call('ZCARD', KEYS[2]) >= perWindow then
-    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-    local wait = windowMs
-    if oldest[2] then wait = tonumber(oldest[2]) + windowMs - now end
-    return {0, 'cooldown', wait}
+  local count = tonumber(redis.call('HGET', recipient, 'count') or '0')
+  if maxTotal >= 0 and count >= maxTotal then
+    return {0, 'link_disabled'}
   end
-end
-local used = tonumber(redis.call('HGET', KEYS[3], 'used') or '0')
-if budget >= 0 and used >= budget then
-  return {0, 'budget_exhausted'}
-end
-if not consume then
+  if windowMs > 0 then
+    redis.call('ZREMRANGEBYSCORE', starts, '-inf', now - windowMs)
+    if perWindow >= 0 and redis.call('ZCARD', starts) >= perWindow then
+      local oldest = redis.call('ZRANGE', starts, 0, 0, 'WITHSCORES')
+      local wait = windowMs
+      if oldest[2] then wait = tonumber(oldest[2]) + windowMs - now end
+      return {0, 'cooldown', wait}
+    end
+  end
+  local used = tonumber(redis.call('HGET', campaign, 'used') or '0')
+  if budget >= 0 and used >= budget then
+    return {0, 'budget_exhausted'}
+  end
+  if not consume then
+    return {1, count, used, recipientEpoch, campaignEpoch}
+  end
+  count = redis.call('HINCRBY', recipient, 'count', 1)
+  redis.call('EXPIRE', recipient, ttl)
+  if windowMs > 0 then
+    redis.call('ZADD', starts, now, ARGV[a + 5])
+    redis.call('PEXPIRE', starts, windowMs + 1000)
+  end
+  used = redis.call('HINCRBY', campaign, 'used', 1)
+  redis.call('EXPIRE', campaign, ttl)
+  redis.call('HSET', conversation, 'id', ARGV[a + 5], 'recipientId', ARGV[a + 9],
+    'campaignId', ARGV[a + 10], 'startedAt', ARGV[a + 11])
+  redis.call('EXPIRE', conversation, tonumber(ARGV[a + 8]))
   return {1, count, used, recipientEpoch, campaignEpoch}
 end
-count = redis.call('HINCRBY', KEYS[1], 'count', 1)
-redis.call('EXPIRE', KEYS[1], ttl)
-if windowMs > 0 then
-  redis.call('ZADD', KEYS[2], now, ARGV[6])
-  redis.call('PEXPIRE', KEYS[2], windowMs + 1000)
+local replies = {}
+for i = 0, (#KEYS - 1) / 4 - 1 do
+  replies[i + 1] = admit(2 + i * 4, 1 + i * 12)
 end
-used = redis.call('HINCRBY', KEYS[3], 'used', 1)
-redis.call('EXPIRE', KEYS[3], ttl)
-if #ARGV >= 11 then
-  redis.call('HSET', KEYS[5], unpack(ARGV, 10))
-  redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
-end
-return {1, count, used, recipientEpoch, campaignEpoch}
+return replies
 `;
+
+/** How many arguments each start takes in ADMIT_SCRIPT. */
+export const ADMISSION_ARGS = 12;
+
+/** One conversation start (or a check that consumes nothing) for ADMIT_SCRIPT. */
+export interface AdmissionCall {
+  /** Recipient hash, recipient window zset, campaign hash, conversation hash. */
+  keys: readonly [string, string, string, string];
+  /** The start's `ADMISSION_ARGS` arguments, in the script's order. */
+  args: readonly (string | number)[];
+}
+
+/** The reply of one start: see ADMIT_SCRIPT. */
+export type AdmissionReply = [number, string | number, (number | string)?, string?, string?];
+
+/** KEYS and ARGV of one ADMIT_SCRIPT run judging `calls` in order. */
+export function packAdmissions(
+  markerKey: string,
+  calls: readonly AdmissionCall[],
+): { keys: string[]; args: (string | number)[] } {
+  const keys: string[] = [markerKey];
+  const args: (string | number)[] = [];
+  for (const call of calls) {
+    if (call.args.length !== ADMISSION_ARGS)
+      throw new Error(`an admission takes ${ADMISSION_ARGS} arguments, not ${call.args.length}`);
+    keys.push(...call.keys);
+    args.push(...call.args);
+  }
+  return { keys, args };
+}
 
 /**
  * Seeds the counters from the durable record when they are missing. Existing counters are
@@ -81,7 +122,7 @@ return {1, count, used, recipientEpoch, campaignEpoch}
  * conversation id, so a rebuild can never refund anything. Each counter it makes carries the
  * seed's epoch, so that taking back an admission counted under an earlier epoch (one the
  * rebuild could not see) changes nothing.
- * KEYS as in ADMIT_SCRIPT; ARGV: recipient count, campaign count, ttl seconds, window ms, epoch,
+ * KEYS: the recipient hash, recipient zset and campaign hash of ADMIT_SCRIPT; ARGV: recipient count, campaign count, ttl seconds, window ms, epoch,
  * then pairs of (start ms, conversation id) for the starts inside the window.
  */
 export const SEED_SCRIPT = `
@@ -107,14 +148,15 @@ return 1
 /**
  * Takes back one admission whose durable record could not be written, so the cache does not
  * keep a conversation that never happened. A counter rebuilt since the admission (another
- * epoch) never counted it and is left alone. KEYS as in ADMIT_SCRIPT; ARGV: conversation id,
+ * epoch) never counted it and is left alone. KEYS: one start's four keys of ADMIT_SCRIPT (recipient
+ * hash, recipient zset, campaign hash, conversation hash); ARGV: conversation id,
  * the recipient and campaign epochs the admission was counted under.
  */
 export const RELEASE_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'seeded') == ARGV[2] then redis.call('HINCRBY', KEYS[1], 'count', -1) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 if redis.call('HGET', KEYS[3], 'seeded') == ARGV[3] then redis.call('HINCRBY', KEYS[3], 'used', -1) end
-if KEYS[5] then redis.call('DEL', KEYS[5]) end
+if KEYS[4] then redis.call('DEL', KEYS[4]) end
 return 1
 `;
 

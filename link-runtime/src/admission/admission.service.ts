@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
 import {
   AppError,
+  batchPerTurn,
   type Clock,
   type JetStreamClient,
   newId,
@@ -12,7 +13,15 @@ import type Redis from 'ioredis';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { conversationKey } from '../conversations/conversations.store';
-import { ADMIT_SCRIPT, LuaScript, RELEASE_SCRIPT, SEED_SCRIPT } from './admission.lua';
+import {
+  ADMIT_SCRIPT,
+  type AdmissionCall,
+  type AdmissionReply,
+  LuaScript,
+  packAdmissions,
+  RELEASE_SCRIPT,
+  SEED_SCRIPT,
+} from './admission.lua';
 import {
   type ConversationRecord,
   deleteBatches,
@@ -33,27 +42,32 @@ import {
   type OpenLink,
 } from './link-checks';
 
-/** Redis keys of the usage counters and the lost-data marker, all under the configured prefix. */
-export function usageKeys(
+/** Redis keys of one start: the recipient's counters, the campaign's, and the conversation's record. */
+export function startKeys(
   prefix: string,
   recipientId: string,
   campaignId: string,
+  conversationId: string,
 ): [string, string, string, string] {
   return [
     `${prefix}link:rcp:${recipientId}`,
     `${prefix}link:rcp:${recipientId}:starts`,
     `${prefix}link:cmp:${campaignId}:usage`,
-    `${prefix}link:counters-lost-at`,
+    conversationKey(prefix, conversationId),
   ];
 }
+
+/** Redis key of the marker set when counters were first found missing (see ADMIT_SCRIPT). */
+const lostMarkerKey = (prefix: string): string => `${prefix}link:counters-lost-at`;
+
+// One script run judges at most this many starts, so Redis is never held long by one.
+const MAX_ADMISSIONS_PER_RUN = 100;
 
 // Counters outlive any window; when they expire they are rebuilt from PostgreSQL like after a flush.
 const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 
 // How long a rebuild waits for this instance's admissions still being written (see seed()).
 const REBUILD_WAIT_MS = 5000;
-
-type ScriptReply = [number, string | number, (number | string)?, string?, string?];
 
 /** The epochs an admission was counted under: what its release must match (RELEASE_SCRIPT). */
 interface Counted {
@@ -105,6 +119,10 @@ export class Admission {
   private readonly unwritten = new Set<Promise<void>>();
   /** Usage events being published (close waits for them). */
   private readonly publishing = new Set<Promise<void>>();
+  /** Starts arriving together are judged in one script run, in the order they came. */
+  private readonly judge = batchPerTurn((calls: AdmissionCall[]) => this.runAdmissions(calls), {
+    maxBatch: MAX_ADMISSIONS_PER_RUN,
+  });
 
   constructor(private readonly deps: AdmissionDeps) {
     this.commits = new GroupCommit((rows) => this.write(rows), deps.groupCommitMs);
@@ -135,10 +153,7 @@ export class Admission {
       await this.commits.add(record);
     } catch (err) {
       // The start never became durable: take it back from the cache, refuse it as retryable.
-      const keys = [
-        ...usageKeys(this.deps.redisPrefix, record.recipientId, record.campaignId),
-        conversationKey(this.deps.redisPrefix, conversationId),
-      ];
+      const keys = startKeys(this.deps.redisPrefix, record.recipientId, record.campaignId, conversationId);
       const epochs = [conversationId, counted.recipientEpoch, counted.campaignEpoch];
       await releaseScript.run(this.deps.redis, keys, epochs).catch(() => undefined);
       throw new AppError('unavailable', undefined, { cause: err });
@@ -182,8 +197,8 @@ export class Admission {
     const { windowMs, perWindow, maxTotal, budget } = counterLimits(link);
     // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
     if (!consume && !countersApply(link)) return undefined;
-    const keys: string[] = usageKeys(this.deps.redisPrefix, recipient.id, campaign.id);
-    const args: (string | number)[] = [
+    const keys = startKeys(this.deps.redisPrefix, recipient.id, campaign.id, conversationId);
+    const args = [
       now,
       windowMs,
       perWindow,
@@ -192,24 +207,14 @@ export class Admission {
       conversationId,
       consume ? 1 : 0,
       COUNTER_TTL_SECONDS,
-    ];
-    if (consume && at) {
+      this.deps.conversationTtlSeconds,
       // The conversation's record, written by the same script that admits it.
-      keys.push(conversationKey(this.deps.redisPrefix, conversationId));
-      args.push(
-        this.deps.conversationTtlSeconds,
-        'id',
-        conversationId,
-        'recipientId',
-        recipient.id,
-        'campaignId',
-        campaign.id,
-        'startedAt',
-        at.toISOString(),
-      );
-    }
+      consume ? recipient.id : '',
+      consume ? campaign.id : '',
+      consume && at ? at.toISOString() : '',
+    ];
     for (let attempt = 0; attempt < 3; attempt++) {
-      const reply = (await admitScript.run(this.deps.redis, keys, args)) as ScriptReply;
+      const reply = await this.judge({ keys, args });
       if (reply[0] === 1) {
         if (!consume) return undefined;
         // Registered in the same step that learns of the admission, before any later reply
@@ -242,6 +247,12 @@ export class Admission {
     });
   }
 
+  /** Judges starts that arrived together in one atomic script run; a reply per start, in order. */
+  private async runAdmissions(calls: AdmissionCall[]): Promise<AdmissionReply[]> {
+    const { keys, args } = packAdmissions(lostMarkerKey(this.deps.redisPrefix), calls);
+    return (await admitScript.run(this.deps.redis, keys, args)) as AdmissionReply[];
+  }
+
   /**
    * Rebuilds missing counters from PostgreSQL (the durable record) before admitting. An admission
    * counted in Redis just before it lost its data may not be written yet, and the rebuild must not
@@ -251,7 +262,7 @@ export class Admission {
    */
   private async seed(
     link: OpenLink,
-    keys: string[],
+    keys: readonly string[],
     now: number,
     windowMs: number,
     lostAt: number,
