@@ -128,7 +128,7 @@ function toView(r: UsageRow, now: Date): CampaignView {
 
 const SELECT_WITH_USAGE = `
   SELECT c.*,
-    (SELECT count(*) FROM conversations u WHERE u.campaign_id = c.id) AS used,
+    COALESCE((SELECT u.used FROM campaign_usage u WHERE u.campaign_id = c.id), 0) AS used,
     (SELECT sum(t.conversations) FROM top_offs t WHERE t.campaign_id = c.id) AS included
   FROM campaigns c`;
 
