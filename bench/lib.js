@@ -1,7 +1,9 @@
-// Helpers for the benchmark: child-process servers and autocannon runs.
-const { fork, spawn } = require('node:child_process');
+// Helpers for the benchmark: child-process servers and load generator runs (wrk or autocannon).
+const { execFile, execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
 const autocannon = require('autocannon');
 
 /** A free loopback port. */
@@ -83,7 +85,7 @@ function machineCpu() {
 
 /** What a process is called in the results: a service's folder, a baseline's script, or its command. */
 function processLabel(pid, comm) {
-  if (pid === process.pid) return 'load generator';
+  if (pid === process.pid || comm === 'wrk') return 'load generator';
   if (comm !== 'node') return comm.replace(/^(postgres|redis-server|nats-server).*$/, '$1');
   let argv;
   try {
@@ -119,8 +121,11 @@ function processCpu() {
     const close = stat.lastIndexOf(')');
     const comm = stat.slice(stat.indexOf('(') + 1, close);
     const fields = stat.slice(close + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-    const label = processLabel(Number(dir), comm);
+    const pid = Number(dir);
+    // utime and stime; for this process also its reaped children's (wrk runs have ended by now).
+    const own = pid === process.pid ? [11, 12, 13, 14] : [11, 12];
+    const seconds = own.reduce((n, i) => n + Number(fields[i]), 0) / TICKS_PER_SECOND;
+    const label = processLabel(pid, comm);
     byLabel.set(label, (byLabel.get(label) ?? 0) + seconds);
   }
   return byLabel;
@@ -137,26 +142,96 @@ function cpuPerRequest(before, after, total) {
   return Object.fromEntries(rows.sort((a, b) => b[1] - a[1]).filter(([, us]) => us >= 0.5));
 }
 
-/**
- * Runs autocannon and returns requests/s and latency percentiles (ms), with non-2xx counted, and
- * what each request cost the whole machine in CPU (every process: load generator, services,
- * stores), also per process, with the share of time the host took from this machine: throughput drifts with the
- * machine's speed, CPU per request much less so.
- */
-async function load(opts) {
-  const before = machineCpu();
-  const processesBefore = processCpu();
-  const result = await autocannon({ connections: 50, duration: 5, ...opts });
-  const after = machineCpu();
-  const processesAfter = processCpu();
-  const total = result.requests.total;
+/** Runs autocannon in this process; figures as `load` returns them. */
+async function runAutocannon(opts) {
+  const result = await autocannon(opts);
   return {
     requestsPerSec: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    total,
+    total: result.requests.total,
+  };
+}
+
+/** A Lua long string holding `text` as it is (no escapes to get wrong). */
+function luaString(text) {
+  let level = '';
+  while (text.includes(`]${level}]`)) level += '=';
+  return `[${level}[${text}]${level}]`;
+}
+
+/** Milliseconds of a wrk duration such as `812.00us`, `3.21ms` or `1.02s`. */
+function wrkMs(value, unit) {
+  return Number(value) * { us: 0.001, ms: 1, s: 1000 }[unit];
+}
+
+/** Runs wrk, a native load generator, as its own process; figures as `load` returns them. */
+async function runWrk({ url, method = 'GET', headers = {}, body, connections, duration }) {
+  const lines = [`wrk.method = ${luaString(method)}`];
+  if (body !== undefined) lines.push(`wrk.body = ${luaString(body)}`);
+  for (const [name, value] of Object.entries(headers))
+    lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
+  const script = path.join(dir, 'request.lua');
+  fs.writeFileSync(script, `${lines.join('\n')}\n`);
+  try {
+    const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url];
+    const out = await new Promise((resolve, reject) =>
+      execFile('wrk', args, (err, stdout, stderr) =>
+        err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+      ),
+    );
+    const figure = (re) => {
+      const m = re.exec(out);
+      if (!m) throw new Error(`wrk printed no ${re}:\n${out}`);
+      return m;
+    };
+    const p50 = figure(/^\s+50%\s+([\d.]+)(us|ms|s)$/m);
+    const p99 = figure(/^\s+99%\s+([\d.]+)(us|ms|s)$/m);
+    const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    return {
+      requestsPerSec: Number(figure(/^Requests\/sec:\s+([\d.]+)/m)[1]),
+      p50: round(wrkMs(p50[1], p50[2])),
+      p99: round(wrkMs(p99[1], p99[2])),
+      non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+      errors: socket ? socket.slice(1).reduce((n, x) => n + Number(x), 0) : 0,
+      total: Number(figure(/^\s+(\d+) requests in/m)[1]),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Whether wrk can be run here. */
+function hasWrk() {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    // wrk --version prints its usage and exits 1; only a missing binary is ENOENT.
+    return err.code !== 'ENOENT';
+  }
+}
+
+/**
+ * Loads `url` with the chosen generator (`wrk` or `autocannon`) and returns requests/s and latency
+ * percentiles (ms), with non-2xx counted, and what each request cost the whole machine in CPU
+ * (every process: load generator, services, stores), also per process, with the share of time
+ * the host took from this machine: throughput drifts with the machine's speed, CPU per request
+ * much less so.
+ */
+async function load({ generator = 'autocannon', ...opts }) {
+  const request = { connections: 50, duration: 5, ...opts };
+  const before = machineCpu();
+  const processesBefore = processCpu();
+  const result = generator === 'wrk' ? await runWrk(request) : await runAutocannon(request);
+  const after = machineCpu();
+  const processesAfter = processCpu();
+  const { total } = result;
+  return {
+    ...result,
     cpuMicrosPerRequest: before && total ? round(((after.busy - before.busy) * 1e6) / total) : null,
     cpuMicrosByProcess: cpuPerRequest(processesBefore, processesAfter, total),
     stealPercent: before ? round(((after.steal - before.steal) * 100) / (after.all - before.all)) : null,
@@ -165,4 +240,4 @@ async function load(opts) {
 
 const round = (x) => Math.round(x * 10) / 10;
 
-module.exports = { freePort, forkReady, spawnService, stopAll, load };
+module.exports = { freePort, forkReady, spawnService, stopAll, load, hasWrk };

@@ -4,11 +4,12 @@
  *  - bare node:http hello, and a bare Koa route making one unary gRPC call to an echo server;
  *  - the gateway: single-recipient reads, and bulk creates in 200-item batches;
  *  - the link runtime: conversation starts (every admission check) and page loads.
- * Every service runs as its own process, as in production; the load generator is this process.
+ * Every service runs as its own process, as in production; the load generator is wrk (Debian's
+ * package) when installed, else autocannon in this process.
  * Results (figures and ratios against the targets) go to bench/results/.
  *
  * Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
- *        [--only reads,starts]
+ *        [--only reads,starts] [--generator wrk|autocannon]
  * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts). Each scenario
  * runs --rounds times between runs of its baseline; figures and ratios are the medians.
  */
@@ -20,7 +21,7 @@ const { Client } = require('pg');
 const { deleteStreams } = require('../packages/platform/dist/nats');
 const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
 const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
-const { freePort, forkReady, spawnService, stopAll, load } = require('./lib');
+const { freePort, forkReady, hasWrk, spawnService, stopAll, load: loadWith } = require('./lib');
 
 const root = path.resolve(__dirname, '..');
 const arg = (name, def) => {
@@ -31,6 +32,12 @@ const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 50);
 const BULK_CONNECTIONS = arg('bulk-connections', 2);
 const ROUNDS = arg('rounds', 5);
+const generatorIndex = process.argv.indexOf('--generator');
+// wrk (native, its own process) when installed: autocannon parses every response in JavaScript on
+// the same two cores, and for the page it spends more per request than the server does.
+const GENERATOR = generatorIndex > 0 ? process.argv[generatorIndex + 1] : hasWrk() ? 'wrk' : 'autocannon';
+if (!['wrk', 'autocannon'].includes(GENERATOR)) throw new Error(`unknown --generator ${GENERATOR}`);
+const load = (opts) => loadWith({ generator: GENERATOR, ...opts });
 const onlyIndex = process.argv.indexOf('--only');
 const ONLY = onlyIndex > 0 ? new Set(process.argv[onlyIndex + 1].split(',')) : null;
 const wanted = (name) => !ONLY || ONLY.has(name);
@@ -218,11 +225,13 @@ async function seed(ports) {
 }
 
 async function main() {
+  log(`load generator: ${GENERATOR}`);
   const children = [];
   const db = await freshDatabase();
   const cleanups = [];
   const results = {
     machine: { cpus: require('node:os').cpus().length, node: process.version },
+    loadGenerator: GENERATOR,
     durationSeconds: DURATION,
     rounds: ROUNDS,
     connections: CONNECTIONS,
