@@ -171,16 +171,18 @@ function wrkMs(value, unit) {
 async function runWrk({ url, method = 'GET', headers = {}, body, connections, duration }) {
   const lines = [`wrk.method = ${luaString(method)}`];
   if (body !== undefined) lines.push(`wrk.body = ${luaString(body)}`);
+  // Spaced: `headers[[[` would open a long string, a call instead of an index.
   for (const [name, value] of Object.entries(headers))
-    lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+    lines.push(`wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
   const script = path.join(dir, 'request.lua');
   fs.writeFileSync(script, `${lines.join('\n')}\n`);
   try {
     const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url];
     const out = await new Promise((resolve, reject) =>
+      // wrk goes on with a plain GET when its script fails, saying so only on stderr.
       execFile('wrk', args, (err, stdout, stderr) =>
-        err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+        err || stderr ? reject(new Error(stderr || err.message)) : resolve(stdout),
       ),
     );
     const figure = (re) => {

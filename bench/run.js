@@ -290,6 +290,7 @@ async function main() {
         body: JSON.stringify({ campaignId: draft.id, items: [{}] }),
       })
     ).json();
+    if (!one.results) throw new Error(`creating the read target failed: ${JSON.stringify(one)}`);
     const rid = one.results[0].id;
     const readRounds = { koaGrpc: [], reads: [] };
     for (let round = 1; wanted('reads') && round <= ROUNDS; round++) {
