@@ -1,3 +1,4 @@
+import { stat } from 'node:fs';
 import { GroupCommit } from './group-commit';
 
 describe('GroupCommit', () => {
@@ -8,6 +9,22 @@ describe('GroupCommit', () => {
     }, 5);
     await Promise.all([1, 2, 3, 4].map((n) => gc.add(n)));
     expect(batches).toEqual([[1, 2, 3, 4]]);
+  });
+
+  it('with no delay, writes what was added in one turn together, before any timer', async () => {
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number>(async (items) => {
+      batches.push(items);
+    }, 0);
+    // From an I/O callback, as a request arrives: the loop's check phase comes before its timers,
+    // so a write waiting for no timer has started when a 0 ms timer armed first fires.
+    const writtenByTimer = await new Promise<number[][]>((resolve) =>
+      stat(__filename, () => {
+        setTimeout(() => resolve(batches.map((b) => [...b])), 0);
+        void Promise.all([1, 2, 3].map((n) => gc.add(n)));
+      }),
+    );
+    expect(writtenByTimer).toEqual([[1, 2, 3]]);
   });
 
   it('writes one batch at a time: what arrives during a write goes together in the next', async () => {

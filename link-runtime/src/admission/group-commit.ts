@@ -1,6 +1,7 @@
 /**
  * Batches concurrent writes into one, one write at a time: callers `add` an item and wait.
- * When nothing is being written, the items that arrive within `delayMs` are written together;
+ * When nothing is being written, the items that arrive within `delayMs` are written together
+ * (with 0, those added in the same turn of the event loop, until its check phase);
  * while a write is in progress, arriving items wait for it and go together in the next one
  * (at most `maxBatch` per write). So batches grow with the load by themselves, and a quiet
  * moment costs only `delayMs`. Every caller learns the result of its own batch's write; a
@@ -8,7 +9,7 @@
  */
 export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private writing = false;
   private readonly idle: (() => void)[] = [];
 
@@ -24,7 +25,9 @@ export class GroupCommit<T> {
       this.queue.push({ item, resolve, reject });
       if (this.writing) return;
       if (this.queue.length >= this.maxBatch) this.drain();
-      else this.timer ??= setTimeout(() => this.drain(), this.delayMs);
+      else
+        this.timer ??=
+          this.delayMs > 0 ? setTimeout(() => this.drain(), this.delayMs) : setImmediate(() => this.drain());
     });
   }
 
@@ -36,7 +39,10 @@ export class GroupCommit<T> {
   }
 
   private drain(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
+    }
     this.timer = undefined;
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) {
