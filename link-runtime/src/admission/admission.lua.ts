@@ -20,8 +20,9 @@ import type Redis from 'ioredis';
  *   recipientId, campaignId and startedAt (empty when only checking).
  *
  * Replies, one per start in order: {1, count, used, recipient epoch, campaign epoch} admitted
- *   (or would be); {0, 'missing', since} a counter is not in Redis: rebuild it from PostgreSQL,
- *   then retry; `since` is when this Redis was first found without its data (KEYS[1]);
+ *   (or would be); {0, 'missing', since, recipient missing, campaign missing} a counter is not in
+ *   Redis: rebuild it (the ones flagged 1) from PostgreSQL, then retry; `since` is when this Redis
+ *   was first found without its data (KEYS[1]);
  *   {0, 'link_disabled'} | {0, 'cooldown', retryAfterMs} | {0, 'budget_exhausted'}.
  * Checks run in the product's order: lifetime cap, rolling window, budget.
  */
@@ -43,7 +44,7 @@ local function admit(k, a)
       since = ARGV[a]
       redis.call('SET', KEYS[1], since)
     end
-    return {0, 'missing', tonumber(since)}
+    return {0, 'missing', tonumber(since), recipientEpoch and 0 or 1, campaignEpoch and 0 or 1}
   end
   local count = tonumber(redis.call('HGET', recipient, 'count') or '0')
   if maxTotal >= 0 and count >= maxTotal then
@@ -97,7 +98,13 @@ export interface AdmissionCall {
 }
 
 /** The reply of one start: see ADMIT_SCRIPT. */
-export type AdmissionReply = [number, string | number, (number | string)?, string?, string?];
+export type AdmissionReply = [
+  number,
+  string | number,
+  (number | string)?,
+  (string | number)?,
+  (string | number)?,
+];
 
 /** KEYS and ARGV of one ADMIT_SCRIPT run judging `calls` in order. */
 export function packAdmissions(
@@ -122,12 +129,13 @@ export function packAdmissions(
  * conversation id, so a rebuild can never refund anything. Each counter it makes carries the
  * seed's epoch, so that taking back an admission counted under an earlier epoch (one the
  * rebuild could not see) changes nothing.
- * KEYS: the recipient hash, recipient zset and campaign hash of ADMIT_SCRIPT; ARGV: recipient count, campaign count, ttl seconds, window ms, epoch,
- * then pairs of (start ms, conversation id) for the starts inside the window.
+ * KEYS: the recipient hash, recipient zset and campaign hash of ADMIT_SCRIPT; ARGV: recipient count,
+ * campaign count (-1 for a counter not counted: it is left as it is), ttl seconds, window ms,
+ * epoch, then pairs of (start ms, conversation id) for the starts inside the window.
  */
 export const SEED_SCRIPT = `
 local ttl = tonumber(ARGV[3])
-if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then
+if tonumber(ARGV[1]) >= 0 and redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then
   local held = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
   local count = math.max(held, tonumber(ARGV[1]))
   redis.call('HSET', KEYS[1], 'count', count, 'seeded', ARGV[5])
@@ -137,7 +145,7 @@ if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then
   end
   if #ARGV >= 6 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) + 1000) end
 end
-if redis.call('HEXISTS', KEYS[3], 'seeded') == 0 then
+if tonumber(ARGV[2]) >= 0 and redis.call('HEXISTS', KEYS[3], 'seeded') == 0 then
   local held = tonumber(redis.call('HGET', KEYS[3], 'used') or '0')
   redis.call('HSET', KEYS[3], 'used', math.max(held, tonumber(ARGV[2])), 'seeded', ARGV[5])
   redis.call('EXPIRE', KEYS[3], ttl)

@@ -24,11 +24,12 @@ import {
 } from './admission.lua';
 import {
   type ConversationRecord,
+  countCampaignConversations,
   deleteBatches,
   insertConversations,
   listLegacyUnpublished,
   listUnconfirmed,
-  loadUsageFacts,
+  loadRecipientFacts,
   markLegacyPublished,
   type UsageBatch,
 } from './conversations.repository';
@@ -119,6 +120,8 @@ export class Admission {
   private readonly unwritten = new Set<Promise<void>>();
   /** Usage events being published (close waits for them). */
   private readonly publishing = new Set<Promise<void>>();
+  /** Counts of campaigns' records under way, shared by the rebuilds that need them (see seed()). */
+  private readonly campaignCounts = new Map<string, Promise<number>>();
   /** Starts arriving together are judged in one script run, in the order they came. */
   private readonly judge = batchPerTurn((calls: AdmissionCall[]) => this.runAdmissions(calls), {
     maxBatch: MAX_ADMISSIONS_PER_RUN,
@@ -229,7 +232,10 @@ export class Admission {
       }
       switch (reply[1]) {
         case 'missing':
-          await this.seed(link, keys, now, windowMs, Number(reply[2]));
+          await this.seed(link, keys, now, windowMs, Number(reply[2]), {
+            recipient: Number(reply[3]) === 1,
+            campaign: Number(reply[4]) === 1,
+          });
           continue;
         case 'link_disabled':
           throw linkDisabled(recipient);
@@ -258,7 +264,10 @@ export class Admission {
    * counted in Redis just before it lost its data may not be written yet, and the rebuild must not
    * miss it: so it first waits for this instance's admissions still being written, and, within
    * `rebuildGraceMs` of the moment the loss was first noticed (`lostAt`), until that grace has
-   * passed, by when other replicas' writes of such admissions have landed too.
+   * passed, by when other replicas' writes of such admissions have landed too. Only the counters
+   * found missing are counted: after a loss, every recipient's first start rebuilds its own
+   * counters, and the campaign's record, which may hold millions of conversations, is counted
+   * once per campaign, not once per recipient (see countCampaign).
    */
   private async seed(
     link: OpenLink,
@@ -266,6 +275,7 @@ export class Admission {
     now: number,
     windowMs: number,
     lostAt: number,
+    missing: { recipient: boolean; campaign: boolean },
   ): Promise<void> {
     const graceLeft = lostAt + this.deps.rebuildGraceMs - this.deps.clock().getTime();
     if (graceLeft > 0) await sleep(graceLeft);
@@ -275,27 +285,48 @@ export class Admission {
       if (!waited)
         this.deps.logger.warn({ recipientId: link.recipient.id }, 'rebuilding counters with writes pending');
     }
-    const facts = await loadUsageFacts(
-      this.deps.pool,
-      link.recipient.id,
-      link.campaign.id,
-      windowMs > 0 ? new Date(now - windowMs) : null,
-    );
+    const [recipient, campaignCount] = await Promise.all([
+      missing.recipient
+        ? loadRecipientFacts(
+            this.deps.pool,
+            link.recipient.id,
+            windowMs > 0 ? new Date(now - windowMs) : null,
+          )
+        : undefined,
+      missing.campaign ? this.countCampaign(link.campaign.id) : -1,
+    ]);
     // The recipient service's count also survives a flush; never seed below it.
-    const recipientCount = Math.max(facts.recipientCount, link.recipient.interactionCount ?? 0);
-    const starts = facts.windowStarts.flatMap((s) => [s.startedAtMs, s.id]);
+    const recipientCount = recipient ? Math.max(recipient.count, link.recipient.interactionCount ?? 0) : -1;
+    const starts = recipient ? recipient.windowStarts.flatMap((s) => [s.startedAtMs, s.id]) : [];
     this.deps.logger.info(
-      { recipientId: link.recipient.id, campaignId: link.campaign.id },
+      { recipientId: link.recipient.id, campaignId: link.campaign.id, rebuilt: missing },
       'usage counters rebuilt',
     );
     await seedScript.run(this.deps.redis, keys.slice(0, 3), [
       recipientCount,
-      facts.campaignCount,
+      campaignCount,
       COUNTER_TTL_SECONDS,
       windowMs,
       randomBase62(16),
       ...starts,
     ]);
+  }
+
+  /**
+   * A campaign's conversations in the durable record, counted once for all the rebuilds that ask
+   * while a count is under way. Sharing a count begun before a rebuild's own waits ended is safe:
+   * while the campaign's counter is missing no start of the campaign is admitted, so its record
+   * cannot change in between.
+   */
+  private countCampaign(campaignId: string): Promise<number> {
+    let counting = this.campaignCounts.get(campaignId);
+    if (!counting) {
+      counting = countCampaignConversations(this.deps.pool, campaignId).finally(() =>
+        this.campaignCounts.delete(campaignId),
+      );
+      this.campaignCounts.set(campaignId, counting);
+    }
+    return counting;
   }
 
   /** Writes admitted conversations with the event announcing them, then publishes it. */

@@ -9,10 +9,9 @@ export interface ConversationRecord {
   startedAt: Date;
 }
 
-/** What the counters of one admission are rebuilt from. */
-export interface UsageFacts {
-  recipientCount: number;
-  campaignCount: number;
+/** What a recipient's counters are rebuilt from: its conversations, and its starts in the window. */
+export interface RecipientFacts {
+  count: number;
   windowStarts: { id: string; startedAtMs: number }[];
 }
 
@@ -56,19 +55,15 @@ export async function insertConversations(
   });
 }
 
-/** Counts of the durable record: per recipient, per campaign, and the recipient's starts after `since`. */
-export async function loadUsageFacts(
+/** A recipient's conversations in the durable record, and its starts after `since` (none without). */
+export async function loadRecipientFacts(
   pool: Pool,
   recipientId: string,
-  campaignId: string,
   since: Date | null,
-): Promise<UsageFacts> {
-  const [rc, cc, starts] = await Promise.all([
+): Promise<RecipientFacts> {
+  const [count, starts] = await Promise.all([
     pool.query<{ n: string }>('SELECT count(*) AS n FROM link.conversations WHERE recipient_id = $1', [
       recipientId,
-    ]),
-    pool.query<{ n: string }>('SELECT count(*) AS n FROM link.conversations WHERE campaign_id = $1', [
-      campaignId,
     ]),
     since
       ? pool.query<{ id: string; started_at: Date }>(
@@ -78,10 +73,18 @@ export async function loadUsageFacts(
       : Promise.resolve({ rows: [] as { id: string; started_at: Date }[] }),
   ]);
   return {
-    recipientCount: Number(rc.rows[0].n),
-    campaignCount: Number(cc.rows[0].n),
+    count: Number(count.rows[0].n),
     windowStarts: starts.rows.map((r) => ({ id: r.id, startedAtMs: r.started_at.getTime() })),
   };
+}
+
+/** A campaign's conversations in the durable record. */
+export async function countCampaignConversations(pool: Pool, campaignId: string): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM link.conversations WHERE campaign_id = $1',
+    [campaignId],
+  );
+  return Number(rows[0].n);
 }
 
 /** Forgets batches whose event JetStream confirmed. */
