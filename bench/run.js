@@ -372,26 +372,18 @@ async function main() {
       startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
     };
-    // What one request costs the whole machine, next to its baseline's: steadier than requests/s.
-    const cpu = (r) => r?.cpuMicrosPerRequest ?? undefined;
-    results.cpuMicrosPerRequest = {
-      bulkCreateBatch: cpu(bulkCreate),
-      reads: cpu(reads),
-      koaGrpc: cpu(base.koaGrpc),
-      pageLoads: cpu(pageLoads),
-      starts: cpu(starts),
-      bare: cpu(base.bare),
-    };
-    // The same split by process (services, stores, load generator): where each request's CPU goes.
-    const split = (r) => r?.cpuMicrosByProcess ?? undefined;
-    results.cpuMicrosByProcess = {
-      bulkCreateBatch: split(bulkCreate),
-      reads: split(reads),
-      koaGrpc: split(base.koaGrpc),
-      pageLoads: split(pageLoads),
-      starts: split(starts),
-      bare: split(base.bare),
-    };
+    const perScenario = (pick) => ({
+      bulkCreateBatch: pick(bulkCreate),
+      reads: pick(reads),
+      koaGrpc: pick(base.koaGrpc),
+      pageLoads: pick(pageLoads),
+      starts: pick(starts),
+      bare: pick(base.bare),
+    });
+    // What one request costs the whole machine, next to its baseline's: steadier than requests/s;
+    // and the same split by process (services, stores, load generator): where it goes.
+    results.cpuMicrosPerRequest = perScenario((r) => r?.cpuMicrosPerRequest ?? undefined);
+    results.cpuMicrosByProcess = perScenario((r) => r?.cpuMicrosByProcess ?? undefined);
     const target = (present, ok) => (present ? ok : 'not measured');
     results.targets = {
       'bulk create >= 20,000 recipients/s': target(bulkCreate, bulkCreate?.recipientsPerSec >= 20000),
