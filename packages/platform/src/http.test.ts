@@ -78,5 +78,8 @@ describe('requestContext', () => {
     expect(statuses).toEqual([500, 503, 503]);
     // The unexpected error and the store failure, not the closed campaign's 503.
     expect(errors).toHaveLength(2);
+    // The access lines themselves are no errors, whatever their status: alerts on error lines
+    // must not fire for a closed campaign's link or a readiness probe while starting.
+    expect(lines.filter((l) => l.msg === 'request').map((l) => l.level)).toEqual([30, 30, 30]);
   });
 });

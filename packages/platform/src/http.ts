@@ -50,7 +50,7 @@ export function requestIdOf(given: string | undefined): string {
 }
 
 /**
- * Writes a request's access line (5xx at error, the rest at info) when that level is enabled,
+ * Writes a request's access line, at info whatever its status, when that level is enabled,
  * through `log`, which gives the request's logger. `route` is a template, never the raw path.
  */
 export function logAccess(
@@ -61,8 +61,9 @@ export function logAccess(
   status: number,
   ms: number,
 ): void {
-  const level = status >= 500 ? 'error' : 'info';
-  if (logger.isLevelEnabled(level)) log()[level]({ method, route, status, ms }, 'request');
+  // Every status at info: a 503 is as often a refusal by the rules (a halted campaign's link) or
+  // a readiness probe while starting or draining; a failure logs its own error line, with its cause.
+  if (logger.isLevelEnabled('info')) log().info({ method, route, status, ms }, 'request');
 }
 
 /** Reads the request body as UTF-8 text; past `limitBytes` it refuses with 413 `payload_too_large`. */
