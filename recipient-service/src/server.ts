@@ -27,7 +27,7 @@ import { campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
 import { createRecipientService } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
-import { consumeUsage, usageBatchDurable, usageDurable } from './usage/usage-consumer';
+import { consumeUsage, prunePeriodically, usageBatchDurable, usageDurable } from './usage/usage-consumer';
 
 export { CONFIG_SPEC } from './config';
 
@@ -58,7 +58,8 @@ function bind(server: Server, address: string): Promise<number> {
 
 /**
  * Starts the recipient service: config, PostgreSQL (migrated), NATS streams and the two
- * durable consumers (campaign snapshots, usage), then the gRPC server. `stop()` shuts
+ * durable consumers (campaign snapshots, usage) with the hourly pruning of applied usage, then
+ * the gRPC server. `stop()` shuts
  * down in order: gRPC, consumers, NATS, pool, metrics.
  */
 export async function start(
@@ -112,6 +113,7 @@ export async function start(
     const server = buildGrpcServer({ service, pool, lifecycle, logger, metrics });
     const stopCampaigns = await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger });
     const stopUsage = await consumeUsage({ pool, js, jsm, prefix, logger });
+    const stopPruning = prunePeriodically({ pool, logger, clock }, config.USAGE_DEDUP_RETENTION_DAYS);
     ports.grpc = await bind(server, `${config.HOST}:${config.RECIPIENT_GRPC_PORT}`);
 
     lifecycle.onShutdown('grpc', () =>
@@ -120,7 +122,7 @@ export async function start(
         new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS / 2).unref()),
       ]).then(() => server.forceShutdown()),
     );
-    lifecycle.onShutdown('consumers', () => Promise.all([stopCampaigns(), stopUsage()]));
+    lifecycle.onShutdown('consumers', () => Promise.all([stopCampaigns(), stopUsage(), stopPruning()]));
     lifecycle.onShutdown('campaign client', () => campaignClient.close());
     lifecycle.onShutdown('nats', () => nc.drain());
     lifecycle.onShutdown('postgres', () => pool.end());

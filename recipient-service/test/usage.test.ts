@@ -1,6 +1,11 @@
 import { subjects, type UsageAdmitted, type UsageAdmittedBatch } from '@outreach/contracts';
 import { publishJson } from '@outreach/platform';
-import { applyUsageBatch, type UsageToApply, usagesFromEvent } from '../src/usage/usage-consumer';
+import {
+  applyUsageBatch,
+  pruneAppliedUsage,
+  type UsageToApply,
+  usagesFromEvent,
+} from '../src/usage/usage-consumer';
 import { eventually, type Harness, items, startHarness } from './helpers';
 
 let h: Harness;
@@ -83,6 +88,36 @@ describe('applying a batch of usage', () => {
     ]);
     expect(applied).toBe(2);
     expect(await usageOf(a)).toEqual({ count: 1, last: '2026-05-01T10:00:00.000Z' });
+  });
+});
+
+describe('pruning applied usage', () => {
+  it('forgets applied conversation ids recorded before the horizon, a page at a time, and keeps the rest', async () => {
+    const [a] = await newRecipients(1);
+    const ids = Array.from({ length: 25 }, (_, i) => `cnv_prune_${i}`);
+    expect(
+      await applyUsageBatch(
+        h.pool,
+        ids.map((id) => usage(id, a, null)),
+      ),
+    ).toBe(25);
+    // The first twenty were applied forty days ago.
+    await h.pool.query(
+      `UPDATE recipients.applied_usage SET applied_at = now() - interval '40 days' WHERE conversation_id = ANY($1)`,
+      [ids.slice(0, 20)],
+    );
+    const horizon = new Date(Date.now() - 30 * 86_400_000);
+    expect(await pruneAppliedUsage(h.pool, horizon, 7)).toBe(20);
+    const { rows } = await h.pool.query<{ conversation_id: string }>(
+      'SELECT conversation_id FROM recipients.applied_usage WHERE conversation_id = ANY($1) ORDER BY 1',
+      [ids],
+    );
+    expect(rows.map((r) => r.conversation_id)).toEqual(ids.slice(20).sort());
+    // The recipient's count is the record of what happened: pruning takes nothing from it.
+    expect((await usageOf(a)).count).toBe(25);
+    // A recent id still counts once when its event comes again.
+    expect(await applyUsageBatch(h.pool, [usage(ids[24], a, null)])).toBe(0);
+    expect(await pruneAppliedUsage(h.pool, horizon)).toBe(0);
   });
 });
 

@@ -1,5 +1,12 @@
 import { readAdmitted, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
-import { consumeDurableBatches, type JsMsg, type Logger, parseBatch, streamNames } from '@outreach/platform';
+import {
+  type Clock,
+  consumeDurableBatches,
+  type JsMsg,
+  type Logger,
+  parseBatch,
+  streamNames,
+} from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
@@ -79,6 +86,54 @@ export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promis
     ],
   });
   return result.rows[0].applied;
+}
+
+/**
+ * Forgets applied conversation ids recorded before `before`, `pageSize` rows per statement, and
+ * returns how many. A usage event is delivered again only while the events stream still holds it
+ * (7 days) or when a link runtime republishes a batch it never saw confirmed, so a record older
+ * than that recognises nothing; kept forever, it would grow by every conversation.
+ */
+export async function pruneAppliedUsage(pool: Pool, before: Date, pageSize = 10_000): Promise<number> {
+  let pruned = 0;
+  for (;;) {
+    const { rowCount } = await pool.query({
+      name: 'recipients-prune-applied-usage',
+      text: `DELETE FROM recipients.applied_usage WHERE ctid IN (
+               SELECT ctid FROM recipients.applied_usage WHERE applied_at < $1 LIMIT $2
+               FOR UPDATE SKIP LOCKED)`,
+      values: [before, pageSize],
+    });
+    pruned += rowCount ?? 0;
+    if ((rowCount ?? 0) < pageSize) return pruned;
+  }
+}
+
+/** Prunes applied usage older than `retentionDays` now and then every `everyMs`; returns the stop. */
+export function prunePeriodically(
+  deps: { pool: Pool; logger: Logger; clock: Clock },
+  retentionDays: number,
+  everyMs = 3600_000,
+): () => Promise<void> {
+  let running: Promise<void> = Promise.resolve();
+  const run = () => {
+    running = running.then(async () => {
+      const before = new Date(deps.clock().getTime() - retentionDays * 86_400_000);
+      try {
+        const pruned = await pruneAppliedUsage(deps.pool, before);
+        if (pruned > 0) deps.logger.info({ pruned, before }, 'applied usage pruned');
+      } catch (err) {
+        deps.logger.warn({ err }, 'pruning applied usage failed; will retry');
+      }
+    });
+  };
+  run();
+  const timer = setInterval(run, everyMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
 
 /** The durable consumers of usage events, shared by every instance: single events, and batches. */
