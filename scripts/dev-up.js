@@ -57,6 +57,25 @@ async function admin(method, p, body) {
   return json;
 }
 
+// The demo link's limits, shown with it: it demonstrates them without getting in the way at once.
+const DEMO_LIMITS = { maxTotalInteractions: 20, maxInteractionsPerWindow: 5, windowSeconds: 3600 };
+
+/** Adds the demo recipient to a new campaign and returns its link. */
+async function addDemoRecipient(p, campaignId) {
+  const created = await admin('POST', `${p}/campaigns/${campaignId}/recipients`, {
+    items: [
+      {
+        externalId: 'demo-customer@example.com',
+        label: 'Dana',
+        metadata: { plan: 'gold' },
+        injectionInstructions: 'Greet {name} by name and mention the {meta.plan} plan.',
+        ...DEMO_LIMITS,
+      },
+    ],
+  });
+  return created.results?.[0]?.link;
+}
+
 /** Seeds (or reuses) the demo project; a new API key is made on every start since keys are shown once. */
 async function seed() {
   const projects = await admin('GET', '/projects');
@@ -74,11 +93,22 @@ async function seed() {
     customInstructions: 'Keep answers short.',
     knowledge: [{ title: 'Opening hours', content: 'We are open Monday to Friday, 9:00 to 17:00.' }],
   });
+  // Reloads start new conversations, so a demo link is used up after a few sessions of trying it:
+  // reuse a demo campaign whose link has conversations left, else start a new one (recipients
+  // cannot be added to a campaign once it is active).
   const campaigns = await admin('GET', `${p}/campaigns`);
-  let campaign = (campaigns.campaigns ?? campaigns).find(
-    (c) => c.name === 'Demo campaign' && c.state !== 'completed',
-  );
+  let campaign;
   let link;
+  for (const c of campaigns.campaigns ?? campaigns) {
+    if (c.name !== 'Demo campaign' || c.state === 'completed') continue;
+    const list = await admin('GET', `${p}/campaigns/${c.id}/recipients?limit=1`);
+    const r = list.recipients?.[0];
+    if (r?.isActive && r.interactionCount < DEMO_LIMITS.maxTotalInteractions) {
+      campaign = c;
+      link = r.link;
+      break;
+    }
+  }
   if (!campaign) {
     const start = new Date(Date.now() + 3000);
     campaign = await admin('POST', `${p}/campaigns`, {
@@ -90,24 +120,8 @@ async function seed() {
       pricePerConversation: 25,
     });
     await admin('POST', `${p}/campaigns/${campaign.id}/top-offs`, { conversations: 1000 });
-    const created = await admin('POST', `${p}/campaigns/${campaign.id}/recipients`, {
-      items: [
-        {
-          externalId: 'demo-customer@example.com',
-          label: 'Dana',
-          metadata: { plan: 'gold' },
-          injectionInstructions: 'Greet {name} by name and mention the {meta.plan} plan.',
-          maxTotalInteractions: 20,
-          maxInteractionsPerWindow: 5,
-          windowSeconds: 3600,
-        },
-      ],
-    });
-    link = created.results?.[0]?.link;
+    link = await addDemoRecipient(p, campaign.id);
     await admin('POST', `${p}/campaigns/${campaign.id}/launch`);
-  } else {
-    const list = await admin('GET', `${p}/campaigns/${campaign.id}/recipients?limit=1`);
-    link = list.recipients?.[0]?.link;
   }
   const operator = { email: 'operator@example.com', password: 'outreach-demo-password' };
   const { createOperatorFromEnv } = require(
@@ -155,6 +169,7 @@ Outreach is running (logs in .dev/logs/):
 Demo project ${project.id}, campaign ${campaign.id} (goes live a few seconds after first start)
 API key (shown once): ${key.key}
 Sample link: ${link ?? '(none)'}
+  (each load of the page starts a conversation: ${DEMO_LIMITS.maxInteractionsPerWindow} an hour, ${DEMO_LIMITS.maxTotalInteractions} in all; the next npm start gives a new link once it is used up)
 
 Try:
   curl -s -H "Authorization: Bearer ${key.key}" ${url(env.GATEWAY_PORT)}/api/v1/projects/${project.id}/campaigns
