@@ -587,13 +587,15 @@ describe('starts arriving together', () => {
   it('are judged together: 100 starts sent at once take far fewer script runs than starts', async () => {
     const l = await h.link();
     expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201); // counters seeded
-    // MONITOR sees every command Redis runs; only admission runs name this namespace's marker key.
+    // MONITOR sees every command Redis runs. With the counters seeded, the only scripts that name
+    // the recipient's counter are admissions, one key per start they judge.
     const redis = new Redis(h.ns.env.REDIS_URL);
     const monitor = await redis.monitor();
     const runs: number[] = [];
-    const marker = `${h.ns.redisPrefix}link:counters-lost-at`;
+    const counter = `${h.ns.redisPrefix}link:rcp:${l.recipient.id}`;
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (/^eval(sha)?$/i.test(args[0]) && args[3] === marker) runs.push((Number(args[2]) - 1) / 4);
+      const starts = args.filter((a) => a === counter).length;
+      if (/^eval(sha)?$/i.test(args[0]) && starts > 0) runs.push(starts);
     });
     try {
       // Connected first, then all written in one go: the requests reach the server together.
