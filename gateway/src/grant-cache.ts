@@ -1,4 +1,4 @@
-import { AppError, type Clock } from '@outreach/platform';
+import { AppError, type Clock, sharedWhileRunning } from '@outreach/platform';
 
 /** What a verified API key allows. */
 export interface Grant {
@@ -22,7 +22,8 @@ export const GRANT_TTL_MS = 1000;
  */
 export class GrantCache {
   private readonly entries = new Map<string, { grant: Grant; until: number }>();
-  private readonly inflight = new Map<string, Promise<Grant>>();
+  /** Concurrent misses of one key share a single VerifyApiKey call. */
+  private readonly lookUp = sharedWhileRunning((keyHash: string) => this.verifyAndKeep(keyHash));
   private readonly revoked = new Set<string>();
 
   constructor(
@@ -78,20 +79,13 @@ export class GrantCache {
     return this.entries.size;
   }
 
-  private lookUp(keyHash: string): Promise<Grant> {
-    const pending = this.inflight.get(keyHash);
-    if (pending) return pending;
-    const p = this.verify(keyHash)
-      .then((grant) => {
-        const now = this.clock().getTime();
-        const expires = grant.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(grant.expiresAt);
-        if (!this.revoked.has(grant.keyId)) {
-          this.entries.set(keyHash, { grant, until: Math.min(now + this.ttlMs, expires) });
-        }
-        return grant;
-      })
-      .finally(() => this.inflight.delete(keyHash));
-    this.inflight.set(keyHash, p);
-    return p;
+  private async verifyAndKeep(keyHash: string): Promise<Grant> {
+    const grant = await this.verify(keyHash);
+    const now = this.clock().getTime();
+    const expires = grant.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(grant.expiresAt);
+    if (!this.revoked.has(grant.keyId)) {
+      this.entries.set(keyHash, { grant, until: Math.min(now + this.ttlMs, expires) });
+    }
+    return grant;
   }
 }

@@ -8,6 +8,7 @@ import {
   newId,
   publishJson,
   randomBase62,
+  sharedWhileRunning,
 } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Pool } from 'pg';
@@ -120,8 +121,15 @@ export class Admission {
   private readonly unwritten = new Set<Promise<void>>();
   /** Usage events being published (close waits for them). */
   private readonly publishing = new Set<Promise<void>>();
-  /** Counts of campaigns' records under way, shared by the rebuilds that need them (see seed()). */
-  private readonly campaignCounts = new Map<string, Promise<number>>();
+  /**
+   * A campaign's conversations in the durable record, one count shared by the rebuilds that ask
+   * while it is under way. Sharing a count begun before a rebuild's own waits ended is safe: while
+   * the campaign's counter is missing no start of the campaign is admitted, so its record cannot
+   * change in between.
+   */
+  private readonly countCampaign = sharedWhileRunning((campaignId: string) =>
+    countCampaignConversations(this.deps.pool, campaignId),
+  );
   /** Starts arriving together are judged in one script run, in the order they came. */
   private readonly judge = batchPerTurn((calls: AdmissionCall[]) => this.runAdmissions(calls), {
     maxBatch: MAX_ADMISSIONS_PER_RUN,
@@ -310,23 +318,6 @@ export class Admission {
       randomBase62(16),
       ...starts,
     ]);
-  }
-
-  /**
-   * A campaign's conversations in the durable record, counted once for all the rebuilds that ask
-   * while a count is under way. Sharing a count begun before a rebuild's own waits ended is safe:
-   * while the campaign's counter is missing no start of the campaign is admitted, so its record
-   * cannot change in between.
-   */
-  private countCampaign(campaignId: string): Promise<number> {
-    let counting = this.campaignCounts.get(campaignId);
-    if (!counting) {
-      counting = countCampaignConversations(this.deps.pool, campaignId).finally(() =>
-        this.campaignCounts.delete(campaignId),
-      );
-      this.campaignCounts.set(campaignId, counting);
-    }
-    return counting;
   }
 
   /** Writes admitted conversations with the event announcing them, then publishes it. */

@@ -1,6 +1,6 @@
 import type { Client } from '@grpc/grpc-js';
 import type { RecipientMessage } from '@outreach/contracts';
-import { AppError, callUnary, fromServiceError } from '@outreach/platform';
+import { AppError, callUnary, fromServiceError, sharedWhileRunning } from '@outreach/platform';
 
 /** A recipient as the link runtime needs it. */
 export type LinkedRecipient = RecipientMessage;
@@ -18,7 +18,8 @@ interface Entry {
  */
 export class RecipientCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<LinkedRecipient | null>>();
+  /** Concurrent misses of one token share a single ResolveLink call. */
+  private readonly fetchOnce = sharedWhileRunning((token: string) => this.fetchAndKeep(token));
   private readonly byId = new Map<string, string>();
   private generation = 0;
 
@@ -38,23 +39,18 @@ export class RecipientCache {
   async resolve(token: string): Promise<LinkedRecipient | null> {
     const hit = this.peek(token);
     if (hit !== undefined) return hit;
-    const pending = this.inflight.get(token);
-    if (pending) return pending;
+    return this.fetchOnce(token);
+  }
+
+  private async fetchAndKeep(token: string): Promise<LinkedRecipient | null> {
     const generation = this.generation;
-    const call = this.fetch(token).then((recipient) => {
-      // An invalidation arrived during the call: the answer may predate it, so don't keep it.
-      if (generation === this.generation) {
-        this.entries.set(token, { recipient, expiresAt: this.now() + this.ttlMs, generation });
-        if (recipient) this.byId.set(recipient.id, token);
-      }
-      return recipient;
-    });
-    this.inflight.set(token, call);
-    try {
-      return await call;
-    } finally {
-      this.inflight.delete(token);
+    const recipient = await this.fetch(token);
+    // An invalidation arrived during the call: the answer may predate it, so don't keep it.
+    if (generation === this.generation) {
+      this.entries.set(token, { recipient, expiresAt: this.now() + this.ttlMs, generation });
+      if (recipient) this.byId.set(recipient.id, token);
     }
+    return recipient;
   }
 
   /** Drops the cached entry of a token (and of the recipient id, whichever is known). */

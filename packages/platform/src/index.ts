@@ -13,5 +13,6 @@ export * from './nats';
 export * from './not-found';
 export * from './redis';
 export * from './service';
+export * from './shared-call';
 export * from './trace-context';
 export * from './turn-batch';
