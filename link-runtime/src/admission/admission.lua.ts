@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 
+/** How many arguments each start takes in ADMIT_SCRIPT. */
+export const ADMISSION_ARGS = 12;
+
 /**
  * The admission script: every cap of conversation starts, checked and consumed in one atomic
  * step so that no burst, however parallel, admits more than a cap allows. One run takes any
@@ -81,13 +84,10 @@ local function admit(k, a)
 end
 local replies = {}
 for i = 0, (#KEYS - 1) / 4 - 1 do
-  replies[i + 1] = admit(2 + i * 4, 1 + i * 12)
+  replies[i + 1] = admit(2 + i * 4, 1 + i * ${ADMISSION_ARGS})
 end
 return replies
 `;
-
-/** How many arguments each start takes in ADMIT_SCRIPT. */
-export const ADMISSION_ARGS = 12;
 
 /** One conversation start (or a check that consumes nothing) for ADMIT_SCRIPT. */
 export interface AdmissionCall {
