@@ -24,22 +24,22 @@ const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
 const { freePort, forkReady, hasWrk, spawnService, stopAll, load: loadWith } = require('./lib');
 
 const root = path.resolve(__dirname, '..');
-const arg = (name, def) => {
+/** The value given after `--name`, or undefined. */
+const argText = (name) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
+  return i > 0 ? process.argv[i + 1] : undefined;
 };
+const arg = (name, def) => (argText(name) === undefined ? def : Number(argText(name)));
 const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 50);
 const BULK_CONNECTIONS = arg('bulk-connections', 2);
 const ROUNDS = arg('rounds', 5);
-const generatorIndex = process.argv.indexOf('--generator');
 // wrk (native, its own process) when installed: autocannon parses every response in JavaScript on
 // the same two cores, and for the page it spends more per request than the server does.
-const GENERATOR = generatorIndex > 0 ? process.argv[generatorIndex + 1] : hasWrk() ? 'wrk' : 'autocannon';
+const GENERATOR = argText('generator') ?? (hasWrk() ? 'wrk' : 'autocannon');
 if (!['wrk', 'autocannon'].includes(GENERATOR)) throw new Error(`unknown --generator ${GENERATOR}`);
 const load = (opts) => loadWith({ generator: GENERATOR, ...opts });
-const onlyIndex = process.argv.indexOf('--only');
-const ONLY = onlyIndex > 0 ? new Set(process.argv[onlyIndex + 1].split(',')) : null;
+const ONLY = argText('only') === undefined ? null : new Set(argText('only').split(','));
 const wanted = (name) => !ONLY || ONLY.has(name);
 // What a phone's browser sends with a page request (Chrome's values).
 const BROWSER_HEADERS = { 'accept-encoding': 'gzip, deflate, br, zstd', 'accept-language': 'en-US,en;q=0.9' };
