@@ -57,9 +57,10 @@ function bind(server: Server, address: string): Promise<number> {
 }
 
 /**
- * Starts the recipient service: config, PostgreSQL (migrated), NATS streams and the two
- * durable consumers (campaign snapshots, usage) with the hourly pruning of applied usage, then
- * the gRPC server. `stop()` shuts down in order: gRPC, consumers, NATS, pool, metrics.
+ * Starts the recipient service: config, PostgreSQL (migrated), NATS streams, the two durable
+ * consumers (campaign snapshots, usage) and the pruning of applied usage (at start, then
+ * hourly), then the gRPC server. `stop()` shuts down in order: gRPC, consumers, NATS, pool,
+ * metrics.
  */
 export async function start(
   env: NodeJS.ProcessEnv,
