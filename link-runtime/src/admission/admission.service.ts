@@ -130,6 +130,13 @@ export class Admission {
   private readonly countCampaign = sharedWhileRunning((campaignId: string) =>
     countCampaignConversations(this.deps.pool, campaignId),
   );
+  /**
+   * The end of the grace after a loss (see seed()), one timer for all the rebuilds waiting for it:
+   * they go on in the same turn, so they ask for a campaign's count while it is under way.
+   */
+  private readonly graceEnd = sharedWhileRunning((deadline: number) =>
+    sleep(Math.max(0, deadline - this.deps.clock().getTime())),
+  );
   /** Starts arriving together are judged in one script run, in the order they came. */
   private readonly judge = batchPerTurn((calls: AdmissionCall[]) => this.runAdmissions(calls), {
     maxBatch: MAX_ADMISSIONS_PER_RUN,
@@ -285,8 +292,8 @@ export class Admission {
     lostAt: number,
     missing: { recipient: boolean; campaign: boolean },
   ): Promise<void> {
-    const graceLeft = lostAt + this.deps.rebuildGraceMs - this.deps.clock().getTime();
-    if (graceLeft > 0) await sleep(graceLeft);
+    const deadline = lostAt + this.deps.rebuildGraceMs;
+    if (deadline > this.deps.clock().getTime()) await this.graceEnd(deadline);
     if (this.unwritten.size > 0) {
       const pending = Promise.all(this.unwritten).then(() => true);
       const waited = await Promise.race([pending, sleep(REBUILD_WAIT_MS, false, { ref: false })]);
