@@ -516,6 +516,28 @@ describe('authentication, scopes, project isolation', () => {
     expect((await http('DELETE', api(fx, `/recipients/${id}`), { token: fx.keys.rw })).status).toBe(404);
   });
 
+  it('answers reads that arrive together each as a lone read, across projects and for missing ids', async () => {
+    const mine = (
+      await create(
+        fx,
+        Array.from({ length: 12 }, (_, i) => ({ label: `burst ${i}` })),
+      )
+    ).body.results;
+    const theirs = (await create(other, [{ label: 'theirs' }])).body.results[0];
+    const ids = [...mine.map((r: { id: string }) => r.id), theirs.id, 'rcp_missing', mine[0].id];
+    const read = (id: string) => http('GET', api(fx, `/recipients/${id}`), { token: fx.keys.read });
+    const together = await Promise.all(ids.map(read));
+    const alone = [];
+    for (const id of ids) alone.push(await read(id));
+    const answer = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
+    expect(together.map(answer)).toEqual(alone.map(answer));
+    expect(together.map((r) => r.status)).toEqual([...Array(12).fill(200), 404, 404, 200]);
+    expect(together[12].body).toMatchObject({
+      code: 'not_found',
+      details: { resource: 'recipient', id: theirs.id },
+    });
+  });
+
   it('rate limits per key with the X-RateLimit headers on every response and Retry-After on 429', async () => {
     const p = `/projects/${fx.projectId}`;
     const limited = (

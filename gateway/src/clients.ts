@@ -6,6 +6,7 @@ import {
   loadRecipientsProto,
 } from '@outreach/contracts';
 import { callUnary, fromServiceError } from '@outreach/platform';
+import { coalescedRecipientGets, type GetRecipient } from './recipient-reads';
 
 /** A typed unary call to one backend: request in, response out, failures already mapped to AppError. */
 export type Call = <Res>(method: string, request: object, requestId?: string) => Promise<Res>;
@@ -14,6 +15,8 @@ export type Call = <Res>(method: string, request: object, requestId?: string) =>
 export interface Backends {
   recipients: Call;
   campaigns: Call;
+  /** One recipient by id; reads that arrive together share one call (`coalescedRecipientGets`). */
+  getRecipient: GetRecipient;
   /** grpc.health.v1 checks; true when the backend answers SERVING. */
   recipientsHealthy: () => Promise<boolean>;
   campaignsHealthy: () => Promise<boolean>;
@@ -62,6 +65,7 @@ export function createBackends(
   const healthDeadline = Math.min(deadlineMs, 2000);
   return {
     recipients: caller(recipients, deadlineMs),
+    getRecipient: coalescedRecipientGets(recipients, deadlineMs),
     campaigns: caller(campaigns, deadlineMs),
     recipientsHealthy: healthOf(recipientsHealth, healthDeadline),
     campaignsHealthy: healthOf(campaignsHealth, healthDeadline),

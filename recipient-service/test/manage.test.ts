@@ -207,6 +207,50 @@ describe('ListRecipients and GetRecipient', () => {
     expect(queries).toBe(2);
   });
 
+  it('GetRecipients answers each lookup in order exactly as GetRecipient would', async () => {
+    await h.publishCampaign({ id: 'cmp_lookups' });
+    const created = await createIn('cmp_lookups', { label: 'k0' }, { label: 'k1' });
+    const lookups = [
+      { projectId: P, recipientId: created[1].id },
+      { projectId: 'prj_other', recipientId: created[0].id },
+      { projectId: P, recipientId: created[0].id },
+      { projectId: P, recipientId: 'rcp_missing' },
+    ];
+    const res = await h.call<{ results: Record<string, unknown>[] }>('GetRecipients', { lookups });
+    expect(res.results).toHaveLength(4);
+    for (const [i, lookup] of lookups.entries()) {
+      const alone = await h.call<Rec>('GetRecipient', lookup).then(
+        (recipient) => ({ recipient }),
+        (err: Error) => ({ err }),
+      );
+      if ('recipient' in alone) {
+        expect(res.results[i].recipient).toEqual(alone.recipient);
+        expect(res.results[i].code).toBeUndefined();
+      } else {
+        const refusal = await h.refusal('GetRecipient', lookup);
+        expect(res.results[i]).toMatchObject({
+          recipient: null,
+          code: refusal.code,
+          error: refusal.message,
+          detailsJson: JSON.stringify(refusal.details),
+        });
+      }
+    }
+    expect(res.results.map((r) => (r.recipient as Rec | null)?.id ?? r.code)).toEqual([
+      created[1].id,
+      'not_found',
+      created[0].id,
+      'not_found',
+    ]);
+  });
+
+  it('GetRecipients refuses more than 100 lookups', async () => {
+    const lookups = Array.from({ length: 101 }, () => ({ projectId: P, recipientId: 'rcp_x' }));
+    expect((await h.refusal('GetRecipients', { lookups })).code).toBe('invalid_request');
+    const hundred = await h.call<{ results: unknown[] }>('GetRecipients', { lookups: lookups.slice(1) });
+    expect(hundred.results).toHaveLength(100);
+  });
+
   it('resolves a link token to its recipient, NOT_FOUND otherwise', async () => {
     await h.publishCampaign({ id: 'cmp_link' });
     const [r] = await createIn('cmp_link', { externalId: 'l1' });

@@ -101,11 +101,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
   });
 
   router.get(RECIPIENT_PATH, ...read, async (ctx) => {
-    const r = await backends.recipients<RecipientMessage>(
-      'GetRecipient',
-      { projectId: ctx.params.projectId, recipientId: ctx.params.recipientId },
-      ctx.state.requestId,
-    );
+    const r = await backends.getRecipient(ctx.params.projectId, ctx.params.recipientId, ctx.state.requestId);
     ctx.body = toListEntry(r);
   });
 

@@ -35,9 +35,10 @@ export interface Harness {
 export async function startHarness(
   options: StartOptions = {},
   env: Record<string, string> = {},
+  backendOptions: Parameters<typeof startTestBackends>[0] = {},
 ): Promise<Harness> {
   const ns = await createTestNamespace();
-  const backends = await startTestBackends();
+  const backends = await startTestBackends(backendOptions);
   const gateway = await start(
     {
       ...ns.env,

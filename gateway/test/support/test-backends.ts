@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { loadCampaignsProto, loadRecipientsProto, toCreateResponse, validator } from '@outreach/contracts';
-import { AppError, addGrpcHealth, createLogger, Lifecycle, unary } from '@outreach/platform';
+import { AppError, addGrpcHealth, createLogger, Lifecycle, toItemRefusal, unary } from '@outreach/platform';
 import { hashKey } from '../../src/middleware/authenticate';
 
 export interface TestRecipient {
@@ -235,6 +235,18 @@ function recipientService(data: TestData) {
     GetRecipient: wrap('GetRecipient', async (req: { projectId: string; recipientId: string }) =>
       findRecipient(req.projectId, req.recipientId),
     ),
+    GetRecipients: wrap(
+      'GetRecipients',
+      async (req: { lookups: { projectId: string; recipientId: string }[] }) => ({
+        results: req.lookups.map((l) => {
+          try {
+            return { recipient: findRecipient(l.projectId, l.recipientId) };
+          } catch (err) {
+            return toItemRefusal(err as AppError);
+          }
+        }),
+      }),
+    ),
     UpdateRecipient: wrap(
       'UpdateRecipient',
       async (req: { projectId: string; recipientId: string; patchJson: string }) => {
@@ -310,14 +322,21 @@ async function serve(add: (s: Server) => void): Promise<{ addr: string; stop: ()
   };
 }
 
-/** Starts both test backends on free ports. */
-export async function startTestBackends(): Promise<TestBackends> {
+/**
+ * Starts both test backends on free ports. With `withoutBatchedGets` the recipient backend has
+ * no GetRecipients (grpc-js answers UNIMPLEMENTED), like a recipient service from before it.
+ */
+export async function startTestBackends(
+  options: { withoutBatchedGets?: boolean } = {},
+): Promise<TestBackends> {
   const data = new TestData();
   const campaigns = await serve((s) =>
     s.addService(loadCampaignsProto().outreach.v1.CampaignService.service, campaignService(data)),
   );
+  const handlers: Record<string, unknown> = recipientService(data);
+  if (options.withoutBatchedGets) delete handlers.GetRecipients;
   const recipients = await serve((s) =>
-    s.addService(loadRecipientsProto().outreach.v1.RecipientService.service, recipientService(data)),
+    s.addService(loadRecipientsProto().outreach.v1.RecipientService.service, handlers as never),
   );
   return {
     data,

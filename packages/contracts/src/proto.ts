@@ -54,3 +54,6 @@ export function loadCampaignsProto(): CampaignsGrpc {
 export function loadHealthProto(): HealthGrpc {
   return load<HealthGrpc>('grpc/health/v1/health.proto');
 }
+
+/** Most lookups one GetRecipients call may carry (the service refuses more). */
+export const MAX_RECIPIENT_LOOKUPS = 100;

@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { AppError, ERROR_CATALOGUE, toAppError } from './errors';
-import { fromServiceError, toServiceError } from './grpc';
+import { fromItemRefusal, fromServiceError, toItemRefusal, toServiceError } from './grpc';
 
 describe('error catalogue', () => {
   it('gives every code an HTTP status, a gRPC status and a hint', () => {
@@ -20,6 +20,20 @@ describe('error catalogue', () => {
     const back = fromServiceError(toServiceError(original));
     expect(back.toBody()).toEqual(original.toBody());
     expect(toServiceError(original).code).toBe(status.FAILED_PRECONDITION);
+  });
+
+  it('round-trips an AppError as one item of a batch answer, hint only when it is not the default', () => {
+    const custom = new AppError('conflict', 'Campaign is not editable.', {
+      details: { reason: 'not_editable' },
+      hint: 'custom',
+    });
+    expect(fromItemRefusal(toItemRefusal(custom)).toBody()).toEqual(custom.toBody());
+    const plain = new AppError('not_found', 'Recipient not found.', { details: { id: 'rcp_1' } });
+    expect(toItemRefusal(plain)).not.toHaveProperty('hint');
+    expect(fromItemRefusal(toItemRefusal(plain)).toBody()).toEqual(plain.toBody());
+    const unknown = fromItemRefusal({ code: 'nonsense', error: 'driver said x' }, 'req-2').toBody();
+    expect(unknown).toMatchObject({ code: 'internal', details: { requestId: 'req-2' } });
+    expect(JSON.stringify(unknown)).not.toContain('driver');
   });
 
   it('turns transport failures into retryable unavailable and hides unknown errors', () => {

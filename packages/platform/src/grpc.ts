@@ -6,7 +6,7 @@ import {
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { AppError, isErrorCode, isFailure, toAppError } from './errors';
+import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
 import type { ServiceMetrics } from './metrics';
 import { type SpanIds, tagSpan } from './trace-context';
 
@@ -27,6 +27,22 @@ export function toServiceError(err: AppError): Partial<ServiceError> {
   return { code: err.spec.grpcStatus, details: err.message, metadata };
 }
 
+/** Rebuilds the AppError a service meant from its code, message, details JSON and hint. */
+function appErrorOf(
+  code: ErrorCode,
+  message: string | undefined,
+  detailsJson: unknown,
+  hint: unknown,
+): AppError {
+  let details: Record<string, unknown> = {};
+  try {
+    if (typeof detailsJson === 'string') details = JSON.parse(detailsJson);
+  } catch {
+    // Malformed details lose the details, not the error.
+  }
+  return new AppError(code, message, { details, hint: typeof hint === 'string' ? hint : undefined });
+}
+
 /**
  * Mapping 2 of 2: a gRPC failure back into the AppError the service meant. Transport
  * failures (down, deadline) become `unavailable`; anything unrecognised `internal`,
@@ -36,20 +52,36 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
   const e = err as Partial<ServiceError>;
   const code = e.metadata?.get(CODE_KEY)[0];
   if (isErrorCode(code)) {
-    const raw = e.metadata?.get(DETAILS_KEY)[0];
-    const hint = e.metadata?.get(HINT_KEY)[0];
-    let details: Record<string, unknown> = {};
-    try {
-      if (typeof raw === 'string') details = JSON.parse(raw);
-    } catch {
-      // A malformed details header loses the details, not the error.
-    }
-    return new AppError(code, e.details, { details, hint: typeof hint === 'string' ? hint : undefined });
+    return appErrorOf(code, e.details, e.metadata?.get(DETAILS_KEY)[0], e.metadata?.get(HINT_KEY)[0]);
   }
   if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('unavailable', undefined, { details: requestId ? { requestId } : {}, cause: err });
   }
   return toAppError(err, requestId);
+}
+
+/** A refusal answered as one item of a batch response rather than as the call's status. */
+export interface ItemRefusal {
+  code?: string;
+  error?: string;
+  detailsJson?: string;
+  hint?: string;
+}
+
+/** Mapping 1 for one item of a batch: the same code, message, details and hint, in the message. */
+export function toItemRefusal(err: AppError): ItemRefusal {
+  return {
+    code: err.code,
+    error: err.message,
+    detailsJson: JSON.stringify(err.details),
+    ...(err.hint === err.spec.hint ? {} : { hint: err.hint }),
+  };
+}
+
+/** Mapping 2 for one item of a batch; an item with no known code is `internal`. */
+export function fromItemRefusal(item: ItemRefusal, requestId?: string): AppError {
+  if (isErrorCode(item.code)) return appErrorOf(item.code, item.error, item.detailsJson, item.hint);
+  return toAppError(new Error(`batch item refused with unknown code ${String(item.code)}`), requestId);
 }
 
 /**

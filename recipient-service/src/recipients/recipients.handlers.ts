@@ -1,6 +1,14 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
-import { toCreateResponse } from '@outreach/contracts';
-import { type Logger, type ServiceMetrics, unary } from '@outreach/platform';
+import { MAX_RECIPIENT_LOOKUPS, toCreateResponse } from '@outreach/contracts';
+import {
+  AppError,
+  isFailure,
+  type Logger,
+  type ServiceMetrics,
+  toAppError,
+  toItemRefusal,
+  unary,
+} from '@outreach/platform';
 import type { RecipientService } from './recipients.service';
 
 interface Req {
@@ -19,6 +27,7 @@ interface Req {
   all: boolean;
   campaignIds: string[];
   token: string;
+  lookups: { projectId: string; recipientId: string }[];
 }
 
 /** The RecipientService gRPC handlers: thin adapters over the domain service. */
@@ -43,6 +52,26 @@ export function recipientHandlers(
         countMatches: r.countMatches,
       }),
     GetRecipient: (r) => service.getRecipient(r.projectId, r.recipientId),
+    // Each lookup answers as GetRecipient would; they share one query (the reads coalesce).
+    GetRecipients: async (r) => {
+      if (r.lookups.length > MAX_RECIPIENT_LOOKUPS) {
+        throw new AppError('invalid_request', `At most ${MAX_RECIPIENT_LOOKUPS} lookups per call.`);
+      }
+      const results = await Promise.all(
+        r.lookups.map((l) =>
+          service.getRecipient(l.projectId, l.recipientId).then(
+            (recipient) => ({ recipient }),
+            (err: unknown) => {
+              const refusal = toAppError(err);
+              // A failure underneath (a store down) fails the call, logged once, as a lone read would.
+              if (isFailure(refusal)) throw refusal;
+              return toItemRefusal(refusal);
+            },
+          ),
+        ),
+      );
+      return { results };
+    },
     UpdateRecipient: (r) => service.updateRecipient(r.projectId, r.recipientId, r.patchJson),
     DeleteRecipient: (r) => service.deleteRecipient(r.projectId, r.recipientId),
     BulkDeleteRecipients: (r) => service.bulkDelete(r.projectId, { ids: r.ids, all: r.all }),

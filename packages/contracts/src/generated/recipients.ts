@@ -11,10 +11,13 @@ import type { CreateResult as _outreach_v1_CreateResult, CreateResult__Output as
 import type { DeleteRecipientRequest as _outreach_v1_DeleteRecipientRequest, DeleteRecipientRequest__Output as _outreach_v1_DeleteRecipientRequest__Output } from './outreach/v1/DeleteRecipientRequest';
 import type { DeleteRecipientResponse as _outreach_v1_DeleteRecipientResponse, DeleteRecipientResponse__Output as _outreach_v1_DeleteRecipientResponse__Output } from './outreach/v1/DeleteRecipientResponse';
 import type { GetRecipientRequest as _outreach_v1_GetRecipientRequest, GetRecipientRequest__Output as _outreach_v1_GetRecipientRequest__Output } from './outreach/v1/GetRecipientRequest';
+import type { GetRecipientsRequest as _outreach_v1_GetRecipientsRequest, GetRecipientsRequest__Output as _outreach_v1_GetRecipientsRequest__Output } from './outreach/v1/GetRecipientsRequest';
+import type { GetRecipientsResponse as _outreach_v1_GetRecipientsResponse, GetRecipientsResponse__Output as _outreach_v1_GetRecipientsResponse__Output } from './outreach/v1/GetRecipientsResponse';
 import type { LinkRecipient as _outreach_v1_LinkRecipient, LinkRecipient__Output as _outreach_v1_LinkRecipient__Output } from './outreach/v1/LinkRecipient';
 import type { ListRecipientsRequest as _outreach_v1_ListRecipientsRequest, ListRecipientsRequest__Output as _outreach_v1_ListRecipientsRequest__Output } from './outreach/v1/ListRecipientsRequest';
 import type { ListRecipientsResponse as _outreach_v1_ListRecipientsResponse, ListRecipientsResponse__Output as _outreach_v1_ListRecipientsResponse__Output } from './outreach/v1/ListRecipientsResponse';
 import type { Recipient as _outreach_v1_Recipient, Recipient__Output as _outreach_v1_Recipient__Output } from './outreach/v1/Recipient';
+import type { RecipientLookup as _outreach_v1_RecipientLookup, RecipientLookup__Output as _outreach_v1_RecipientLookup__Output } from './outreach/v1/RecipientLookup';
 import type { RecipientServiceClient as _outreach_v1_RecipientServiceClient, RecipientServiceDefinition as _outreach_v1_RecipientServiceDefinition } from './outreach/v1/RecipientService';
 import type { ResolveLinkRequest as _outreach_v1_ResolveLinkRequest, ResolveLinkRequest__Output as _outreach_v1_ResolveLinkRequest__Output } from './outreach/v1/ResolveLinkRequest';
 import type { UpdateRecipientRequest as _outreach_v1_UpdateRecipientRequest, UpdateRecipientRequest__Output as _outreach_v1_UpdateRecipientRequest__Output } from './outreach/v1/UpdateRecipientRequest';
@@ -36,10 +39,13 @@ export interface ProtoGrpcType {
       DeleteRecipientRequest: MessageTypeDefinition<_outreach_v1_DeleteRecipientRequest, _outreach_v1_DeleteRecipientRequest__Output>
       DeleteRecipientResponse: MessageTypeDefinition<_outreach_v1_DeleteRecipientResponse, _outreach_v1_DeleteRecipientResponse__Output>
       GetRecipientRequest: MessageTypeDefinition<_outreach_v1_GetRecipientRequest, _outreach_v1_GetRecipientRequest__Output>
+      GetRecipientsRequest: MessageTypeDefinition<_outreach_v1_GetRecipientsRequest, _outreach_v1_GetRecipientsRequest__Output>
+      GetRecipientsResponse: MessageTypeDefinition<_outreach_v1_GetRecipientsResponse, _outreach_v1_GetRecipientsResponse__Output>
       LinkRecipient: MessageTypeDefinition<_outreach_v1_LinkRecipient, _outreach_v1_LinkRecipient__Output>
       ListRecipientsRequest: MessageTypeDefinition<_outreach_v1_ListRecipientsRequest, _outreach_v1_ListRecipientsRequest__Output>
       ListRecipientsResponse: MessageTypeDefinition<_outreach_v1_ListRecipientsResponse, _outreach_v1_ListRecipientsResponse__Output>
       Recipient: MessageTypeDefinition<_outreach_v1_Recipient, _outreach_v1_Recipient__Output>
+      RecipientLookup: MessageTypeDefinition<_outreach_v1_RecipientLookup, _outreach_v1_RecipientLookup__Output>
       RecipientService: SubtypeConstructor<typeof grpc.Client, _outreach_v1_RecipientServiceClient> & { service: _outreach_v1_RecipientServiceDefinition }
       ResolveLinkRequest: MessageTypeDefinition<_outreach_v1_ResolveLinkRequest, _outreach_v1_ResolveLinkRequest__Output>
       UpdateRecipientRequest: MessageTypeDefinition<_outreach_v1_UpdateRecipientRequest, _outreach_v1_UpdateRecipientRequest__Output>

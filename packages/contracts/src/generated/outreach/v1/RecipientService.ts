@@ -11,6 +11,8 @@ import type { CreateRecipientsResponse as _outreach_v1_CreateRecipientsResponse,
 import type { DeleteRecipientRequest as _outreach_v1_DeleteRecipientRequest, DeleteRecipientRequest__Output as _outreach_v1_DeleteRecipientRequest__Output } from '../../outreach/v1/DeleteRecipientRequest';
 import type { DeleteRecipientResponse as _outreach_v1_DeleteRecipientResponse, DeleteRecipientResponse__Output as _outreach_v1_DeleteRecipientResponse__Output } from '../../outreach/v1/DeleteRecipientResponse';
 import type { GetRecipientRequest as _outreach_v1_GetRecipientRequest, GetRecipientRequest__Output as _outreach_v1_GetRecipientRequest__Output } from '../../outreach/v1/GetRecipientRequest';
+import type { GetRecipientsRequest as _outreach_v1_GetRecipientsRequest, GetRecipientsRequest__Output as _outreach_v1_GetRecipientsRequest__Output } from '../../outreach/v1/GetRecipientsRequest';
+import type { GetRecipientsResponse as _outreach_v1_GetRecipientsResponse, GetRecipientsResponse__Output as _outreach_v1_GetRecipientsResponse__Output } from '../../outreach/v1/GetRecipientsResponse';
 import type { LinkRecipient as _outreach_v1_LinkRecipient, LinkRecipient__Output as _outreach_v1_LinkRecipient__Output } from '../../outreach/v1/LinkRecipient';
 import type { ListRecipientsRequest as _outreach_v1_ListRecipientsRequest, ListRecipientsRequest__Output as _outreach_v1_ListRecipientsRequest__Output } from '../../outreach/v1/ListRecipientsRequest';
 import type { ListRecipientsResponse as _outreach_v1_ListRecipientsResponse, ListRecipientsResponse__Output as _outreach_v1_ListRecipientsResponse__Output } from '../../outreach/v1/ListRecipientsResponse';
@@ -64,6 +66,15 @@ export interface RecipientServiceClient extends grpc.Client {
   getRecipient(argument: _outreach_v1_GetRecipientRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_Recipient__Output>): grpc.ClientUnaryCall;
   getRecipient(argument: _outreach_v1_GetRecipientRequest, callback: grpc.requestCallback<_outreach_v1_Recipient__Output>): grpc.ClientUnaryCall;
   
+  GetRecipients(argument: _outreach_v1_GetRecipientsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  GetRecipients(argument: _outreach_v1_GetRecipientsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  GetRecipients(argument: _outreach_v1_GetRecipientsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  GetRecipients(argument: _outreach_v1_GetRecipientsRequest, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  getRecipients(argument: _outreach_v1_GetRecipientsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  getRecipients(argument: _outreach_v1_GetRecipientsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  getRecipients(argument: _outreach_v1_GetRecipientsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  getRecipients(argument: _outreach_v1_GetRecipientsRequest, callback: grpc.requestCallback<_outreach_v1_GetRecipientsResponse__Output>): grpc.ClientUnaryCall;
+  
   ListRecipients(argument: _outreach_v1_ListRecipientsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_ListRecipientsResponse__Output>): grpc.ClientUnaryCall;
   ListRecipients(argument: _outreach_v1_ListRecipientsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_outreach_v1_ListRecipientsResponse__Output>): grpc.ClientUnaryCall;
   ListRecipients(argument: _outreach_v1_ListRecipientsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_ListRecipientsResponse__Output>): grpc.ClientUnaryCall;
@@ -104,6 +115,8 @@ export interface RecipientServiceHandlers extends grpc.UntypedServiceImplementat
   
   GetRecipient: grpc.handleUnaryCall<_outreach_v1_GetRecipientRequest__Output, _outreach_v1_Recipient>;
   
+  GetRecipients: grpc.handleUnaryCall<_outreach_v1_GetRecipientsRequest__Output, _outreach_v1_GetRecipientsResponse>;
+  
   ListRecipients: grpc.handleUnaryCall<_outreach_v1_ListRecipientsRequest__Output, _outreach_v1_ListRecipientsResponse>;
   
   ResolveLink: grpc.handleUnaryCall<_outreach_v1_ResolveLinkRequest__Output, _outreach_v1_LinkRecipient>;
@@ -118,6 +131,7 @@ export interface RecipientServiceDefinition extends grpc.ServiceDefinition {
   CreateRecipients: MethodDefinition<_outreach_v1_CreateRecipientsRequest, _outreach_v1_CreateRecipientsResponse, _outreach_v1_CreateRecipientsRequest__Output, _outreach_v1_CreateRecipientsResponse__Output>
   DeleteRecipient: MethodDefinition<_outreach_v1_DeleteRecipientRequest, _outreach_v1_DeleteRecipientResponse, _outreach_v1_DeleteRecipientRequest__Output, _outreach_v1_DeleteRecipientResponse__Output>
   GetRecipient: MethodDefinition<_outreach_v1_GetRecipientRequest, _outreach_v1_Recipient, _outreach_v1_GetRecipientRequest__Output, _outreach_v1_Recipient__Output>
+  GetRecipients: MethodDefinition<_outreach_v1_GetRecipientsRequest, _outreach_v1_GetRecipientsResponse, _outreach_v1_GetRecipientsRequest__Output, _outreach_v1_GetRecipientsResponse__Output>
   ListRecipients: MethodDefinition<_outreach_v1_ListRecipientsRequest, _outreach_v1_ListRecipientsResponse, _outreach_v1_ListRecipientsRequest__Output, _outreach_v1_ListRecipientsResponse__Output>
   ResolveLink: MethodDefinition<_outreach_v1_ResolveLinkRequest, _outreach_v1_LinkRecipient, _outreach_v1_ResolveLinkRequest__Output, _outreach_v1_LinkRecipient__Output>
   UpdateRecipient: MethodDefinition<_outreach_v1_UpdateRecipientRequest, _outreach_v1_Recipient, _outreach_v1_UpdateRecipientRequest__Output, _outreach_v1_Recipient__Output>

@@ -1,0 +1,91 @@
+import { type Client, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { MAX_RECIPIENT_LOOKUPS, type RecipientMessage } from '@outreach/contracts';
+import {
+  type AppError,
+  batchPerTurn,
+  callUnary,
+  fromItemRefusal,
+  fromServiceError,
+  type ItemRefusal,
+} from '@outreach/platform';
+
+/** Reads one recipient of a project; refusals arrive as AppErrors. */
+export type GetRecipient = (
+  projectId: string,
+  recipientId: string,
+  requestId?: string,
+) => Promise<RecipientMessage>;
+
+interface Lookup {
+  projectId: string;
+  recipientId: string;
+  requestId?: string;
+}
+
+type Outcome = { recipient: RecipientMessage } | { refusal: AppError };
+
+const withRequestIds = (ids: (string | undefined)[]) => {
+  const metadata = new Metadata();
+  const known = ids.filter((id): id is string => Boolean(id));
+  if (known.length) metadata.set('x-request-id', known.join(', '));
+  return metadata;
+};
+
+/**
+ * Single-recipient reads that arrive together (one turn of the event loop) share one
+ * `GetRecipients` call: under load the gRPC call itself, not the read, is most of a read's
+ * cost, so one call per read would pay it a dozen times over. A lone read still makes its own
+ * `GetRecipient` call. Each read answers exactly as its own call would: its recipient, or its
+ * own refusal; a failure of the shared call (deadline, service down) fails every read in it.
+ * A recipient service that predates `GetRecipients` (during a rolling upgrade) answers
+ * UNIMPLEMENTED, and the batch is then read one call per recipient.
+ */
+export function coalescedRecipientGets(client: Client, deadlineMs: number): GetRecipient {
+  const single = async (l: Lookup): Promise<Outcome> => {
+    try {
+      const recipient = await callUnary<object, RecipientMessage>(
+        client,
+        'GetRecipient',
+        { projectId: l.projectId, recipientId: l.recipientId },
+        { deadlineMs, metadata: withRequestIds([l.requestId]) },
+      );
+      return { recipient };
+    } catch (err) {
+      return { refusal: fromServiceError(err, l.requestId) };
+    }
+  };
+
+  const many = async (batch: Lookup[]): Promise<Outcome[]> => {
+    let res: { results: (ItemRefusal & { recipient: RecipientMessage | null })[] };
+    try {
+      res = await callUnary(
+        client,
+        'GetRecipients',
+        { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
+        { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
+      );
+    } catch (err) {
+      if ((err as ServiceError).code === status.UNIMPLEMENTED) return Promise.all(batch.map(single));
+      const refusal = fromServiceError(err, batch[0].requestId);
+      return batch.map(() => ({ refusal }));
+    }
+    return batch.map((l, i) => {
+      const item = res.results[i];
+      if (item?.recipient) return { recipient: item.recipient };
+      return { refusal: fromItemRefusal(item ?? {}, l.requestId) };
+    });
+  };
+
+  const read = batchPerTurn(
+    (batch: Lookup[]) => (batch.length === 1 ? Promise.all([single(batch[0])]) : many(batch)),
+    {
+      maxBatch: MAX_RECIPIENT_LOOKUPS,
+    },
+  );
+
+  return async (projectId, recipientId, requestId) => {
+    const outcome = await read({ projectId, recipientId, requestId });
+    if ('refusal' in outcome) throw outcome.refusal;
+    return outcome.recipient;
+  };
+}
