@@ -143,8 +143,9 @@ function cpuPerRequest(before, after, total) {
 }
 
 /** Runs autocannon in this process; figures as `load` returns them. */
-async function runAutocannon(opts) {
-  const result = await autocannon(opts);
+async function runAutocannon({ paths, ...opts }) {
+  // Each connection goes through `paths` in turn, from the start again after the last.
+  const result = await autocannon(paths ? { ...opts, requests: paths.map((p) => ({ path: p })) } : opts);
   return {
     requestsPerSec: result.requests.average,
     p50: result.latency.p50,
@@ -168,12 +169,17 @@ function wrkMs(value, unit) {
 }
 
 /** Runs wrk, a native load generator, as its own process; figures as `load` returns them. */
-async function runWrk({ url, method = 'GET', headers = {}, body, connections, duration }) {
+async function runWrk({ url, paths, method = 'GET', headers = {}, body, connections, duration }) {
   const lines = [`wrk.method = ${luaString(method)}`];
   if (body !== undefined) lines.push(`wrk.body = ${luaString(body)}`);
   // Spaced: `headers[[[` would open a long string, a call instead of an index.
   for (const [name, value] of Object.entries(headers))
     lines.push(`wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`);
+  if (paths) {
+    // One thread, one Lua state: the requests of all connections go through `paths` in turn.
+    lines.push(`local paths = { ${paths.map(luaString).join(', ')} }`, 'local i = 0');
+    lines.push('request = function() i = i % #paths + 1; return wrk.format(nil, paths[i]) end');
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
   const script = path.join(dir, 'request.lua');
   fs.writeFileSync(script, `${lines.join('\n')}\n`);
@@ -218,8 +224,8 @@ function hasWrk() {
 }
 
 /**
- * Loads `url` with the chosen generator (`wrk` or `autocannon`) and returns requests/s and latency
- * percentiles (ms), with non-2xx counted, and what each request cost the whole machine in CPU
+ * Loads `url` (with `paths`, the paths of its origin in turn, one a request) with the chosen
+ * generator (`wrk` or `autocannon`) and returns requests/s and latency percentiles (ms), with non-2xx counted, and what each request cost the whole machine in CPU
  * (every process: load generator, services, stores), also per process, with the share of time
  * the host took from this machine: throughput drifts with the machine's speed, CPU per request
  * much less so.

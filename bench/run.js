@@ -141,13 +141,9 @@ async function baselines(children) {
       log('baseline: bare node:http');
       return load({ url: `http://127.0.0.1:${httpPort}/`, connections: CONNECTIONS, duration: DURATION });
     },
-    koaGrpc: () => {
-      log('baseline: Koa -> gRPC echo');
-      return load({
-        url: `http://127.0.0.1:${koaPort}/echo/x`,
-        connections: CONNECTIONS,
-        duration: DURATION,
-      });
+    koaGrpc: (connections = CONNECTIONS) => {
+      log(`baseline: Koa -> gRPC echo, ${connections} connection(s)`);
+      return load({ url: `http://127.0.0.1:${koaPort}/echo/x`, connections, duration: DURATION });
     },
   };
 }
@@ -282,31 +278,47 @@ async function main() {
       await settle(db.url);
     }
 
-    // Reads of one recipient.
-    const one = await (
-      await fetch(`${gw}/recipients`, {
-        method: 'POST',
+    // Reads of one recipient each, going through 1,000 recipients in turn: one hot row would
+    // flatter reads that arrive together (they ask for the same id once).
+    const readTarget = await s.campaign(3600_000);
+    const readIds = [];
+    for (let batch = 0; batch < 5; batch++) {
+      const created = await (
+        await fetch(`${gw}/recipients`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ campaignId: readTarget.id, items: Array.from({ length: 200 }, () => ({})) }),
+        })
+      ).json();
+      if (!created.results) throw new Error(`creating the read targets failed: ${JSON.stringify(created)}`);
+      readIds.push(...created.results.map((r) => r.id));
+    }
+    const readPaths = readIds.map((id) => `${new URL(gw).pathname}/recipients/${id}`);
+    const readLoad = (connections) =>
+      load({
+        url: `${gw}/recipients/${readIds[0]}`,
+        paths: readPaths,
         headers: auth,
-        body: JSON.stringify({ campaignId: draft.id, items: [{}] }),
-      })
-    ).json();
-    if (!one.results) throw new Error(`creating the read target failed: ${JSON.stringify(one)}`);
-    const rid = one.results[0].id;
+        connections,
+        duration: DURATION,
+      });
     const readRounds = { koaGrpc: [], reads: [] };
     for (let round = 1; wanted('reads') && round <= ROUNDS; round++) {
       readRounds.koaGrpc.push(await baseline.koaGrpc());
       log(`gateway: single-recipient reads (round ${round}/${ROUNDS})`);
-      readRounds.reads.push(
-        await load({
-          url: `${gw}/recipients/${rid}`,
-          headers: auth,
-          connections: CONNECTIONS,
-          duration: DURATION,
-        }),
-      );
+      readRounds.reads.push(await readLoad(CONNECTIONS));
     }
     // One more baseline after the last round, so that every round lies between two of them.
     if (readRounds.reads.length) readRounds.koaGrpc.push(await baseline.koaGrpc());
+    // The same with one connection: no two reads arrive together, so none shares a gRPC call, and
+    // the ratio shows what auth, rate limit and the PostgreSQL read add to one unshared hop.
+    const aloneRounds = { koaGrpc: [], reads: [] };
+    for (let round = 1; wanted('reads') && round <= ROUNDS; round++) {
+      aloneRounds.koaGrpc.push(await baseline.koaGrpc(1));
+      log(`gateway: single-recipient reads, one connection (round ${round}/${ROUNDS})`);
+      aloneRounds.reads.push(await readLoad(1));
+    }
+    if (aloneRounds.reads.length) aloneRounds.koaGrpc.push(await baseline.koaGrpc(1));
 
     // Link runtime: an active campaign with an unlimited recipient.
     const live = await s.campaign(1500);
@@ -349,6 +361,8 @@ async function main() {
     if (readRounds.reads.length) {
       base.koaGrpc = summarize(readRounds.koaGrpc);
       results.reads = summarize(readRounds.reads);
+      base.koaGrpcOneConnection = summarize(aloneRounds.koaGrpc);
+      results.readsOneConnection = summarize(aloneRounds.reads);
     }
     if (linkRounds.bare.length) base.bare = summarize(linkRounds.bare);
     if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
@@ -366,9 +380,10 @@ async function main() {
             ) * 1000,
           ) / 1000
         : undefined;
-    const { reads, starts, pageLoads, bulkCreate } = results;
+    const { reads, readsOneConnection, starts, pageLoads, bulkCreate } = results;
     results.ratios = {
       readsVsKoaGrpc: ratio(readRounds.reads, readRounds.koaGrpc),
+      readsVsKoaGrpcOneConnection: ratio(aloneRounds.reads, aloneRounds.koaGrpc),
       startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
     };
@@ -376,6 +391,8 @@ async function main() {
       bulkCreateBatch: pick(bulkCreate),
       reads: pick(reads),
       koaGrpc: pick(base.koaGrpc),
+      readsOneConnection: pick(readsOneConnection),
+      koaGrpcOneConnection: pick(base.koaGrpcOneConnection),
       pageLoads: pick(pageLoads),
       starts: pick(starts),
       bare: pick(base.bare),
