@@ -66,8 +66,8 @@ export function coalescedRecipientGets(client: Client, deadlineMs: number): GetR
       );
     } catch (err) {
       if ((err as ServiceError).code === status.UNIMPLEMENTED) return Promise.all(batch.map(single));
-      const refusal = fromServiceError(err, batch[0].requestId);
-      return batch.map(() => ({ refusal }));
+      // Each read's refusal names its own request id (an `internal` body carries it).
+      return batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) }));
     }
     return batch.map((l, i) => {
       const item = res.results[i];

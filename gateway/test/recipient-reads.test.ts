@@ -72,6 +72,8 @@ describe.each([
       const together = await burst(s, 2500);
       expect(new Set(together.map((r) => r.status))).toEqual(new Set([503]));
       expect(together[0].body).toMatchObject({ code: 'unavailable', retryable: true });
+      // Each refusal names its own request, not the first of the shared call.
+      for (const r of together) expect(r.body.details.requestId).toBe(r.headers.get('x-request-id'));
     } finally {
       s.h.backends.data.recipientDelayMs = 0;
     }
