@@ -225,10 +225,10 @@ function hasWrk() {
 
 /**
  * Loads `url` (with `paths`, the paths of its origin in turn, one a request) with the chosen
- * generator (`wrk` or `autocannon`) and returns requests/s and latency percentiles (ms), with non-2xx counted, and what each request cost the whole machine in CPU
- * (every process: load generator, services, stores), also per process, with the share of time
- * the host took from this machine: throughput drifts with the machine's speed, CPU per request
- * much less so.
+ * generator (`wrk` or `autocannon`) and returns requests/s and latency percentiles (ms), with
+ * non-2xx counted, and what each request cost the whole machine in CPU (every process: load
+ * generator, services, stores), also per process, with the share of time the host took from this
+ * machine: throughput drifts with the machine's speed, CPU per request much less so.
  */
 async function load({ generator = 'autocannon', ...opts }) {
   const request = { connections: 50, duration: 5, ...opts };

@@ -55,32 +55,29 @@ export function coalescedRecipientGets(client: Client, deadlineMs: number): GetR
     }
   };
 
-  const many = async (batch: Lookup[]): Promise<Outcome[]> => {
-    let res: { results: (ItemRefusal & { recipient: RecipientMessage | null })[] };
-    try {
-      res = await callUnary(
-        client,
-        'GetRecipients',
-        { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
-        { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
-      );
-    } catch (err) {
-      if ((err as ServiceError).code === status.UNIMPLEMENTED) return Promise.all(batch.map(single));
-      // Each read's refusal names its own request id (an `internal` body carries it).
-      return batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) }));
-    }
-    return batch.map((l, i) => {
-      const item = res.results[i];
-      if (item?.recipient) return { recipient: item.recipient };
-      return { refusal: fromItemRefusal(item ?? {}, l.requestId) };
-    });
-  };
-
   const read = batchPerTurn(
-    (batch: Lookup[]) => (batch.length === 1 ? Promise.all([single(batch[0])]) : many(batch)),
-    {
-      maxBatch: MAX_RECIPIENT_LOOKUPS,
+    async (batch: Lookup[]): Promise<Outcome[]> => {
+      if (batch.length === 1) return [await single(batch[0])];
+      let res: { results: (ItemRefusal & { recipient: RecipientMessage | null })[] };
+      try {
+        res = await callUnary(
+          client,
+          'GetRecipients',
+          { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
+          { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
+        );
+      } catch (err) {
+        if ((err as ServiceError).code === status.UNIMPLEMENTED) return Promise.all(batch.map(single));
+        // Each read's refusal names its own request id (an `internal` body carries it).
+        return batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) }));
+      }
+      return batch.map((l, i) => {
+        const item = res.results[i];
+        if (item?.recipient) return { recipient: item.recipient };
+        return { refusal: fromItemRefusal(item ?? {}, l.requestId) };
+      });
     },
+    { maxBatch: MAX_RECIPIENT_LOOKUPS },
   );
 
   return async (projectId, recipientId, requestId) => {
