@@ -31,14 +31,14 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
   app.proxy = false;
   app.use(requestContext(deps.domain.logger));
   app.use(async (ctx, next) => {
-    const end = deps.metrics.httpDuration.startTimer();
+    const started = performance.now();
     try {
       await next();
     } finally {
       // The route template, never the raw path, keeps label cardinality bounded.
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      deps.metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      end({ method: ctx.method, route });
+      const seconds = (performance.now() - started) / 1000;
+      deps.metrics.http.record([ctx.method, route], String(ctx.status), seconds);
     }
   });
   app.use(healthRoutes(deps.lifecycle, deps.readiness));

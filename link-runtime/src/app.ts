@@ -66,7 +66,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy });
   app.use(requestContext(deps.logger));
   app.use(async (ctx, next) => {
-    const stop = deps.metrics.httpDuration.startTimer({ method: ctx.method });
+    const started = performance.now();
     let status: number | undefined;
     try {
       await next();
@@ -77,8 +77,8 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     } finally {
       // Route templates only (never the token itself) keep the label set small and the links secret.
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      stop({ route });
-      deps.metrics.httpRequests.inc({ method: ctx.method, route, status: String(status ?? ctx.status) });
+      const seconds = (performance.now() - started) / 1000;
+      deps.metrics.http.record([ctx.method, route], String(status ?? ctx.status), seconds);
     }
   });
   app.use(healthRoutes(deps.lifecycle, deps.readiness));

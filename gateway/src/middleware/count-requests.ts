@@ -13,7 +13,7 @@ const FIXED_PATHS = new Set(['/livez', '/readyz']);
  */
 export function countRequests(metrics: ServiceMetrics, routers: Router[] = []): Middleware {
   return async (ctx, next) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     try {
       await next();
     } finally {
@@ -21,11 +21,7 @@ export function countRequests(metrics: ServiceMetrics, routers: Router[] = []): 
         (ctx as unknown as { _matchedRoute?: string })._matchedRoute ??
         templateOf(routers, ctx.method, ctx.path);
       const route = matched ?? (FIXED_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
-      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      metrics.httpDuration.observe(
-        { method: ctx.method, route },
-        Number(process.hrtime.bigint() - started) / 1e9,
-      );
+      metrics.http.record([ctx.method, route], String(ctx.status), (performance.now() - started) / 1000);
     }
   };
 }

@@ -115,12 +115,12 @@ export function directRoute(
     const match = spec.path.exec(req.url ?? '');
     if (!match) return false;
     const method = req.method ?? '';
+    const started = performance.now();
     if (!spec.methods.includes(method)) {
       refuseMethod(req, res, spec.methods);
-      deps.metrics.httpRequests.inc({ method, route, status: '405' });
+      deps.metrics.http.record([method, route], '405', (performance.now() - started) / 1000);
       return true;
     }
-    const started = performance.now();
     const requestId = requestIdOf(headerText(req, 'x-request-id'));
     let child: Logger | undefined;
     const log = () => {
@@ -130,8 +130,7 @@ export function directRoute(
     spec.serve(req, res, { token: decodeSegment(match[1]), requestId, log }).then(
       (status) => {
         const ms = performance.now() - started;
-        deps.metrics.httpDuration.observe({ method, route }, ms / 1000);
-        deps.metrics.httpRequests.inc({ method, route, status: String(status) });
+        deps.metrics.http.record([method, route], String(status), ms / 1000);
         logAccess(deps.logger, log, method, route, status, ms);
       },
       (err) => {

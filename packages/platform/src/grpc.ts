@@ -94,16 +94,17 @@ export function unary<Req, Res>(
   logger: Logger,
   method: string,
   handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
-  metrics?: Pick<ServiceMetrics, 'grpcRequests' | 'grpcDuration'>,
+  metrics?: Pick<ServiceMetrics, 'grpc'>,
 ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
+  const labels = [method];
   return (call, callback) => {
-    const end = metrics?.grpcDuration.startTimer({ method });
+    const started = performance.now();
     let answered = false;
     const answer = (err: Partial<ServiceError> | null, res?: Res) => {
       if (answered) return;
       answered = true;
-      end?.();
-      metrics?.grpcRequests.inc({ method, code: STATUS_NAMES[err?.code ?? GrpcStatus.OK] ?? 'UNKNOWN' });
+      const code = STATUS_NAMES[err?.code ?? GrpcStatus.OK] ?? 'UNKNOWN';
+      metrics?.grpc.record(labels, code, (performance.now() - started) / 1000);
       callback(err, res);
     };
     tagSpan(call.request as SpanIds);

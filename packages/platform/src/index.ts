@@ -12,6 +12,7 @@ export * from './metrics';
 export * from './nats';
 export * from './not-found';
 export * from './redis';
+export * from './request-metrics';
 export * from './service';
 export * from './shared-call';
 export * from './trace-context';

@@ -1,13 +1,17 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { RequestMetrics } from './request-metrics';
 
 /** The metrics every service records; services add their own on `registry`. */
 export interface ServiceMetrics {
   registry: Registry;
-  httpRequests: Counter<'method' | 'route' | 'status'>;
-  httpDuration: Histogram<'method' | 'route'>;
-  grpcRequests: Counter<'method' | 'code'>;
-  grpcDuration: Histogram<'method'>;
+  /**
+   * `http_requests_total{method,route,status}` and `http_request_duration_seconds{method,route}`:
+   * `http.record([method, route], status, seconds)`.
+   */
+  http: RequestMetrics;
+  /** `grpc_server_handled_total{method,code}` and `grpc_server_handling_seconds{method}`. */
+  grpc: RequestMetrics;
 }
 
 /** A registry per service instance (never the global one), so tests can build several apps. */
@@ -18,31 +22,22 @@ export function createMetrics(service: string): ServiceMetrics {
   const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
   return {
     registry,
-    httpRequests: new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests by method, route template and status',
-      labelNames: ['method', 'route', 'status'],
-      registers: [registry],
-    }),
-    httpDuration: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request latency by method and route template',
+    http: new RequestMetrics(registry, {
+      counter: { name: 'http_requests_total', help: 'HTTP requests by method, route template and status' },
+      histogram: {
+        name: 'http_request_duration_seconds',
+        help: 'HTTP request latency by method and route template',
+      },
       labelNames: ['method', 'route'],
+      outcomeLabel: 'status',
       buckets,
-      registers: [registry],
     }),
-    grpcRequests: new Counter({
-      name: 'grpc_server_handled_total',
-      help: 'gRPC calls handled by method and status code',
-      labelNames: ['method', 'code'],
-      registers: [registry],
-    }),
-    grpcDuration: new Histogram({
-      name: 'grpc_server_handling_seconds',
-      help: 'gRPC handling latency by method',
+    grpc: new RequestMetrics(registry, {
+      counter: { name: 'grpc_server_handled_total', help: 'gRPC calls handled by method and status code' },
+      histogram: { name: 'grpc_server_handling_seconds', help: 'gRPC handling latency by method' },
       labelNames: ['method'],
+      outcomeLabel: 'code',
       buckets,
-      registers: [registry],
     }),
   };
 }
