@@ -120,9 +120,16 @@ async function settle(url) {
   await c.end();
 }
 
-async function baselines(children) {
+async function baselines(children, dbUrl) {
   const httpPort = await freePort();
   children.push(await forkReady(path.join(__dirname, 'baselines/http-hello.js'), { PORT: String(httpPort) }));
+  const durablePort = await freePort();
+  children.push(
+    await forkReady(path.join(__dirname, 'baselines/durable-insert.js'), {
+      PORT: String(durablePort),
+      DATABASE_URL: dbUrl,
+    }),
+  );
   const echoPort = await freePort();
   children.push(
     await forkReady(path.join(__dirname, 'baselines/grpc-echo-server.js'), { PORT: String(echoPort) }),
@@ -140,6 +147,15 @@ async function baselines(children) {
     bare: () => {
       log('baseline: bare node:http');
       return load({ url: `http://127.0.0.1:${httpPort}/`, connections: CONNECTIONS, duration: DURATION });
+    },
+    durableInsert: () => {
+      log('baseline: node:http answering after a durable PostgreSQL insert');
+      return load({
+        url: `http://127.0.0.1:${durablePort}/`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        duration: DURATION,
+      });
     },
     koaGrpc: (connections = CONNECTIONS) => {
       log(`baseline: Koa -> gRPC echo, ${connections} connection(s)`);
@@ -233,7 +249,7 @@ async function main() {
     connections: CONNECTIONS,
   };
   try {
-    const baseline = await baselines(children);
+    const baseline = await baselines(children, db.url);
     const base = {};
     results.baselines = base;
     const system = await startSystem(children, db.url);
@@ -335,9 +351,11 @@ async function main() {
       if ((await fetch(`${link}/conversations`, { method: 'POST' })).status === 201) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const linkRounds = { bare: [], pageLoads: [], starts: [] };
+    const linkRounds = { bare: [], durableInsert: [], pageLoads: [], starts: [] };
     for (let round = 1; (wanted('pages') || wanted('starts')) && round <= ROUNDS; round++) {
       linkRounds.bare.push(await baseline.bare());
+      // What answering after a durable write costs at the least, whatever else a start does.
+      if (wanted('starts')) linkRounds.durableInsert.push(await baseline.durableInsert());
       if (wanted('pages')) {
         log(`link runtime: page loads (round ${round}/${ROUNDS})`);
         linkRounds.pageLoads.push(
@@ -357,6 +375,7 @@ async function main() {
       }
     }
     if (linkRounds.bare.length) linkRounds.bare.push(await baseline.bare());
+    if (linkRounds.durableInsert.length) linkRounds.durableInsert.push(await baseline.durableInsert());
 
     if (readRounds.reads.length) {
       base.koaGrpc = summarize(readRounds.koaGrpc);
@@ -365,6 +384,7 @@ async function main() {
       results.readsOneConnection = summarize(aloneRounds.reads);
     }
     if (linkRounds.bare.length) base.bare = summarize(linkRounds.bare);
+    if (linkRounds.durableInsert.length) base.durableInsert = summarize(linkRounds.durableInsert);
     if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
     if (linkRounds.starts.length) results.starts = summarize(linkRounds.starts);
     // A ratio is the median of the per-round ratios, each round against the mean of the baselines
@@ -386,6 +406,9 @@ async function main() {
       readsVsKoaGrpcOneConnection: ratio(aloneRounds.reads, aloneRounds.koaGrpc),
       startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
+      // Each durable-insert round ran between two bare ones, each start round between two of its.
+      durableInsertVsBare: ratio(linkRounds.durableInsert.slice(0, -1), linkRounds.bare),
+      startsVsDurableInsert: ratio(linkRounds.starts, linkRounds.durableInsert),
     };
     const perScenario = (pick) => ({
       bulkCreateBatch: pick(bulkCreate),
@@ -396,6 +419,7 @@ async function main() {
       pageLoads: pick(pageLoads),
       starts: pick(starts),
       bare: pick(base.bare),
+      durableInsert: pick(base.durableInsert),
     });
     // What one request costs the whole machine, next to its baseline's: steadier than requests/s;
     // and the same split by process (services, stores, load generator): where it goes.
