@@ -11,6 +11,7 @@ export * from './logger';
 export * from './metrics';
 export * from './nats';
 export * from './not-found';
+export * from './periodic';
 export * from './redis';
 export * from './request-metrics';
 export * from './service';

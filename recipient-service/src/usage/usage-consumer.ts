@@ -5,6 +5,7 @@ import {
   type JsMsg,
   type Logger,
   parseBatch,
+  runPeriodically,
   streamNames,
 } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
@@ -115,25 +116,16 @@ export function prunePeriodically(
   retentionDays: number,
   everyMs = 3600_000,
 ): () => Promise<void> {
-  let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = running.then(async () => {
+  return runPeriodically(
+    async () => {
       const before = new Date(deps.clock().getTime() - retentionDays * 86_400_000);
-      try {
-        const pruned = await pruneAppliedUsage(deps.pool, before);
-        if (pruned > 0) deps.logger.info({ pruned, before }, 'applied usage pruned');
-      } catch (err) {
-        deps.logger.warn({ err }, 'pruning applied usage failed; will retry');
-      }
-    });
-  };
-  run();
-  const timer = setInterval(run, everyMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+      const pruned = await pruneAppliedUsage(deps.pool, before);
+      if (pruned > 0) deps.logger.info({ pruned, before }, 'applied usage pruned');
+    },
+    everyMs,
+    deps.logger,
+    'pruning applied usage failed; will retry',
+  );
 }
 
 /** The durable consumers of usage events, shared by every instance: single events, and batches. */

@@ -1,0 +1,55 @@
+import pino from 'pino';
+import { runPeriodically } from './periodic';
+
+const logger = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('runPeriodically', () => {
+  it('runs now and then on its interval, never two runs at once, and goes on after a failure', async () => {
+    let runs = 0;
+    let inRun = 0;
+    let mostAtOnce = 0;
+    const warnings: string[] = [];
+    const warnLogger = pino(
+      { level: 'warn' },
+      { write: (line: string) => warnings.push(JSON.parse(line).msg) },
+    );
+    const stop = runPeriodically(
+      async () => {
+        runs++;
+        inRun++;
+        mostAtOnce = Math.max(mostAtOnce, inRun);
+        // Slower than the interval: the next run waits for this one.
+        await sleep(30);
+        inRun--;
+        if (runs === 2) throw new Error('boom');
+      },
+      10,
+      warnLogger,
+      'task failed',
+    );
+    await sleep(200);
+    await stop();
+    const atStop = runs;
+    expect(runs).toBeGreaterThanOrEqual(4);
+    expect(mostAtOnce).toBe(1);
+    expect(warnings).toEqual(['task failed']);
+    await sleep(50);
+    expect(runs).toBe(atStop);
+  });
+
+  it('stop waits for the run under way', async () => {
+    let finished = false;
+    const stop = runPeriodically(
+      async () => {
+        await sleep(50);
+        finished = true;
+      },
+      60_000,
+      logger,
+      'task failed',
+    );
+    await stop();
+    expect(finished).toBe(true);
+  });
+});
