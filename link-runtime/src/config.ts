@@ -1,4 +1,9 @@
+import { LIMITS } from '@outreach/contracts';
 import { COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+
+// A conversation inside the longest rolling window a recipient may have is still listed when
+// its window counter is rebuilt; only older ones may be folded into counts.
+const MIN_ROLLUP_DAYS = Math.ceil(LIMITS.maxWindowSeconds / 86_400) + 1;
 
 /** Every environment variable the link runtime reads. */
 export const CONFIG_SPEC = {
@@ -69,6 +74,20 @@ export const CONFIG_SPEC = {
     min: 50,
     max: 600000,
     doc: 'how often usage events JetStream has not confirmed are republished (those older than this)',
+  },
+  CONVERSATION_ROLLUP_ENABLED: {
+    type: 'bool',
+    // Off until every replica runs a version that reads the rolled-up counts (see operations.md):
+    // an older replica rebuilding counters would miss the folded conversations and refund them.
+    default: false,
+    doc: 'fold conversations older than CONVERSATION_ROLLUP_AFTER_DAYS into per-recipient and per-campaign counts (hourly)',
+  },
+  CONVERSATION_ROLLUP_AFTER_DAYS: {
+    type: 'int',
+    default: 400,
+    min: MIN_ROLLUP_DAYS,
+    max: 3650,
+    doc: 'age after which a conversation is folded into counts (longer than the longest rolling window)',
   },
   COUNTER_REBUILD_GRACE_MS: {
     type: 'int',

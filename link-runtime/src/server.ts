@@ -19,6 +19,7 @@ import {
   systemClock,
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
+import { rollUpPeriodically } from './admission/usage-rollup';
 import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
 import { CONFIG_SPEC } from './config';
@@ -116,6 +117,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     });
     await state.start(js, config.NATS_PREFIX);
     admission.startSweeper(config.USAGE_REPUBLISH_MS);
+    if (config.CONVERSATION_ROLLUP_ENABLED)
+      cleanups.push(rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS));
 
     const listener = linkRequestListener({
       logger,

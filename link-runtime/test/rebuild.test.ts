@@ -5,6 +5,7 @@ import { Pool, type QueryConfig } from 'pg';
 import pino from 'pino';
 import { clearRedisPrefix, createTestNamespace, type TestNamespace } from '../../test/support/isolation';
 import { Admission } from '../src/admission/admission.service';
+import { rollUpConversations } from '../src/admission/conversations.repository';
 import type { OpenLink } from '../src/admission/link-checks';
 import { runMigrations } from '../src/server';
 import { activeCampaign, device, recipient } from './support/fixtures';
@@ -54,8 +55,7 @@ afterAll(async () => {
 });
 
 const campaignCounts = () => statements.filter((s) => /WHERE campaign_id = \$1/.test(s)).length;
-const recipientCounts = () =>
-  statements.filter((s) => /count\(\*\).*WHERE recipient_id = \$1$/.test(s)).length;
+const recipientCounts = () => statements.filter((s) => /link\.recipient_rollups/.test(s)).length;
 
 describe('rebuilding counters after Redis lost its data', () => {
   it("counts the campaign's record once for all its recipients, each recipient's own, and refunds nothing", async () => {
@@ -81,5 +81,30 @@ describe('rebuilding counters after Redis lost its data', () => {
     expect(campaignCounts()).toBe(0);
     expect(recipientCounts()).toBe(1);
     expect(await used()).toBe('61');
+  });
+
+  it('rebuilds from the rolled-up counts too: folding old conversations refunds no cap and no budget', async () => {
+    const dev = device();
+    const campaign = activeCampaign({ deviceId: dev.id, includedConversations: 8 });
+    const linkOf = (r: ReturnType<typeof recipient>): OpenLink => ({ ...r, campaign, device: dev });
+    const capped = linkOf(recipient(campaign, { maxTotalInteractions: 5 }));
+    const other = linkOf(recipient(campaign));
+    for (let i = 0; i < 4; i++) await admission.admit(capped);
+    for (let i = 0; i < 3; i++) await admission.admit(other);
+
+    // Two years on, the conversations are older than any window and are folded into counts.
+    await pool.query(
+      "UPDATE link.conversations SET started_at = started_at - interval '730 days' WHERE campaign_id = $1",
+      [campaign.id],
+    );
+    expect(await rollUpConversations(pool, new Date(Date.now() - 400 * 86_400_000), 100)).toBe(7);
+    const rows = await pool.query('SELECT 1 FROM link.conversations WHERE campaign_id = $1', [campaign.id]);
+    expect(rows.rowCount).toBe(0);
+
+    await clearRedisPrefix(ns.redisPrefix);
+    await admission.admit(capped); // its 5th: the cap still counts the four folded ones
+    await expect(admission.admit(capped)).rejects.toMatchObject({ code: 'link_disabled' });
+    // The campaign's 8th was that one: its budget still counts the seven folded ones.
+    await expect(admission.admit(other)).rejects.toMatchObject({ code: 'budget_exhausted' });
   });
 });

@@ -55,16 +55,21 @@ export async function insertConversations(
   });
 }
 
-/** A recipient's conversations in the durable record, and its starts after `since` (none without). */
+/**
+ * A recipient's conversations in the durable record (rows and rolled-up count, read together),
+ * and its starts after `since` (none without).
+ */
 export async function loadRecipientFacts(
   pool: Pool,
   recipientId: string,
   since: Date | null,
 ): Promise<RecipientFacts> {
   const [count, starts] = await Promise.all([
-    pool.query<{ n: string }>('SELECT count(*) AS n FROM link.conversations WHERE recipient_id = $1', [
-      recipientId,
-    ]),
+    pool.query<{ n: string }>(
+      `SELECT (SELECT count(*) FROM link.conversations WHERE recipient_id = $1)
+            + coalesce((SELECT conversations FROM link.recipient_rollups WHERE recipient_id = $1), 0) AS n`,
+      [recipientId],
+    ),
     since
       ? pool.query<{ id: string; started_at: Date }>(
           'SELECT id, started_at FROM link.conversations WHERE recipient_id = $1 AND started_at > $2',
@@ -78,13 +83,45 @@ export async function loadRecipientFacts(
   };
 }
 
-/** A campaign's conversations in the durable record. */
+/** A campaign's conversations in the durable record (rows and rolled-up count, read together). */
 export async function countCampaignConversations(pool: Pool, campaignId: string): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
-    'SELECT count(*) AS n FROM link.conversations WHERE campaign_id = $1',
+    `SELECT (SELECT count(*) FROM link.conversations WHERE campaign_id = $1)
+          + coalesce((SELECT conversations FROM link.campaign_rollups WHERE campaign_id = $1), 0) AS n`,
     [campaignId],
   );
   return Number(rows[0].n);
+}
+
+/**
+ * Folds up to `limit` conversations started before `before` into their recipient's and their
+ * campaign's rolled-up counts and deletes them, in one statement (so one transaction); returns
+ * how many. Rows another roll-up holds are skipped, so replicas rolling up at once never fold a
+ * row twice, and counts are added in id order, so they cannot deadlock either. Conversations the
+ * previous version wrote and never announced stay until announced (migration 002).
+ */
+export async function rollUpConversations(pool: Pool, before: Date, limit: number): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>({
+    name: 'link-roll-up-conversations',
+    text: `WITH folded AS (
+             DELETE FROM link.conversations WHERE ctid IN (
+               SELECT ctid FROM link.conversations
+                WHERE started_at < $1 AND published_at IS NOT NULL
+                LIMIT $2 FOR UPDATE SKIP LOCKED)
+             RETURNING recipient_id, campaign_id
+           ), recipients AS (
+             INSERT INTO link.recipient_rollups AS r (recipient_id, conversations)
+             SELECT recipient_id, count(*) FROM folded GROUP BY recipient_id ORDER BY recipient_id
+             ON CONFLICT (recipient_id) DO UPDATE SET conversations = r.conversations + EXCLUDED.conversations
+           ), campaigns AS (
+             INSERT INTO link.campaign_rollups AS c (campaign_id, conversations)
+             SELECT campaign_id, count(*) FROM folded GROUP BY campaign_id ORDER BY campaign_id
+             ON CONFLICT (campaign_id) DO UPDATE SET conversations = c.conversations + EXCLUDED.conversations
+           )
+           SELECT count(*)::int AS n FROM folded`,
+    values: [before, limit],
+  });
+  return rows[0].n;
 }
 
 /** Forgets batches whose event JetStream confirmed. */
