@@ -89,6 +89,14 @@ export const CONFIG_SPEC = {
     max: 3650,
     doc: 'age after which a conversation is folded into counts (longer than the longest rolling window)',
   },
+  USAGE_PUBLISH_MS: {
+    type: 'int',
+    // Usage must show in the API within a second; the consumers add up to 50 ms of their own.
+    default: 50,
+    min: 0,
+    max: 500,
+    doc: 'how long written admissions wait to be announced together in one usage event (0: those of one event-loop turn)',
+  },
   COUNTER_REBUILD_GRACE_MS: {
     type: 'int',
     default: 250,

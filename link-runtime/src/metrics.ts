@@ -47,7 +47,7 @@ export function registerUsageOutbox(registry: Registry, pool: Pool, clock: Clock
   const backlog = () => unconfirmedBacklog(pool).catch(() => undefined);
   new Gauge({
     name: 'link_usage_unconfirmed_batches',
-    help: 'Usage events (one per durable write of admissions) written but not yet confirmed by JetStream',
+    help: 'Durable writes of admissions whose usage event JetStream has not confirmed yet',
     registers: [registry],
     async collect() {
       const b = await backlog();

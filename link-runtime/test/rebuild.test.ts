@@ -43,6 +43,7 @@ beforeAll(async () => {
     groupCommitMs: 0,
     rebuildGraceMs: 20,
     conversationTtlSeconds: 60,
+    usagePublishMs: 0,
   });
 });
 

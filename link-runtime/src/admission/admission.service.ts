@@ -68,8 +68,19 @@ const MAX_ADMISSIONS_PER_RUN = 100;
 // Counters outlive any window; when they expire they are rebuilt from PostgreSQL like after a flush.
 const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 
+// Written batches announced together at most, and conversations one usage event carries at
+// most: ~170 bytes each, so an event stays well under NATS's default 1 MB payload limit.
+const MAX_BATCHES_PER_ANNOUNCEMENT = 100;
+const MAX_EVENT_CONVERSATIONS = 2000;
+
 // How long a rebuild waits for this instance's admissions still being written (see seed()).
 const REBUILD_WAIT_MS = 5000;
+
+/** A written batch and the event that announces it. */
+export interface UsageBatchEvent {
+  id: string;
+  event: UsageAdmittedBatch;
+}
 
 /** The epochs an admission was counted under: what its release must match (RELEASE_SCRIPT). */
 interface Counted {
@@ -97,6 +108,8 @@ export interface AdmissionDeps {
   rebuildGraceMs: number;
   /** How long an idle conversation is kept (its record is written by the admission itself). */
   conversationTtlSeconds: number;
+  /** How long written batches wait to be announced together in one usage event (0: one turn). */
+  usagePublishMs: number;
 }
 
 /** What the counters say about one start: consumed, or the refusal. */
@@ -114,6 +127,8 @@ export interface Admitted {
  */
 export class Admission {
   private readonly commits: GroupCommit<ConversationRecord>;
+  /** Written batches waiting to be announced together (see `announce`). */
+  private readonly announcements: GroupCommit<UsageBatchEvent>;
   private readonly confirmed: GroupCommit<string>;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping = false;
@@ -144,6 +159,11 @@ export class Admission {
 
   constructor(private readonly deps: AdmissionDeps) {
     this.commits = new GroupCommit((rows) => this.write(rows), deps.groupCommitMs);
+    this.announcements = new GroupCommit(
+      (batches) => this.announce(batches),
+      deps.usagePublishMs,
+      MAX_BATCHES_PER_ANNOUNCEMENT,
+    );
     this.confirmed = new GroupCommit((ids) => deleteBatches(deps.pool, ids), 20);
   }
 
@@ -191,6 +211,7 @@ export class Admission {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     await this.commits.close();
+    await this.announcements.close();
     await Promise.all(this.publishing);
     await this.confirmed.close();
   }
@@ -327,19 +348,53 @@ export class Admission {
     ]);
   }
 
-  /** Writes admitted conversations with the event announcing them, then publishes it. */
+  /** Writes admitted conversations with the event announcing them, then has it announced. */
   private async write(rows: ConversationRecord[]): Promise<void> {
     const id = newId('usb');
     const event = batchEvent(id, rows);
     const batch: UsageBatch = { id, event: JSON.stringify(event), createdAt: this.deps.clock() };
     await insertConversations(this.deps.pool, rows, batch);
-    const published = this.publish(id, event, () => this.confirmed.add(id));
-    this.publishing.add(published);
-    void published.then(() => this.publishing.delete(published));
+    // Not awaited: the start is durable now, and a failed announcement is the sweeper's to retry.
+    this.announcements.add({ id, event }).catch(() => undefined);
+  }
+
+  /**
+   * Publishes the batches written within `usagePublishMs` of each other as one event under a
+   * new id, then confirms every one of them. Each JetStream message costs the servers about the
+   * same whatever it carries (its store, two deliveries and their acks), so under load one
+   * event per interval instead of one per write. If it is not confirmed, each batch stays
+   * unconfirmed and the sweeper republishes it under its own id: the consumers apply each
+   * conversation once whichever event brings it.
+   */
+  private async announce(batches: UsageBatchEvent[]): Promise<void> {
+    await Promise.all(
+      eventSized(batches).map((group) => {
+        if (group.length === 1)
+          return this.publish(group[0].id, group[0].event, () => this.confirmed.add(group[0].id));
+        const id = newId('usb');
+        const event: UsageAdmittedBatch = {
+          batchId: id,
+          conversations: group.flatMap((b) => b.event.conversations),
+        };
+        const confirm = () => Promise.all(group.map((b) => this.confirmed.add(b.id))).then(() => undefined);
+        return this.publish(id, event, confirm);
+      }),
+    );
   }
 
   /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`. */
-  private async publish(id: string, event: UsageAdmittedBatch, confirm: () => Promise<void>): Promise<void> {
+  private publish(id: string, event: UsageAdmittedBatch, confirm: () => Promise<void>): Promise<void> {
+    const published = this.publishOnce(id, event, confirm);
+    this.publishing.add(published);
+    void published.then(() => this.publishing.delete(published));
+    return published;
+  }
+
+  private async publishOnce(
+    id: string,
+    event: UsageAdmittedBatch,
+    confirm: () => Promise<void>,
+  ): Promise<void> {
     try {
       await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmittedBatch, event, id);
       await confirm();
@@ -376,6 +431,25 @@ export class Admission {
       this.sweeping = false;
     }
   }
+}
+
+/**
+ * Groups batches in order so that no group's event carries more than MAX_EVENT_CONVERSATIONS
+ * conversations (a batch larger than that alone goes in a group of its own).
+ */
+export function eventSized(batches: readonly UsageBatchEvent[]): UsageBatchEvent[][] {
+  const groups: UsageBatchEvent[][] = [];
+  let size = Number.POSITIVE_INFINITY;
+  for (const batch of batches) {
+    const n = batch.event.conversations.length;
+    if (size + n > MAX_EVENT_CONVERSATIONS) {
+      groups.push([]);
+      size = 0;
+    }
+    groups[groups.length - 1].push(batch);
+    size += n;
+  }
+  return groups;
 }
 
 /** The event announcing conversations written together. */

@@ -91,8 +91,9 @@ export interface UsageAdmitted {
 }
 
 /**
- * The conversations one durable write of a link runtime admitted, announced together (one
- * message per write, not per conversation) on their own subject, `usageAdmittedBatch`: a
+ * Conversations a link runtime admitted, announced together (the writes of up to
+ * USAGE_PUBLISH_MS in one message, not one per conversation) on their own subject,
+ * `usageAdmittedBatch`: a
  * consumer of an older version, which reads `usageAdmitted` and knows only single events, never
  * receives one. Consumers apply each conversation once per conversationId, so a batch
  * republished after a crash, or a conversation also announced by a single event, counts once.
