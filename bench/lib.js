@@ -101,7 +101,7 @@ function processLabel(pid, comm) {
     : parts[parts.length - 1].replace(/\.js$/, '');
 }
 
-/** CPU seconds used so far by each process on the machine, summed per label (see processLabel); null off Linux. */
+/** CPU seconds used so far by each process on the machine, by pid, with its label (see processLabel); null off Linux. */
 function processCpu() {
   let pids;
   try {
@@ -109,7 +109,7 @@ function processCpu() {
   } catch {
     return null;
   }
-  const byLabel = new Map();
+  const byPid = new Map();
   for (const dir of pids) {
     let stat;
     try {
@@ -125,20 +125,25 @@ function processCpu() {
     // utime and stime; for this process also its reaped children's (wrk runs have ended by now).
     const own = pid === process.pid ? [11, 12, 13, 14] : [11, 12];
     const seconds = own.reduce((n, i) => n + Number(fields[i]), 0) / TICKS_PER_SECOND;
-    const label = processLabel(pid, comm);
-    byLabel.set(label, (byLabel.get(label) ?? 0) + seconds);
+    byPid.set(pid, { label: processLabel(pid, comm), seconds });
   }
-  return byLabel;
+  return byPid;
 }
 
-/** Microseconds of CPU per request of each process that used any, largest first. */
+/**
+ * Microseconds of CPU per request of each label whose processes used any, largest first. Counted
+ * per process, so that one exiting during the round (a PostgreSQL backend whose pool closed an
+ * idle connection) takes none of its earlier CPU off the others of its label; one started during
+ * the round counts all it used. What a process used before exiting mid-round is not seen.
+ */
 function cpuPerRequest(before, after, total) {
   if (!before || !after || !total) return null;
-  const rows = [];
-  for (const [label, seconds] of after) {
-    const used = seconds - (before.get(label) ?? 0);
-    if (used > 0) rows.push([label, round((used * 1e6) / total)]);
+  const used = new Map();
+  for (const [pid, { label, seconds }] of after) {
+    const delta = seconds - (before.get(pid)?.seconds ?? 0);
+    if (delta > 0) used.set(label, (used.get(label) ?? 0) + delta);
   }
+  const rows = [...used].map(([label, seconds]) => [label, round((seconds * 1e6) / total)]);
   return Object.fromEntries(rows.sort((a, b) => b[1] - a[1]).filter(([, us]) => us >= 0.5));
 }
 

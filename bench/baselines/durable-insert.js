@@ -6,7 +6,8 @@ const http = require('node:http');
 const { randomUUID } = require('node:crypto');
 const { Pool } = require('pg');
 
-const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
+// Connections stay open between rounds, as a service's pool under steady load keeps them.
+const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2, idleTimeoutMillis: 0 });
 const waiting = [];
 let writing = false;
 let scheduled = false;
