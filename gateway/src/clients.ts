@@ -63,9 +63,10 @@ export function createBackends(
   const recipientsHealth = new Health(addrs.recipients, creds);
   const campaignsHealth = new Health(addrs.campaigns, creds);
   const healthDeadline = Math.min(deadlineMs, 2000);
+  const recipientsCall = caller(recipients, deadlineMs);
   return {
-    recipients: caller(recipients, deadlineMs),
-    getRecipient: coalescedRecipientGets(recipients, deadlineMs),
+    recipients: recipientsCall,
+    getRecipient: coalescedRecipientGets(recipients, recipientsCall, deadlineMs),
     campaigns: caller(campaigns, deadlineMs),
     recipientsHealthy: healthOf(recipientsHealth, healthDeadline),
     campaignsHealthy: healthOf(campaignsHealth, healthDeadline),

@@ -8,6 +8,7 @@ import {
   fromServiceError,
   type ItemRefusal,
 } from '@outreach/platform';
+import type { Call } from './clients';
 
 /** Reads one recipient of a project; refusals arrive as AppErrors. */
 export type GetRecipient = (
@@ -38,22 +39,20 @@ const withRequestIds = (ids: (string | undefined)[]) => {
  * `GetRecipient` call. Each read answers exactly as its own call would: its recipient, or its
  * own refusal; a failure of the shared call (deadline, service down) fails every read in it.
  * A recipient service that predates `GetRecipients` (during a rolling upgrade) answers
- * UNIMPLEMENTED, and the batch is then read one call per recipient.
+ * UNIMPLEMENTED, and the batch is then read one call per recipient. `call` is the same client's
+ * ordinary caller (deadline, request id, errors mapped), which single reads go through.
  */
-export function coalescedRecipientGets(client: Client, deadlineMs: number): GetRecipient {
-  const single = async (l: Lookup): Promise<Outcome> => {
-    try {
-      const recipient = await callUnary<object, RecipientMessage>(
-        client,
-        'GetRecipient',
-        { projectId: l.projectId, recipientId: l.recipientId },
-        { deadlineMs, metadata: withRequestIds([l.requestId]) },
-      );
-      return { recipient };
-    } catch (err) {
-      return { refusal: fromServiceError(err, l.requestId) };
-    }
-  };
+export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: number): GetRecipient {
+  // `call` maps failures to AppErrors already; the shared call needs the raw status (UNIMPLEMENTED).
+  const single = (l: Lookup): Promise<Outcome> =>
+    call<RecipientMessage>(
+      'GetRecipient',
+      { projectId: l.projectId, recipientId: l.recipientId },
+      l.requestId,
+    ).then(
+      (recipient) => ({ recipient }),
+      (refusal: AppError) => ({ refusal }),
+    );
 
   const read = batchPerTurn(
     async (batch: Lookup[]): Promise<Outcome[]> => {

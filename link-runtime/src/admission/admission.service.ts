@@ -439,16 +439,19 @@ export class Admission {
  */
 export function eventSized(batches: readonly UsageBatchEvent[]): UsageBatchEvent[][] {
   const groups: UsageBatchEvent[][] = [];
-  let size = Number.POSITIVE_INFINITY;
+  let current: UsageBatchEvent[] = [];
+  let size = 0;
   for (const batch of batches) {
     const n = batch.event.conversations.length;
-    if (size + n > MAX_EVENT_CONVERSATIONS) {
-      groups.push([]);
+    if (current.length > 0 && size + n > MAX_EVENT_CONVERSATIONS) {
+      groups.push(current);
+      current = [];
       size = 0;
     }
-    groups[groups.length - 1].push(batch);
+    current.push(batch);
     size += n;
   }
+  if (current.length > 0) groups.push(current);
   return groups;
 }
 

@@ -115,22 +115,19 @@ export class RequestMetrics {
     samples: () => Sample[],
   ) {
     // Read through `metric`: in OpenMetrics mode the registry renames counters on the object.
+    const header = (): { name: string; help: string; type: string; aggregator: string } => ({
+      name: metric.name,
+      help: meta.help,
+      type,
+      aggregator: 'sum',
+    });
     const metric = {
       ...meta,
       type,
       aggregator: 'sum',
-      getForPromString: async () => ({
-        name: metric.name,
-        help: meta.help,
-        type,
-        aggregator: 'sum',
-        values: samples(),
-      }),
+      getForPromString: async () => ({ ...header(), values: samples() }),
       get: async () => ({
-        name: metric.name,
-        help: meta.help,
-        type,
-        aggregator: 'sum',
+        ...header(),
         values: samples().map(({ labels, sharedLabels, ...rest }) => ({
           ...rest,
           labels: { ...labels, ...sharedLabels },
