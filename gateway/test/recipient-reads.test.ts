@@ -50,14 +50,21 @@ describe.each([
   afterAll(() => s?.h.stop());
 
   it('each answers exactly as a lone read does', async () => {
-    const together = await burst(s);
-    const calls = [...s.h.backends.data.calls];
-    const alone: Reply[] = [];
-    for (const p of s.paths) alone.push(await s.h.request('GET', p, { key: s.key }));
+    // Which reads share a turn depends on when the gateway reads their sockets: on a loaded
+    // machine a whole burst can arrive one read per turn. So up to five bursts, each checked in
+    // full, until one shared a call (the old code never makes a GetRecipients call at all).
+    let calls: string[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const together = await burst(s);
+      calls = [...s.h.backends.data.calls];
+      const alone: Reply[] = [];
+      for (const p of s.paths) alone.push(await s.h.request('GET', p, { key: s.key }));
 
-    expect(together.map(answer)).toEqual(alone.map(answer));
-    expect(together.map((r) => r.status)).toEqual([...Array(18).fill(200), 404, 404]);
-    expect(together[18].body).toMatchObject({ code: 'not_found', error: 'Recipient not found.' });
+      expect(together.map(answer)).toEqual(alone.map(answer));
+      expect(together.map((r) => r.status)).toEqual([...Array(18).fill(200), 404, 404]);
+      expect(together[18].body).toMatchObject({ code: 'not_found', error: 'Recipient not found.' });
+      if (withoutBatchedGets || calls.includes('GetRecipients')) break;
+    }
     if (withoutBatchedGets) {
       expect(calls.filter((c) => c === 'GetRecipient')).toHaveLength(s.paths.length);
     } else {
