@@ -1,4 +1,12 @@
-import { type BillableCampaign, campaignStatement, projectStatement } from './statement';
+import {
+  type BillableCampaign,
+  type BillableTopOff,
+  type CampaignStatement,
+  monthOf,
+  projectStatement,
+  type StatementLine,
+  campaignStatement as statementOfCounts,
+} from './statement';
 
 const d = (s: string) => new Date(s);
 const metered = (price: number | null): BillableCampaign => ({
@@ -9,7 +17,26 @@ const metered = (price: number | null): BillableCampaign => ({
   fixedPrice: null,
   launchedAt: d('2026-01-10T00:00:00.000Z'),
 });
-const convs = (...starts: string[]) => starts.map((s, i) => ({ id: `cnv_${i}`, startedAt: d(s) }));
+type Conversation = { id: string; startedAt: Date };
+const convs = (...starts: string[]): Conversation[] =>
+  starts.map((s, i) => ({ id: `cnv_${i}`, startedAt: d(s) }));
+
+/** The statement of these conversations, counted as the service counts them. */
+const campaignStatement = (
+  campaign: BillableCampaign,
+  topOffs: readonly BillableTopOff[],
+  conversations: readonly Conversation[],
+  month: string,
+): CampaignStatement =>
+  statementOfCounts(
+    campaign,
+    topOffs,
+    {
+      before: conversations.filter((c) => monthOf(c.startedAt) < month).length,
+      inMonth: conversations.filter((c) => monthOf(c.startedAt) === month).length,
+    },
+    month,
+  );
 
 describe('campaignStatement, metered', () => {
   const topOffs = [
@@ -123,5 +150,71 @@ describe('projectStatement', () => {
     const p = projectStatement('prj_1', '2026-01', [a, b]);
     expect(p.campaigns).toHaveLength(1);
     expect(p.total).toBe(10);
+  });
+});
+
+describe('campaignStatement from counts', () => {
+  /** The rule walked conversation by conversation, in start order: what the counts must equal. */
+  function walked(
+    campaign: BillableCampaign,
+    topOffs: readonly BillableTopOff[],
+    conversations: readonly Conversation[],
+    month: string,
+  ): StatementLine[] {
+    const ordered = [...conversations].sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    const pots = [...topOffs].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    const lines = new Map<string, StatementLine>();
+    const bill = (kind: StatementLine['kind'], topOffId: string | null, unitPrice: number) => {
+      const line = lines.get(`${kind}:${topOffId}`) ?? {
+        kind,
+        topOffId,
+        conversations: 0,
+        unitPrice,
+        amount: 0,
+      };
+      line.conversations += 1;
+      line.amount += unitPrice;
+      lines.set(`${kind}:${topOffId}`, line);
+    };
+    let pot = 0;
+    let used = 0;
+    for (const c of ordered) {
+      while (pot < pots.length && used >= pots[pot].conversations) [pot, used] = [pot + 1, 0];
+      const billed = monthOf(c.startedAt) === month;
+      if (pots.length === 0) {
+        if (billed) bill('unlimited', null, campaign.pricePerConversation ?? 0);
+      } else if (pot < pots.length) {
+        used += 1;
+        if (billed) bill('top_off', pots[pot].id, pots[pot].pricePerConversation ?? 0);
+      } else if (billed) bill('overage', null, campaign.pricePerConversation ?? 0);
+    }
+    return [...lines.values()];
+  }
+
+  it('bills exactly as walking every conversation would, across months and top-offs', () => {
+    // A fixed-seed generator: the same cases on every run.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let trial = 0; trial < 300; trial++) {
+      const topOffs = Array.from({ length: random(4) }, (_, i) => ({
+        id: `top_${i}`,
+        createdAt: d(`2026-0${1 + random(3)}-0${1 + random(9)}T00:00:00.000Z`),
+        conversations: 1 + random(6),
+        pricePerConversation: random(3) === 0 ? null : 10 * (1 + random(20)),
+      }));
+      const conversations = Array.from({ length: random(30) }, (_, i) => ({
+        id: `cnv_${i}`,
+        startedAt: d(`2026-0${1 + random(4)}-1${random(10)}T0${random(10)}:00:00.000Z`),
+      }));
+      const campaign = metered(random(4) === 0 ? null : 1 + random(99));
+      for (const month of ['2026-01', '2026-02', '2026-03', '2026-04', '2026-05']) {
+        const statement = campaignStatement(campaign, topOffs, conversations, month);
+        expect(statement.lines).toEqual(walked(campaign, topOffs, conversations, month));
+        expect(statement.total).toBe(statement.lines.reduce((t, l) => t + l.amount, 0));
+      }
+    }
   });
 });

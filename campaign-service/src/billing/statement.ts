@@ -27,10 +27,13 @@ export interface BillableTopOff {
   pricePerConversation: number | null;
 }
 
-/** One admitted conversation. */
-export interface BillableConversation {
-  id: string;
-  startedAt: Date;
+/**
+ * A campaign's conversations as billing counts them: those started before the month, which
+ * consumed the oldest top-offs first, and those started in it.
+ */
+export interface BillableUsage {
+  before: number;
+  inMonth: number;
 }
 
 /** One line of a statement; amounts in integer minor units. */
@@ -77,11 +80,11 @@ export function monthOf(at: Date): string {
 export function campaignStatement(
   campaign: BillableCampaign,
   topOffs: readonly BillableTopOff[],
-  conversations: readonly BillableConversation[],
+  usage: BillableUsage,
   month: string,
 ): CampaignStatement {
   if (!isMonth(month)) throw new RangeError(`month must be YYYY-MM, got ${month}`);
-  const inMonth = conversations.filter((c) => monthOf(c.startedAt) === month).length;
+  const { inMonth } = usage;
   const base = { campaignId: campaign.id, name: campaign.name, month, budgetMode: campaign.budgetMode };
   if (campaign.budgetMode === 'fixed') {
     const lines: StatementLine[] = [];
@@ -94,39 +97,34 @@ export function campaignStatement(
     return { ...base, conversations: inMonth, lines, total: sum(lines) };
   }
 
-  const ordered = [...conversations].sort(
-    (a, b) => a.startedAt.getTime() - b.startedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
+  const campaignPrice = campaign.pricePerConversation ?? 0;
+  const lines: StatementLine[] = [];
+  const add = (
+    kind: StatementLine['kind'],
+    topOffId: string | null,
+    conversations: number,
+    unitPrice: number,
+  ) => {
+    if (conversations > 0)
+      lines.push({ kind, topOffId, conversations, unitPrice, amount: conversations * unitPrice });
+  };
+  if (topOffs.length === 0) {
+    add('unlimited', null, inMonth, campaignPrice);
+    return { ...base, conversations: inMonth, lines, total: sum(lines) };
+  }
+  // In start order, conversation n (from 0) draws from the top-off whose room covers n, the
+  // oldest first; the month's conversations are numbers before .. before + inMonth - 1.
   // A stable sort: top-offs made in the same millisecond keep the order they were given in.
   const pots = [...topOffs].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  const campaignPrice = campaign.pricePerConversation ?? 0;
-  const byKey = new Map<string, StatementLine>();
-  const add = (kind: StatementLine['kind'], topOffId: string | null, unitPrice: number) => {
-    const key = `${kind}:${topOffId ?? ''}`;
-    const line = byKey.get(key) ?? { kind, topOffId, conversations: 0, unitPrice, amount: 0 };
-    line.conversations += 1;
-    line.amount += unitPrice;
-    byKey.set(key, line);
-  };
-  // Walk every conversation from the first: earlier months consume the oldest top-offs.
-  let pot = 0;
-  let usedInPot = 0;
-  for (const c of ordered) {
-    while (pot < pots.length && usedInPot >= pots[pot].conversations) {
-      pot += 1;
-      usedInPot = 0;
-    }
-    const billed = monthOf(c.startedAt) === month;
-    if (pots.length === 0) {
-      if (billed) add('unlimited', null, campaignPrice);
-    } else if (pot < pots.length) {
-      usedInPot += 1;
-      if (billed) add('top_off', pots[pot].id, pots[pot].pricePerConversation ?? 0);
-    } else if (billed) {
-      add('overage', null, campaignPrice);
-    }
+  const first = usage.before;
+  const end = usage.before + inMonth;
+  let potStart = 0;
+  for (const pot of pots) {
+    const potEnd = potStart + pot.conversations;
+    add('top_off', pot.id, Math.min(end, potEnd) - Math.max(first, potStart), pot.pricePerConversation ?? 0);
+    potStart = potEnd;
   }
-  const lines = [...byKey.values()];
+  add('overage', null, end - Math.max(first, potStart), campaignPrice);
   return { ...base, conversations: inMonth, lines, total: sum(lines) };
 }
 

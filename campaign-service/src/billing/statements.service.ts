@@ -27,8 +27,7 @@ function checkMonth(month: string | undefined): string {
 }
 
 async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Promise<CampaignStatement> {
-  // Conversations of earlier months matter: they consumed the oldest top-offs.
-  const [topOffs, conversations] = await Promise.all([
+  const [topOffs, usage] = await Promise.all([
     deps.pool.query<{
       id: string;
       created_at: Date;
@@ -38,9 +37,16 @@ async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Pr
       'SELECT id, created_at, conversations, price_per_conversation FROM top_offs WHERE campaign_id = $1 ORDER BY created_at, seq',
       [row.id],
     ),
-    deps.pool.query<{ conversation_id: string; started_at: Date }>(
-      `SELECT conversation_id, started_at FROM conversations
-        WHERE campaign_id = $1 AND started_at < (to_date($2, 'YYYY-MM') + interval '1 month')::timestamp AT TIME ZONE 'UTC'`,
+    // Earlier months count too: their conversations consumed the oldest top-offs.
+    deps.pool.query<{ before: string; in_month: string }>(
+      `WITH month AS (
+         SELECT to_date($2, 'YYYY-MM')::timestamp AT TIME ZONE 'UTC' AS first,
+                (to_date($2, 'YYYY-MM') + interval '1 month')::timestamp AT TIME ZONE 'UTC' AS next
+       )
+       SELECT coalesce(sum(q.conversations) FILTER (WHERE q.quarter < m.first), 0) AS before,
+              coalesce(sum(q.conversations) FILTER (WHERE q.quarter >= m.first), 0) AS in_month
+         FROM month m LEFT JOIN campaign_usage_quarters q ON q.campaign_id = $1 AND q.quarter < m.next
+        GROUP BY m.first`,
       [row.id, month],
     ),
   ]);
@@ -59,7 +65,7 @@ async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Pr
       conversations: t.conversations,
       pricePerConversation: num(t.price_per_conversation),
     })),
-    conversations.rows.map((c) => ({ id: c.conversation_id, startedAt: c.started_at })),
+    { before: Number(usage.rows[0].before), inMonth: Number(usage.rows[0].in_month) },
     month,
   );
 }

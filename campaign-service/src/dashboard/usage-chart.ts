@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { html, type SafeHtml } from './html';
 
-/** Conversations started per bucket (hour or day, in `timeZone`) from the usage record. */
+/** Conversations started per bucket (hour or day, in `timeZone`), from the quarter-hour counts. */
 export async function conversationsOverTime(
   pool: Pool,
   campaignId: string,
@@ -9,8 +9,9 @@ export async function conversationsOverTime(
   timeZone: string,
 ): Promise<Array<{ at: string; count: number }>> {
   const { rows } = await pool.query<{ bucket: string; count: string }>(
-    `SELECT to_char(date_trunc($2, started_at AT TIME ZONE $3), 'YYYY-MM-DD"T"HH24:MI') AS bucket, count(*) AS count
-       FROM conversations WHERE campaign_id = $1 GROUP BY 1 ORDER BY 1`,
+    `SELECT to_char(date_trunc($2, quarter AT TIME ZONE $3), 'YYYY-MM-DD"T"HH24:MI') AS bucket,
+            sum(conversations) AS count
+       FROM campaign_usage_quarters WHERE campaign_id = $1 AND conversations > 0 GROUP BY 1 ORDER BY 1`,
     [campaignId, bucket, timeZone],
   );
   return rows.map((r) => ({ at: r.bucket, count: Number(r.count) }));
