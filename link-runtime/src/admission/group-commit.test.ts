@@ -31,18 +31,33 @@ describe('GroupCommit', () => {
     const batches: number[][] = [];
     let inFlight = 0;
     let maxInFlight = 0;
+    // The first write lasts until released, not a fixed time a loaded machine may overrun
+    // (its timer once fired before the test's own 5 ms one, and 5 went in a batch of its own).
+    let started!: () => void;
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let release!: () => void;
+    const firstReleased = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const gc = new GroupCommit<number>(async (items) => {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       batches.push(items);
+      if (batches.length === 1) {
+        started();
+        await firstReleased;
+      }
       await new Promise((resolve) => setTimeout(resolve, 30));
       inFlight--;
     }, 1);
     const first = gc.add(1);
-    await new Promise((resolve) => setTimeout(resolve, 10)); // the first write is in progress
+    await firstStarted; // the first write is in progress
     const rest = [2, 3, 4].map((n) => gc.add(n));
     await new Promise((resolve) => setTimeout(resolve, 5));
     const late = gc.add(5);
+    release();
     await Promise.all([first, ...rest, late]);
     expect(batches).toEqual([[1], [2, 3, 4, 5]]);
     expect(maxInFlight).toBe(1);
