@@ -28,7 +28,8 @@ describe('runPeriodically', () => {
       warnLogger,
       'task failed',
     );
-    await sleep(200);
+    // Until the fourth run began (about 100 ms here; a loaded machine's timers may take longer).
+    for (let waited = 0; runs < 4 && waited < 5000; waited += 20) await sleep(20);
     await stop();
     const atStop = runs;
     expect(runs).toBeGreaterThanOrEqual(4);
