@@ -70,7 +70,9 @@ it('publishes started and ended once per campaign across two instances and a res
   // Halted while upcoming: it never starts, it only ends.
   expect((await api('POST', `/admin/v1/projects/${p}/campaigns/${halted}/halt`)).status).toBe(200);
 
-  await sleep(400);
+  // Published by a scheduler tick, which a loaded machine may run later than 400 ms from now.
+  await eventually(async () => (await lifecycleEvents()).length >= 1);
+  await sleep(400); // several ticks of both instances
   let events = await lifecycleEvents();
   expect(events.map((e) => [e.campaignId, e.transition])).toEqual([[halted, 'ended']]);
 
