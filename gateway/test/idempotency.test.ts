@@ -67,8 +67,11 @@ test('reuse with a different body, path or method is 422 idempotency_key_reused'
 test('a concurrent duplicate while the first is in flight is 409 idempotency_in_progress', async () => {
   h.backends.data.recipientDelayMs = 400;
   const body = { campaignId, items: [{ externalId: 'idem-4' }] };
+  const before = creates();
   const first = create('k-flight', body);
-  await new Promise((r) => setTimeout(r, 100));
+  // In flight once the backend has it (the gateway claims the key first), however long a loaded
+  // machine took to get it there: a fixed 100 ms could send the duplicate before the claim.
+  for (let i = 0; i < 300 && creates() === before; i++) await new Promise((r) => setTimeout(r, 10));
   const dup = await create('k-flight', body);
   expect(dup.status).toBe(409);
   expect(dup.body).toMatchObject({ code: 'idempotency_in_progress', retryable: true });
