@@ -148,10 +148,17 @@ test('a key revoked in the dashboard is refused by the gateway within 1 s', asyn
   await admin('DELETE', `/projects/${project.id}/api-keys/${k.id}`);
   const revokedAt = Date.now();
   let status = 200;
+  // The promise is about requests made from 1 s after the revocation on: judge each answer
+  // by when its request was sent, not by when a busy machine delivered the answer.
+  let lastAdmittedSentAt = revokedAt;
   while (status === 200 && Date.now() - revokedAt < 3000) {
+    const sentAt = Date.now();
     status = (await http('GET', url, k.key)).status;
-    if (status === 200) await new Promise((r) => setTimeout(r, 25));
+    if (status === 200) {
+      lastAdmittedSentAt = sentAt;
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
   expect(status).toBe(401);
-  expect(Date.now() - revokedAt).toBeLessThanOrEqual(1000);
+  expect(lastAdmittedSentAt - revokedAt).toBeLessThan(1000);
 });
