@@ -242,13 +242,20 @@ it('refuses a key revoked on one campaign-service replica on both gateways withi
     expect((await http('GET', api(g, '/campaigns'), { token: made.key })).status).toBe(200);
   await admin(sysOf(1), 'DELETE', `/projects/${fx.projectId}/api-keys/${made.id}`, undefined, [200, 204]);
   const revokedAt = Date.now();
-  await Promise.all(
-    r.gateways.map((g) =>
-      eventually(
-        async () => (await http('GET', api(g, '/campaigns'), { token: made.key })).status === 401,
-        1000,
-      ),
-    ),
+  // The promise is about requests made from 1 s after the revocation on: judge each answer by
+  // when its request was sent, not by when a busy machine delivered it (a refusal sent in time
+  // once arrived at 1,069 ms).
+  const lastAdmittedSentAt = await Promise.all(
+    r.gateways.map(async (g) => {
+      let last = revokedAt;
+      for (;;) {
+        const sentAt = Date.now();
+        if ((await http('GET', api(g, '/campaigns'), { token: made.key })).status === 401) return last;
+        last = sentAt;
+        if (sentAt - revokedAt >= 3000) return last;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }),
   );
-  expect(Date.now() - revokedAt).toBeLessThan(1000);
+  for (const sentAt of lastAdmittedSentAt) expect(sentAt - revokedAt).toBeLessThan(1000);
 });
