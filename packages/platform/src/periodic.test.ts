@@ -39,6 +39,30 @@ describe('runPeriodically', () => {
     expect(runs).toBe(atStop);
   });
 
+  it('follows a run slower than many intervals with one run, not one per interval missed', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const stop = runPeriodically(
+      async () => {
+        runs++;
+        await released;
+      },
+      10,
+      logger,
+      'task failed',
+    );
+    await sleep(200); // about 20 intervals, all while the first run is under way
+    release();
+    for (let waited = 0; runs < 2 && waited < 5000; waited += 5) await sleep(5);
+    await stop();
+    // The first run and the one due after it; at most one more from an interval since.
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(3);
+  });
+
   it('stop waits for the run under way', async () => {
     let finished = false;
     const stop = runPeriodically(
