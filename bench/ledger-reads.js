@@ -10,6 +10,7 @@ const fs = require('node:fs');
 const { Pool } = require('pg');
 const { migrate } = require('../packages/platform/dist');
 const { conversationsOverTime } = require('../campaign-service/dist/dashboard/usage-chart');
+const { billableUsage } = require('../campaign-service/dist/billing/statements.service');
 
 const argIndex = process.argv.indexOf('--conversations');
 const CONVERSATIONS = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 1_000_000;
@@ -21,9 +22,6 @@ const LEDGER_CHART = `SELECT to_char(date_trunc('day', started_at AT TIME ZONE '
          count(*) FROM conversations WHERE campaign_id = $1 GROUP BY 1 ORDER BY 1`;
 const LEDGER_STATEMENT = `SELECT conversation_id, started_at FROM conversations
    WHERE campaign_id = $1 AND started_at < (to_date($2, 'YYYY-MM') + interval '1 month')::timestamp AT TIME ZONE 'UTC'`;
-const QUARTERS_STATEMENT = fs
-  .readFileSync(path.join(__dirname, '../campaign-service/src/billing/statements.service.ts'), 'utf8')
-  .match(/`(WITH month AS[\s\S]*?)`/)[1];
 
 /** Milliseconds per call of `fn`, the median of five after one to warm up. */
 async function timed(fn) {
@@ -67,7 +65,7 @@ async function main() {
       },
       statementFactsMs: {
         ledger: await timed(() => pool.query(LEDGER_STATEMENT, ['cmp_big', MONTH])),
-        quarters: await timed(() => pool.query(QUARTERS_STATEMENT, ['cmp_big', MONTH])),
+        quarters: await timed(() => billableUsage(pool, 'cmp_big', MONTH)),
       },
     };
     result.ratios = {

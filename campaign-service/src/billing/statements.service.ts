@@ -1,8 +1,10 @@
 import { AppError } from '@outreach/platform';
+import type { Pool } from 'pg';
 import type { CampaignDeps } from '../deps';
 import { invalidField } from '../problems';
 import { assertProject } from '../projects/projects.service';
 import {
+  type BillableUsage,
   type CampaignStatement,
   campaignStatement,
   isMonth,
@@ -26,6 +28,25 @@ function checkMonth(month: string | undefined): string {
   return month;
 }
 
+/**
+ * A campaign's conversations before and within `month` (YYYY-MM, UTC), from its quarter-hour
+ * counts; earlier months count too, as their conversations consumed the oldest top-offs.
+ */
+export async function billableUsage(pool: Pool, campaignId: string, month: string): Promise<BillableUsage> {
+  const { rows } = await pool.query<{ before: string; in_month: string }>(
+    `WITH month AS (
+       SELECT to_date($2, 'YYYY-MM')::timestamp AT TIME ZONE 'UTC' AS first,
+              (to_date($2, 'YYYY-MM') + interval '1 month')::timestamp AT TIME ZONE 'UTC' AS next
+     )
+     SELECT coalesce(sum(q.conversations) FILTER (WHERE q.quarter < m.first), 0) AS before,
+            coalesce(sum(q.conversations) FILTER (WHERE q.quarter >= m.first), 0) AS in_month
+       FROM month m LEFT JOIN campaign_usage_quarters q ON q.campaign_id = $1 AND q.quarter < m.next
+      GROUP BY m.first`,
+    [campaignId, month],
+  );
+  return { before: Number(rows[0].before), inMonth: Number(rows[0].in_month) };
+}
+
 async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Promise<CampaignStatement> {
   const [topOffs, usage] = await Promise.all([
     deps.pool.query<{
@@ -37,18 +58,7 @@ async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Pr
       'SELECT id, created_at, conversations, price_per_conversation FROM top_offs WHERE campaign_id = $1 ORDER BY created_at, seq',
       [row.id],
     ),
-    // Earlier months count too: their conversations consumed the oldest top-offs.
-    deps.pool.query<{ before: string; in_month: string }>(
-      `WITH month AS (
-         SELECT to_date($2, 'YYYY-MM')::timestamp AT TIME ZONE 'UTC' AS first,
-                (to_date($2, 'YYYY-MM') + interval '1 month')::timestamp AT TIME ZONE 'UTC' AS next
-       )
-       SELECT coalesce(sum(q.conversations) FILTER (WHERE q.quarter < m.first), 0) AS before,
-              coalesce(sum(q.conversations) FILTER (WHERE q.quarter >= m.first), 0) AS in_month
-         FROM month m LEFT JOIN campaign_usage_quarters q ON q.campaign_id = $1 AND q.quarter < m.next
-        GROUP BY m.first`,
-      [row.id, month],
-    ),
+    billableUsage(deps.pool, row.id, month),
   ]);
   return campaignStatement(
     {
@@ -65,7 +75,7 @@ async function statementFor(deps: CampaignDeps, row: BillRow, month: string): Pr
       conversations: t.conversations,
       pricePerConversation: num(t.price_per_conversation),
     })),
-    { before: Number(usage.rows[0].before), inMonth: Number(usage.rows[0].in_month) },
+    usage,
     month,
   );
 }
