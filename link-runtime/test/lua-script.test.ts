@@ -110,6 +110,33 @@ describe('LuaScript', () => {
     expect(await redis.exists(`${prefix}conv:a3`, `${prefix}conv:a4`, `${prefix}conv:b3`)).toBe(0);
   });
 
+  it("refreshes the TTL of every start's counters, once per key in a run", async () => {
+    const admit = new LuaScript(ADMIT_SCRIPT);
+    const seed = new LuaScript(SEED_SCRIPT);
+    const campaign = `${prefix}ttl:campaign`;
+    const keysOf = (r: string) => [`${prefix}ttl:${r}`, `${prefix}ttl:${r}:starts`] as const;
+    // Seeded with a one-minute TTL: only the admissions' refresh can make it longer.
+    for (const r of ['a', 'b']) await seed.run(redis, [...keysOf(r), campaign], [0, 0, 60, 0, 'e1']);
+    const call = (r: string, id: string, ttl: number): AdmissionCall => ({
+      keys: [...keysOf(r), campaign, `${prefix}ttl:conv:${id}`],
+      args: [Date.now(), 0, -1, -1, -1, id, 1, ttl, 60, r, 'cmp', new Date().toISOString()],
+    });
+    const packed = packAdmissions(`${prefix}lost`, [
+      call('a', 'a1', 3600),
+      call('a', 'a2', 3600),
+      call('b', 'b1', 7200),
+    ]);
+    const replies = (await admit.run(redis, packed.keys, packed.args)) as AdmissionReply[];
+    expect(replies.map((r) => r[0])).toEqual([1, 1, 1]);
+    const ttl = (key: string) => redis.ttl(key);
+    expect(await ttl(keysOf('a')[0])).toBeGreaterThan(3500);
+    expect(await ttl(keysOf('a')[0])).toBeLessThanOrEqual(3600);
+    expect(await ttl(keysOf('b')[0])).toBeGreaterThan(7100);
+    // The campaign's last start asked for a longer TTL than its first: the later one holds.
+    expect(await ttl(campaign)).toBeGreaterThan(7100);
+    expect(await redis.hget(campaign, 'used')).toBe('3');
+  });
+
   it('refuses to pack a start with the wrong number of arguments', () => {
     const keys = ['r', 'r:starts', 'c', 'conv'] as const;
     expect(() => packAdmissions('lost', [{ keys, args: [1, 2, 3] }])).toThrow(/12 arguments, not 3/);

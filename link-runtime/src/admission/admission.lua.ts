@@ -30,6 +30,15 @@ export const ADMISSION_ARGS = 12;
  * Checks run in the product's order: lifetime cap, rolling window, budget.
  */
 export const ADMIT_SCRIPT = `
+-- Starts of one run often share a recipient or a campaign: a key's TTL is refreshed once per run
+-- and TTL asked for, which sets it as a refresh on each start would (a run lasts microseconds).
+local refreshed = {}
+local function refresh(key, seconds)
+  if refreshed[key] ~= seconds then
+    redis.call('EXPIRE', key, seconds)
+    refreshed[key] = seconds
+  end
+end
 local function admit(k, a)
   local recipient, starts, campaign, conversation = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local now = tonumber(ARGV[a])
@@ -39,8 +48,9 @@ local function admit(k, a)
   local budget = tonumber(ARGV[a + 4])
   local consume = ARGV[a + 6] == '1'
   local ttl = tonumber(ARGV[a + 7])
-  local recipientEpoch = redis.call('HGET', recipient, 'seeded')
-  local campaignEpoch = redis.call('HGET', campaign, 'seeded')
+  local recipientFields = redis.call('HMGET', recipient, 'seeded', 'count')
+  local campaignFields = redis.call('HMGET', campaign, 'seeded', 'used')
+  local recipientEpoch, campaignEpoch = recipientFields[1], campaignFields[1]
   if not recipientEpoch or not campaignEpoch then
     local since = redis.call('GET', KEYS[1])
     if not since then
@@ -49,7 +59,7 @@ local function admit(k, a)
     end
     return {0, 'missing', tonumber(since), recipientEpoch and 0 or 1, campaignEpoch and 0 or 1}
   end
-  local count = tonumber(redis.call('HGET', recipient, 'count') or '0')
+  local count = tonumber(recipientFields[2] or '0')
   if maxTotal >= 0 and count >= maxTotal then
     return {0, 'link_disabled'}
   end
@@ -62,7 +72,7 @@ local function admit(k, a)
       return {0, 'cooldown', wait}
     end
   end
-  local used = tonumber(redis.call('HGET', campaign, 'used') or '0')
+  local used = tonumber(campaignFields[2] or '0')
   if budget >= 0 and used >= budget then
     return {0, 'budget_exhausted'}
   end
@@ -70,13 +80,13 @@ local function admit(k, a)
     return {1, count, used, recipientEpoch, campaignEpoch}
   end
   count = redis.call('HINCRBY', recipient, 'count', 1)
-  redis.call('EXPIRE', recipient, ttl)
+  refresh(recipient, ttl)
   if windowMs > 0 then
     redis.call('ZADD', starts, now, ARGV[a + 5])
     redis.call('PEXPIRE', starts, windowMs + 1000)
   end
   used = redis.call('HINCRBY', campaign, 'used', 1)
-  redis.call('EXPIRE', campaign, ttl)
+  refresh(campaign, ttl)
   redis.call('HSET', conversation, 'id', ARGV[a + 5], 'recipientId', ARGV[a + 9],
     'campaignId', ARGV[a + 10], 'startedAt', ARGV[a + 11])
   redis.call('EXPIRE', conversation, tonumber(ARGV[a + 8]))
