@@ -45,9 +45,14 @@ describe('runPeriodically', () => {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let secondBegan!: () => void;
+    const second = new Promise<void>((resolve) => {
+      secondBegan = resolve;
+    });
     const stop = runPeriodically(
       async () => {
         runs++;
+        if (runs === 2) secondBegan();
         await released;
       },
       10,
@@ -56,11 +61,10 @@ describe('runPeriodically', () => {
     );
     await sleep(200); // about 20 intervals, all while the first run is under way
     release();
-    for (let waited = 0; runs < 2 && waited < 5000; waited += 5) await sleep(5);
+    await second;
+    // Stopped before any timer could fire again: only the first run and the one due after it.
     await stop();
-    // The first run and the one due after it; at most one more from an interval since.
-    expect(runs).toBeGreaterThanOrEqual(2);
-    expect(runs).toBeLessThanOrEqual(3);
+    expect(runs).toBe(2);
   });
 
   it('stop waits for the run under way', async () => {
