@@ -1,4 +1,5 @@
 import { stat } from 'node:fs';
+import { deferred } from '../../../test/support/deferred';
 import { GroupCommit } from './group-commit';
 
 describe('GroupCommit', () => {
@@ -33,14 +34,8 @@ describe('GroupCommit', () => {
     let maxInFlight = 0;
     // The first write lasts until released, not a fixed time a loaded machine may overrun
     // (its timer once fired before the test's own 5 ms one, and 5 went in a batch of its own).
-    let started!: () => void;
-    const firstStarted = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    let release!: () => void;
-    const firstReleased = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { promise: firstStarted, resolve: started } = deferred();
+    const { promise: firstReleased, resolve: release } = deferred();
     const gc = new GroupCommit<number>(async (items) => {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);

@@ -7,6 +7,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { connect, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import pino from 'pino';
+import { deferred } from '../../../test/support/deferred';
 import { deleteNatsStreams, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
 import { consumeDurableBatch, ensureStreams, publishJson, streamNames } from './nats';
 
@@ -94,10 +95,7 @@ describe('consumeDurableBatch (real NATS)', () => {
   });
 
   it('acks nothing until the batch handler succeeds', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { promise: gate, resolve: release } = deferred();
     const inHandler: number[] = [];
     await publishMany('gated', 10);
     await start(

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { deferred } from '../../../test/support/deferred';
 import { runPeriodically } from './periodic';
 
 const logger = pino({ level: 'silent' });
@@ -41,14 +42,8 @@ describe('runPeriodically', () => {
 
   it('follows a run slower than many intervals with one run, not one per interval missed', async () => {
     let runs = 0;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let secondBegan!: () => void;
-    const second = new Promise<void>((resolve) => {
-      secondBegan = resolve;
-    });
+    const { promise: released, resolve: release } = deferred();
+    const { promise: second, resolve: secondBegan } = deferred();
     const stop = runPeriodically(
       async () => {
         runs++;
