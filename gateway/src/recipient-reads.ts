@@ -4,9 +4,12 @@ import {
   type AppError,
   batchPerTurn,
   callUnary,
+  currentTraceContext,
   fromItemRefusal,
   fromServiceError,
   type ItemRefusal,
+  inSharedSpan,
+  type TraceContext,
 } from '@outreach/platform';
 import type { Call } from './clients';
 
@@ -21,6 +24,8 @@ interface Lookup {
   projectId: string;
   recipientId: string;
   requestId?: string;
+  /** The read's trace, which the shared call's span links to. */
+  traceContext: TraceContext;
 }
 
 type Outcome = { recipient: RecipientMessage } | { refusal: AppError };
@@ -40,7 +45,8 @@ const withRequestIds = (ids: (string | undefined)[]) => {
  * own refusal; a failure of the shared call (deadline, service down) fails every read in it.
  * A recipient service that predates `GetRecipients` (during a rolling upgrade) answers
  * UNIMPLEMENTED, and the batch is then read one call per recipient. `call` is the same client's
- * ordinary caller (deadline, request id, errors mapped), which single reads go through.
+ * ordinary caller (deadline, request id, errors mapped), which single reads go through. The
+ * shared call has a span of its own, linked to the span of every read it answers.
  */
 export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: number): GetRecipient {
   // `call` maps failures to AppErrors already; the shared call needs the raw status (UNIMPLEMENTED).
@@ -59,11 +65,17 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
       if (batch.length === 1) return [await single(batch[0])];
       let res: { results: (ItemRefusal & { recipient: RecipientMessage | null })[] };
       try {
-        res = await callUnary(
-          client,
-          'GetRecipients',
-          { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
-          { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
+        res = await inSharedSpan(
+          'GetRecipients shared',
+          batch.map((l) => l.traceContext),
+          { 'outreach.reads_shared': batch.length },
+          () =>
+            callUnary(
+              client,
+              'GetRecipients',
+              { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
+              { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
+            ),
         );
       } catch (err) {
         if ((err as ServiceError).code === status.UNIMPLEMENTED) return Promise.all(batch.map(single));
@@ -80,7 +92,7 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
   );
 
   return async (projectId, recipientId, requestId) => {
-    const outcome = await read({ projectId, recipientId, requestId });
+    const outcome = await read({ projectId, recipientId, requestId, traceContext: currentTraceContext() });
     if ('refusal' in outcome) throw outcome.refusal;
     return outcome.recipient;
   };

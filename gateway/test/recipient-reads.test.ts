@@ -1,4 +1,13 @@
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { type Backends, createBackends } from '../src/clients';
 import { type Harness, type Reply, startHarness } from './support/harness';
+import { startTestBackends, type TestBackends } from './support/test-backends';
 
 const base = '/api/v1/projects/prj_a';
 
@@ -85,4 +94,45 @@ describe.each([
       s.h.backends.data.recipientDelayMs = 0;
     }
   }, 15_000);
+});
+
+describe('the span of a shared call', () => {
+  let backends: TestBackends;
+  let clients: Backends;
+  const exporter = new InMemorySpanExporter();
+  beforeAll(async () => {
+    backends = await startTestBackends();
+    clients = createBackends({ recipients: backends.recipientAddr, campaigns: backends.campaignAddr }, 5000);
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    );
+  });
+  afterAll(async () => {
+    trace.disable();
+    context.disable();
+    clients?.close();
+    await backends?.stop();
+  });
+
+  it("is a trace of its own, linked to every read's span; a lone read makes none", async () => {
+    const tracer = trace.getTracer('test');
+    // Each read inside a request span of its own, all in one turn, as the gateway's requests are.
+    const read = (id: string) =>
+      tracer.startActiveSpan(`request ${id}`, async (span) => {
+        await clients.getRecipient('prj_a', id).catch(() => undefined);
+        span.end();
+        return span.spanContext().spanId;
+      });
+    const requests = await Promise.all(['rcp_1', 'rcp_2', 'rcp_3'].map(read));
+    const shared = exporter.getFinishedSpans().filter((s) => s.name === 'GetRecipients shared');
+    expect(shared).toHaveLength(1);
+    expect(shared[0].parentSpanContext).toBeUndefined();
+    expect(shared[0].attributes['outreach.reads_shared']).toBe(3);
+    expect(shared[0].links.map((l) => l.context.spanId).sort()).toEqual([...requests].sort());
+
+    exporter.reset();
+    await read('rcp_4');
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['request rcp_4']);
+  });
 });

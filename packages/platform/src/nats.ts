@@ -22,6 +22,7 @@ import {
   StorageType,
 } from 'nats';
 import type { Logger } from 'pino';
+import { linksTo } from './trace-context';
 
 export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
 
@@ -364,14 +365,9 @@ export async function consumeDurableBatches(
 
 // One consumer span for a batch, linked to the trace of every message in it.
 async function withBatchSpan<T>(subject: string, msgs: JsMsg[], fn: () => Promise<T>): Promise<T> {
-  const links = [];
-  for (const msg of msgs) {
-    const linked = trace.getSpanContext(messageContext(msg));
-    if (linked && trace.isSpanContextValid(linked)) links.push({ context: linked });
-  }
   const span = tracer().startSpan(`process ${genericSubject(subject)}`, {
     kind: SpanKind.CONSUMER,
-    links,
+    links: linksTo(msgs.map(messageContext)),
     attributes: {
       'messaging.system': 'nats',
       'messaging.destination.name': subject,
