@@ -1,12 +1,4 @@
-import {
-  type Context,
-  context,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import { type Context, context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import {
   AckPolicy,
   type ConnectionOptions,
@@ -22,7 +14,7 @@ import {
   StorageType,
 } from 'nats';
 import type { Logger } from 'pino';
-import { linksTo } from './trace-context';
+import { inSpan, linksTo } from './trace-context';
 
 export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
 
@@ -128,18 +120,6 @@ export async function withMessageSpan<T>(
     parent,
   );
   return inSpan(span, parent, fn);
-}
-
-/** Runs `fn` with `span` active under `parent`; the span is marked failed if `fn` throws, and ended. */
-async function inSpan<T>(span: Span, parent: Context, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await context.with(trace.setSpan(parent, span), fn);
-  } catch (err) {
-    span.setStatus({ code: SpanStatusCode.ERROR });
-    throw err;
-  } finally {
-    span.end();
-  }
 }
 
 function tracer() {

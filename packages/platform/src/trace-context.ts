@@ -5,6 +5,7 @@ import {
   type Link,
   propagation,
   ROOT_CONTEXT,
+  type Span,
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
@@ -52,8 +53,13 @@ export async function inSharedSpan<T>(
   const span = trace
     .getTracer('@outreach/platform')
     .startSpan(name, { root: true, links: linksTo(contexts), attributes });
+  return inSpan(span, ROOT_CONTEXT, fn);
+}
+
+/** Runs `fn` with `span` active under `parent`, marks the span failed if `fn` throws, and ends it. */
+export async function inSpan<T>(span: Span, parent: Context, fn: () => Promise<T>): Promise<T> {
   try {
-    return await context.with(trace.setSpan(ROOT_CONTEXT, span), fn);
+    return await context.with(trace.setSpan(parent, span), fn);
   } catch (err) {
     span.setStatus({ code: SpanStatusCode.ERROR });
     throw err;
