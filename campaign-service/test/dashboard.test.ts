@@ -179,6 +179,34 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.signIn('carol@example.com', 'carol-password-1')).status).toBe(303);
   });
 
+  it("charts a campaign's conversations per day in the operator's view", async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'chart device' });
+    const start = new Date(now.getTime() - 10 * 86400_000);
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Charted',
+      deviceId: device.id,
+      startDate: start.toISOString(),
+      endDate: new Date(now.getTime() + 20 * 86400_000).toISOString(),
+      budgetMode: 'metered',
+      pricePerConversation: 25,
+    });
+    // Three conversations on one UTC day, one on the next, as the usage consumer records them.
+    const day = (offset: number, hour: number) =>
+      new Date(Date.UTC(2026, 0, 10 + offset, hour)).toISOString();
+    await db.query(
+      `INSERT INTO conversations (conversation_id, campaign_id, project_id, recipient_id, started_at)
+       SELECT 'cnv_chart_' || i, $1, $2, 'rcp_chart', s FROM unnest($3::timestamptz[]) WITH ORDINALITY AS u (s, i)`,
+      [campaign.id, p1, [day(0, 1), day(0, 9), day(0, 23), day(1, 12)]],
+    );
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg class="chart"');
+    expect(page.text).toContain('<td>2026-01-10 00:00</td><td class="num">3</td>');
+    expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
+  });
+
   it('escapes operator-entered text in every page', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');
