@@ -8,6 +8,7 @@ import {
   newId,
   publishJson,
   randomBase62,
+  runPeriodically,
   sharedWhileRunning,
 } from '@outreach/platform';
 import type Redis from 'ioredis';
@@ -130,8 +131,8 @@ export class Admission {
   /** Written batches waiting to be announced together (see `announce`). */
   private readonly announcements: GroupCommit<UsageBatchEvent>;
   private readonly confirmed: GroupCommit<string>;
-  private sweeper: NodeJS.Timeout | undefined;
-  private sweeping = false;
+  /** Stops the sweeper (see `startSweeper`). */
+  private stopSweeper: (() => Promise<void>) | undefined;
   /** Admissions counted in Redis whose durable record is not written yet. */
   private readonly unwritten = new Set<Promise<void>>();
   /** Usage events being published (close waits for them). */
@@ -201,15 +202,19 @@ export class Admission {
     return { conversationId, startedAt };
   }
 
-  /** Republishes, every `intervalMs`, the events JetStream has not confirmed. */
+  /** Republishes, now and then every `intervalMs`, the events JetStream has not confirmed. */
   startSweeper(intervalMs: number): void {
-    this.sweeper = setInterval(() => void this.sweep(intervalMs), intervalMs);
-    this.sweeper.unref();
+    this.stopSweeper = runPeriodically(
+      () => this.sweep(intervalMs),
+      intervalMs,
+      this.deps.logger,
+      'usage event sweep failed',
+    );
   }
 
   /** Writes what waits, publishes it and stops the sweeper. */
   async close(): Promise<void> {
-    if (this.sweeper) clearInterval(this.sweeper);
+    await this.stopSweeper?.();
     await this.commits.close();
     await this.announcements.close();
     await Promise.all(this.publishing);
@@ -404,32 +409,24 @@ export class Admission {
   }
 
   private async sweep(graceMs: number): Promise<void> {
-    if (this.sweeping) return;
-    this.sweeping = true;
-    try {
-      const before = new Date(this.deps.clock().getTime() - graceMs);
-      // A page at a time, published together: a backlog left by a NATS outage drains quickly.
-      const batches = await listUnconfirmed(this.deps.pool, before, 200);
-      await Promise.all(
-        batches.map((batch) => {
-          const event = JSON.parse(batch.event) as UsageAdmittedBatch;
-          return this.publish(batch.id, event, () => this.confirmed.add(batch.id));
-        }),
-      );
-      // Conversations the previous version wrote and did not announce: a batch each, under its id.
-      const legacy = await listLegacyUnpublished(this.deps.pool, before, 200);
-      await Promise.all(
-        legacy.map((row) =>
-          this.publish(row.id, batchEvent(row.id, [row]), () =>
-            markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
-          ),
+    const before = new Date(this.deps.clock().getTime() - graceMs);
+    // A page at a time, published together: a backlog left by a NATS outage drains quickly.
+    const batches = await listUnconfirmed(this.deps.pool, before, 200);
+    await Promise.all(
+      batches.map((batch) => {
+        const event = JSON.parse(batch.event) as UsageAdmittedBatch;
+        return this.publish(batch.id, event, () => this.confirmed.add(batch.id));
+      }),
+    );
+    // Conversations the previous version wrote and did not announce: a batch each, under its id.
+    const legacy = await listLegacyUnpublished(this.deps.pool, before, 200);
+    await Promise.all(
+      legacy.map((row) =>
+        this.publish(row.id, batchEvent(row.id, [row]), () =>
+          markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
         ),
-      );
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'usage event sweep failed');
-    } finally {
-      this.sweeping = false;
-    }
+      ),
+    );
   }
 }
 
