@@ -1,4 +1,4 @@
-import { type Clock, runPeriodically } from '@outreach/platform';
+import { type Clock, inPages, runPeriodically } from '@outreach/platform';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { rollUpConversations } from './conversations.repository';
@@ -18,12 +18,7 @@ export function rollUpPeriodically(
   return runPeriodically(
     async () => {
       const before = new Date(deps.clock().getTime() - afterDays * 86_400_000);
-      let folded = 0;
-      for (;;) {
-        const n = await rollUpConversations(deps.pool, before, ROLLUP_PAGE);
-        folded += n;
-        if (n < ROLLUP_PAGE) break;
-      }
+      const folded = await inPages((limit) => rollUpConversations(deps.pool, before, limit), ROLLUP_PAGE);
       if (folded > 0) deps.logger.info({ folded, before }, 'old conversations rolled up');
     },
     everyMs,

@@ -85,6 +85,19 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger?: 
   return applied;
 }
 
+/**
+ * Runs `page(pageSize)`, a statement handling at most that many rows and returning how many it
+ * handled, until one handles fewer; returns the total. Keeps each statement (and its locks) short.
+ */
+export async function inPages(page: (limit: number) => Promise<number>, pageSize: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await page(pageSize);
+    total += n;
+    if (n < pageSize) return total;
+  }
+}
+
 /** Quotes a PostgreSQL identifier. */
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;

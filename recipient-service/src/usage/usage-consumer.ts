@@ -2,6 +2,7 @@ import { readAdmitted, subjects, USAGE_BATCHING, type UsageAdmitted } from '@out
 import {
   type Clock,
   consumeDurableBatches,
+  inPages,
   type JsMsg,
   type Logger,
   parseBatch,
@@ -96,18 +97,16 @@ export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promis
  * than that recognises nothing; kept forever, it would grow by every conversation.
  */
 export async function pruneAppliedUsage(pool: Pool, before: Date, pageSize = 10_000): Promise<number> {
-  let pruned = 0;
-  for (;;) {
+  return inPages(async (limit) => {
     const { rowCount } = await pool.query({
       name: 'recipients-prune-applied-usage',
       text: `DELETE FROM recipients.applied_usage WHERE ctid IN (
                SELECT ctid FROM recipients.applied_usage WHERE applied_at < $1 LIMIT $2
                FOR UPDATE SKIP LOCKED)`,
-      values: [before, pageSize],
+      values: [before, limit],
     });
-    pruned += rowCount ?? 0;
-    if ((rowCount ?? 0) < pageSize) return pruned;
-  }
+    return rowCount ?? 0;
+  }, pageSize);
 }
 
 /** Prunes applied usage older than `retentionDays` now and then every `everyMs`; returns the stop. */
