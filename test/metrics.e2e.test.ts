@@ -197,10 +197,12 @@ describe('stores and messaging gauges', () => {
         stream: streams.events,
         consumer: `${prefix}-recipients-usage-batches`,
       },
+      { service: 'recipient-service', stream: streams.events, consumer: `${prefix}-recipients-usage-starts` },
     ]);
     expect(await pending('campaign-service')).toEqual([
       { service: 'campaign-service', stream: streams.events, consumer: `${prefix}_campaign_usage` },
       { service: 'campaign-service', stream: streams.events, consumer: `${prefix}_campaign_usage-batches` },
+      { service: 'campaign-service', stream: streams.events, consumer: `${prefix}_campaign_usage-starts` },
     ]);
     await eventually(async () => {
       const values = await Promise.all(
@@ -208,7 +210,7 @@ describe('stores and messaging gauges', () => {
           select(await scrape(sys.metricsUrls[s]), 'nats_consumer_pending').map((x) => x.value),
         ),
       );
-      return values.flat().length === 5 && values.flat().every((v) => v === 0);
+      return values.flat().length === 7 && values.flat().every((v) => v === 0);
     }, 5000);
     expect(select(after.gateway, 'nats_consumer_pending')).toEqual([]);
   });

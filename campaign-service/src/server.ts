@@ -15,6 +15,7 @@ import {
   type Logger,
   loadConfig,
   migrate,
+  pruneAppliedPeriodically,
   type RunningService,
   randomBase62,
   registerConsumerLag,
@@ -32,7 +33,7 @@ import { OutboxRelay } from './events/outbox';
 import { addCampaignService } from './grpc/campaign.grpc';
 import { createRecipientClient, recipientsForwarder } from './recipients/recipients.client';
 import { LifecycleScheduler } from './scheduler/lifecycle.scheduler';
-import { consumeUsage, durableName } from './usage/usage.consumer';
+import { APPLIED_USAGE_TABLES, consumeUsage, durableName } from './usage/usage.consumer';
 
 /** The PostgreSQL schema this service owns. */
 export const SCHEMA = 'campaigns';
@@ -143,7 +144,16 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         stream: streamNames(config.NATS_PREFIX).events,
         consumer: durableName(config.NATS_PREFIX, 'usage-batches'),
       },
+      {
+        stream: streamNames(config.NATS_PREFIX).events,
+        consumer: durableName(config.NATS_PREFIX, 'usage-starts'),
+      },
     ]);
+    const stopPruning = pruneAppliedPeriodically(
+      { pool, logger, clock },
+      APPLIED_USAGE_TABLES,
+      config.USAGE_DEDUP_RETENTION_DAYS,
+    );
     registerBudgetMetrics(metrics.registry, domain);
     const scheduler = new LifecycleScheduler(
       pool,
@@ -165,7 +175,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     lifecycle.onShutdown('http', () => new Promise<void>((resolve) => http.close(() => resolve())));
     lifecycle.onShutdown('grpc', () => new Promise<void>((resolve) => grpc.tryShutdown(() => resolve())));
     lifecycle.onShutdown('scheduler', () => scheduler.stop());
-    lifecycle.onShutdown('usage consumer', () => stopUsage());
+    lifecycle.onShutdown('usage consumer', () => Promise.all([stopUsage(), stopPruning()]));
     lifecycle.onShutdown('outbox relay', () => relay.stop());
     lifecycle.onShutdown('recipient client', () => recipientClient.close());
     lifecycle.onShutdown('nats', () => nc.drain());

@@ -1,8 +1,20 @@
-import { subjects, type UsageAdmitted, type UsageAdmittedBatch } from '@outreach/contracts';
-import { publishJson, type RunningService } from '@outreach/platform';
+import {
+  subjects,
+  type UsageAdmitted,
+  type UsageAdmittedBatch,
+  type UsageStarts,
+  type UsageStartsBatch,
+} from '@outreach/contracts';
+import { pruneAppliedRecords, publishJson, type RunningService } from '@outreach/platform';
 import { connect, type NatsConnection } from 'nats';
 import { Pool } from 'pg';
-import { recordUsageBatch, type Usage, usagesFromEvent } from '../src/usage/usage.consumer';
+import {
+  APPLIED_USAGE_TABLES,
+  recordUsageBatch,
+  recordUsageStarts,
+  type Usage,
+  usagesFromEvent,
+} from '../src/usage/usage.consumer';
 import { createTestNamespace, eventually, serviceEnv, start } from './helpers';
 
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
@@ -141,5 +153,129 @@ describe('the usage consumer', () => {
     await eventually(async () => (await recorded('cmp_c')) >= 28);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await recorded('cmp_c')).toBe(28);
+  });
+});
+
+describe('recording written batches (UsageStarts)', () => {
+  const batch = (batchId: string, campaignId: string, startedAt: readonly string[]): UsageStartsBatch => ({
+    batchId,
+    recipients: [
+      {
+        recipientId: 'rcp_s1',
+        campaignId,
+        projectId: 'prj_u',
+        startedAtMs: startedAt.slice(0, 1).map(Date.parse),
+      },
+      {
+        recipientId: 'rcp_s2',
+        campaignId,
+        projectId: 'prj_u',
+        startedAtMs: startedAt.slice(1).map(Date.parse),
+      },
+    ].filter((r) => r.startedAtMs.length > 0),
+  });
+  const totals = async (campaignId: string) => {
+    const used = await pool.query<{ used: string }>(
+      'SELECT used FROM campaign_usage WHERE campaign_id = $1',
+      [campaignId],
+    );
+    const quarters = await pool.query<{ quarter: Date; conversations: string }>(
+      'SELECT quarter, conversations FROM campaign_usage_quarters WHERE campaign_id = $1 ORDER BY quarter',
+      [campaignId],
+    );
+    return {
+      used: Number(used.rows[0]?.used ?? 0),
+      quarters: quarters.rows.map((q) => [q.quarter.toISOString(), Number(q.conversations)]),
+    };
+  };
+
+  it('adds to the totals and quarter hours exactly as the ledger does for the same conversations', async () => {
+    // Quarter boundaries and the milliseconds either side of them, over two days.
+    const starts = [
+      '2026-05-01T09:59:59.999Z',
+      '2026-05-01T10:00:00.000Z',
+      '2026-05-01T10:14:59.999Z',
+      '2026-05-01T10:15:00.000Z',
+      '2026-05-01T10:15:00.001Z',
+      '2026-05-01T23:59:59.999Z',
+      '2026-05-02T00:00:00.000Z',
+      '2026-05-02T00:07:30.500Z',
+    ];
+    await recordUsageBatch(
+      pool,
+      starts.map((s, i) => usage(`cnv_q${i}`, 'cmp_ledger', s)),
+    );
+    expect(
+      await recordUsageStarts(pool, [
+        batch('usb_q1', 'cmp_starts', starts.slice(0, 3)),
+        batch('usb_q2', 'cmp_starts', starts.slice(3)),
+      ]),
+    ).toBe(starts.length);
+    const ledger = await totals('cmp_ledger');
+    expect(ledger.used).toBe(starts.length);
+    expect(await totals('cmp_starts')).toEqual(ledger);
+    // And not through the ledger: no row per conversation.
+    expect(await recorded('cmp_starts')).toBe(0);
+  });
+
+  it('records each batch once, whichever delivery brings it', async () => {
+    const b1 = batch('usb_o1', 'cmp_once', ['2026-05-03T10:00:00.000Z', '2026-05-03T10:20:00.000Z']);
+    const b2 = batch('usb_o2', 'cmp_once', ['2026-05-03T10:05:00.000Z']);
+    expect(await recordUsageStarts(pool, [b1, b2, b1])).toBe(3);
+    expect(await recordUsageStarts(pool, [b2])).toBe(0);
+    const b3 = batch('usb_o3', 'cmp_once', ['2026-05-03T10:06:00.000Z']);
+    expect(await recordUsageStarts(pool, [b1, b3])).toBe(1);
+    expect(await totals('cmp_once')).toEqual({
+      used: 4,
+      quarters: [
+        ['2026-05-03T10:00:00.000Z', 3],
+        ['2026-05-03T10:15:00.000Z', 1],
+      ],
+    });
+    expect(await recordUsageStarts(pool, [])).toBe(0);
+  });
+
+  it('the consumer records UsageStarts events once per batch and skips malformed ones without blocking', async () => {
+    const js = nc.jetstream();
+    const subject = subjects(ns.natsPrefix).usageStarts;
+    const b1 = batch('usb_c1', 'cmp_cs', ['2026-05-04T10:00:00.000Z', '2026-05-04T10:01:00.000Z']);
+    const b2 = batch('usb_c2', 'cmp_cs', ['2026-05-04T10:02:00.000Z']);
+    await publishJson(
+      js,
+      subject,
+      { eventId: 'usb_c_event', batches: [b1, b2] } satisfies UsageStarts,
+      'usb_c_event',
+    );
+    await js.publish(subject, new TextEncoder().encode('{'));
+    await publishJson(js, subject, { eventId: 'usb_c_bad', batches: [{ batchId: 'usb_c_bad' }] });
+    // Republished alone after an unconfirmed announcement: recorded already.
+    await publishJson(js, subject, { eventId: b1.batchId, batches: [b1] } satisfies UsageStarts, b1.batchId);
+    const b3 = batch('usb_c3', 'cmp_cs', ['2026-05-04T10:30:00.000Z']);
+    await publishJson(js, subject, { eventId: b3.batchId, batches: [b3] } satisfies UsageStarts, b3.batchId);
+    await eventually(async () => (await totals('cmp_cs')).used >= 4);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await totals('cmp_cs')).toEqual({
+      used: 4,
+      quarters: [
+        ['2026-05-04T10:00:00.000Z', 3],
+        ['2026-05-04T10:30:00.000Z', 1],
+      ],
+    });
+  });
+
+  it('prunes applied batch ids older than the retention, and keeps the rest', async () => {
+    await recordUsageStarts(pool, [batch('usb_p_old', 'cmp_p', ['2026-05-05T10:00:00.000Z'])]);
+    await recordUsageStarts(pool, [batch('usb_p_new', 'cmp_p', ['2026-05-05T10:01:00.000Z'])]);
+    await pool.query(
+      "UPDATE applied_usage_batches SET applied_at = now() - interval '40 days' WHERE batch_id = 'usb_p_old'",
+    );
+    const horizon = new Date(Date.now() - 30 * 86_400_000);
+    expect(await pruneAppliedRecords(pool, APPLIED_USAGE_TABLES, horizon)).toBe(1);
+    const { rows } = await pool.query(
+      "SELECT batch_id FROM applied_usage_batches WHERE batch_id LIKE 'usb_p_%'",
+    );
+    expect(rows.map((r) => r.batch_id)).toEqual(['usb_p_new']);
+    // The totals are the record of what happened: pruning takes nothing from them.
+    expect((await totals('cmp_p')).used).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
+import { subjects, type UsageStarts } from '@outreach/contracts';
 import { newId, streamNames } from '@outreach/platform';
 import { JSONCodec } from 'nats';
 import { eventSized, type UsageBatchEvent } from '../src/admission/admission.service';
@@ -28,15 +28,32 @@ describe('announcing usage', () => {
 
     const js = f.nc.jetstream();
     const consumer = await js.consumers.get(streamNames(f.ns.natsPrefix).events, {
-      filterSubjects: subjects(f.ns.natsPrefix).usageAdmittedBatch,
+      filterSubjects: subjects(f.ns.natsPrefix).usageStarts,
     });
     const msg = await consumer.next({ expires: 5000 });
     if (!msg) throw new Error('no usage event within 5 s');
-    const event = JSONCodec<UsageAdmittedBatch>().decode(msg.data);
-    expect(event.conversations.map((c) => c.conversationId).sort()).toEqual([...ids].sort());
+    const event = JSONCodec<UsageStarts>().decode(msg.data);
+    // Each written batch in it, as written: its id and its one recipient's start.
+    expect(event.batches.map((b) => b.batchId).sort()).toEqual(written.map((r) => r.id).sort());
+    for (const b of event.batches)
+      expect(b.recipients).toEqual([
+        {
+          recipientId: link.recipient.id,
+          campaignId: campaign.id,
+          projectId: campaign.projectId,
+          startedAtMs: [expect.any(Number)],
+        },
+      ]);
+    const { rows: recorded } = await f.pool.query<{ ms: string }>(
+      'SELECT (extract(epoch FROM started_at) * 1000)::bigint AS ms FROM link.conversations WHERE id = ANY($1)',
+      [ids],
+    );
+    expect(event.batches.flatMap((b) => b.recipients[0].startedAtMs).sort()).toEqual(
+      recorded.map((r) => Number(r.ms)).sort(),
+    );
     // Its own id, not one of the batches', so JetStream cannot take it for one of them republished.
-    expect(msg.headers?.get('Nats-Msg-Id')).toBe(event.batchId);
-    expect(written.map((r) => r.id)).not.toContain(event.batchId);
+    expect(msg.headers?.get('Nats-Msg-Id')).toBe(event.eventId);
+    expect(written.map((r) => r.id)).not.toContain(event.eventId);
     expect(await consumer.next({ expires: 1000 })).toBeNull();
 
     // Every batch it carried is confirmed, so the outbox forgets all three.
@@ -52,25 +69,23 @@ describe('announcing usage', () => {
 describe('eventSized', () => {
   const batch = (conversations: number): UsageBatchEvent => {
     const id = newId('usb');
-    const conversation = {
-      conversationId: 'c',
-      recipientId: 'r',
-      campaignId: 'm',
-      projectId: 'p',
-      startedAt: '',
-    };
-    return { id, event: { batchId: id, conversations: Array(conversations).fill(conversation) } };
+    // Spread over recipients as a real batch is: the size is the starts, whoever started them.
+    const recipients = [conversations - Math.floor(conversations / 2), Math.floor(conversations / 2)]
+      .filter((n) => n > 0)
+      .map((n, i) => ({
+        recipientId: `r${i}`,
+        campaignId: 'm',
+        projectId: 'p',
+        startedAtMs: Array(n).fill(0),
+      }));
+    return { id, batch: { batchId: id, recipients } };
   };
+  const size = (b: UsageBatchEvent) => b.batch.recipients.reduce((n, r) => n + r.startedAtMs.length, 0);
 
   it('groups batches in order, no event over 2,000 conversations unless one batch alone is', () => {
     const batches = [batch(800), batch(800), batch(400), batch(1), batch(2500), batch(10)];
     const groups = eventSized(batches);
-    expect(groups.map((g) => g.map((b) => b.event.conversations.length))).toEqual([
-      [800, 800, 400],
-      [1],
-      [2500],
-      [10],
-    ]);
+    expect(groups.map((g) => g.map(size))).toEqual([[800, 800, 400], [1], [2500], [10]]);
     expect(groups.flat()).toEqual(batches);
     expect(eventSized([])).toEqual([]);
   });

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
+import {
+  subjects,
+  type UsageAdmittedBatch,
+  type UsageStarts,
+  type UsageStartsBatch,
+} from '@outreach/contracts';
 import { streamNames } from '@outreach/platform';
 import Redis from 'ioredis';
 import { JSONCodec } from 'nats';
@@ -302,53 +307,66 @@ describe('what consumes', () => {
     expect(await conversationsOf(l.recipient.id)).toBe(2);
   });
 
-  it('announces the conversations of one durable write in one event, the batch id its message id', async () => {
+  it('announces the conversations of one durable write in one event by recipient, the batch id its message id', async () => {
     const l = await h.link();
     // Started together, so written (and announced) together.
+    const before = Date.now();
     const started = await Promise.all([1, 2, 3].map(() => post(`${h.base}/i/${l.token}/conversations`)));
-    const ids = started.map((r) => r.body.conversationId as string);
+    expect(started.map((r) => r.status)).toEqual([201, 201, 201]);
     const js = h.publisher.connection.jetstream();
     const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
-      filterSubjects: subjects(h.ns.natsPrefix).usageAdmittedBatch,
+      filterSubjects: subjects(h.ns.natsPrefix).usageStarts,
     });
-    const events: { msgId: string | undefined; batch: UsageAdmittedBatch }[] = [];
-    const seen = () =>
-      events.flatMap((e) => e.batch.conversations).filter((c) => c.recipientId === l.recipient.id);
+    const events: { msgId: string | undefined; event: UsageStarts }[] = [];
+    const mine = () =>
+      events.filter((e) =>
+        e.event.batches.some((b) => b.recipients.some((r) => r.recipientId === l.recipient.id)),
+      );
     await waitFor(async () => {
       const msg = await consumer.next({ expires: 1000 });
       if (msg)
         events.push({
           msgId: msg.headers?.get('Nats-Msg-Id'),
-          batch: JSONCodec<UsageAdmittedBatch>().decode(msg.data),
+          event: JSONCodec<UsageStarts>().decode(msg.data),
         });
-      return seen().length === 3;
+      return mine().length > 0;
     }, 5000);
-    expect(
-      seen()
-        .map((c) => c.conversationId)
-        .sort(),
-    ).toEqual([...ids].sort());
-    const mine = events.filter((e) => e.batch.conversations.some((c) => c.recipientId === l.recipient.id));
-    expect(mine).toHaveLength(1);
-    expect(mine[0].msgId).toBe(mine[0].batch.batchId);
-    expect(mine[0].batch.batchId).toMatch(/^usb_/);
-    expect(mine[0].batch.conversations[0]).toEqual({
-      conversationId: expect.any(String),
-      recipientId: l.recipient.id,
-      campaignId: l.campaign.id,
-      projectId: l.campaign.projectId,
-      startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-    });
-    // Nothing on the single-event subject, which consumers of an older version read.
-    const single = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
-      filterSubjects: subjects(h.ns.natsPrefix).usageAdmitted,
-    });
-    expect(await single.next({ expires: 1000 })).toBeNull();
+    expect(mine()).toHaveLength(1);
+    const [{ msgId, event }] = mine();
+    // One write, so one batch, announced alone under its own id.
+    expect(event.batches).toHaveLength(1);
+    expect(msgId).toBe(event.eventId);
+    expect(event.eventId).toBe(event.batches[0].batchId);
+    expect(event.eventId).toMatch(/^usb_/);
+    expect(event.batches[0].recipients).toEqual([
+      {
+        recipientId: l.recipient.id,
+        campaignId: l.campaign.id,
+        projectId: l.campaign.projectId,
+        startedAtMs: [expect.any(Number), expect.any(Number), expect.any(Number)],
+      },
+    ]);
+    for (const ms of event.batches[0].recipients[0].startedAtMs) {
+      expect(ms).toBeGreaterThanOrEqual(before);
+      expect(ms).toBeLessThanOrEqual(Date.now());
+    }
+    // The same instants as the durable record's.
+    const { rows } = await db.query<{ ms: string }>(
+      'SELECT (extract(epoch FROM started_at) * 1000)::bigint AS ms FROM link.conversations WHERE recipient_id = $1 ORDER BY started_at',
+      [l.recipient.id],
+    );
+    expect(rows.map((r) => Number(r.ms))).toEqual([...event.batches[0].recipients[0].startedAtMs].sort());
+    // Nothing on the subjects that consumers of older versions read.
+    for (const older of [
+      subjects(h.ns.natsPrefix).usageAdmitted,
+      subjects(h.ns.natsPrefix).usageAdmittedBatch,
+    ]) {
+      const c = await js.consumers.get(streamNames(h.ns.natsPrefix).events, { filterSubjects: older });
+      expect(await c.next({ expires: 1000 })).toBeNull();
+    }
     // Confirmed, so the outbox forgets it.
     await waitFor(async () => {
-      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [
-        mine[0].batch.batchId,
-      ]);
+      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [event.eventId]);
       return rows.length === 0;
     });
   });
@@ -396,7 +414,7 @@ describe('what consumes', () => {
     );
   });
 
-  it('republishes a written batch whose event was never confirmed (a crash between the two)', async () => {
+  it('republishes a batch an older version wrote and never saw confirmed on its own subject, unchanged', async () => {
     const batchId = `usb_crashed_${Date.now()}`;
     const event: UsageAdmittedBatch = {
       batchId,
@@ -427,8 +445,52 @@ describe('what consumes', () => {
       return republished !== undefined;
     }, 5000);
     expect(republished).toEqual(event);
+    // Never in this version's form too, which consumers would apply once more by its batch id.
+    const starts = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
+      filterSubjects: subjects(h.ns.natsPrefix).usageStarts,
+    });
+    for (let msg = await starts.next({ expires: 1000 }); msg; msg = await starts.next({ expires: 1000 }))
+      expect(JSONCodec<UsageStarts>().decode(msg.data).eventId).not.toBe(batchId);
     await waitFor(async () => {
       const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batchId]);
+      return rows.length === 0;
+    });
+  });
+
+  it('republishes a written batch whose event was never confirmed (a crash between the two) alone, under its id', async () => {
+    const batch: UsageStartsBatch = {
+      batchId: `usb_crashed_${Date.now()}`,
+      recipients: [
+        {
+          recipientId: 'rcp_crashed',
+          campaignId: 'cmp_crashed',
+          projectId: 'prj_crashed',
+          startedAtMs: [Date.now()],
+        },
+      ],
+    };
+    await db.query('INSERT INTO link.usage_batches (id, event, created_at) VALUES ($1, $2, $3)', [
+      batch.batchId,
+      JSON.stringify(batch),
+      new Date(Date.now() - 60_000),
+    ]);
+    const js = h.publisher.connection.jetstream();
+    const consumer = await js.consumers.get(streamNames(h.ns.natsPrefix).events, {
+      filterSubjects: subjects(h.ns.natsPrefix).usageStarts,
+    });
+    let republished: { msgId: string | undefined; event: UsageStarts } | undefined;
+    await waitFor(async () => {
+      const msg = await consumer.next({ expires: 1000 });
+      const event = msg && JSONCodec<UsageStarts>().decode(msg.data);
+      if (event?.eventId === batch.batchId) republished = { msgId: msg?.headers?.get('Nats-Msg-Id'), event };
+      return republished !== undefined;
+    }, 5000);
+    expect(republished).toEqual({
+      msgId: batch.batchId,
+      event: { eventId: batch.batchId, batches: [batch] },
+    });
+    await waitFor(async () => {
+      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batch.batchId]);
       return rows.length === 0;
     });
   });

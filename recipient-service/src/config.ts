@@ -1,4 +1,4 @@
-import { COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+import { APPLIED_RECORDS_CONFIG, COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
 
 /** Every environment variable the recipient service reads. */
 export const CONFIG_SPEC = {
@@ -16,14 +16,7 @@ export const CONFIG_SPEC = {
     default: '127.0.0.1:50052',
     doc: 'host:port of the campaign service (gRPC), asked for campaigns not yet replicated',
   },
-  USAGE_DEDUP_RETENTION_DAYS: {
-    type: 'int',
-    default: 30,
-    // The events stream keeps usage events 7 days: a record younger than that must stay.
-    min: 8,
-    max: 3650,
-    doc: 'how long an applied conversation id is kept to recognise its usage event delivered again',
-  },
+  ...APPLIED_RECORDS_CONFIG,
   SAFETY_RULES_FILE: {
     type: 'string',
     doc: 'optional JSON file with extra instruction safety rules [{id, description, pattern, flags?}]',

@@ -12,6 +12,7 @@ import {
   type Logger,
   loadConfig,
   migrate,
+  pruneAppliedPeriodically,
   publishJson,
   type RunningService,
   randomBase62,
@@ -27,7 +28,13 @@ import { campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
 import { createRecipientService } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
-import { consumeUsage, prunePeriodically, usageBatchDurable, usageDurable } from './usage/usage-consumer';
+import {
+  APPLIED_USAGE_TABLES,
+  consumeUsage,
+  usageBatchDurable,
+  usageDurable,
+  usageStartsDurable,
+} from './usage/usage-consumer';
 
 export { CONFIG_SPEC } from './config';
 
@@ -93,6 +100,7 @@ export async function start(
       { stream: streams.state, consumer: campaignsDurable(prefix) },
       { stream: streams.events, consumer: usageDurable(prefix) },
       { stream: streams.events, consumer: usageBatchDurable(prefix) },
+      { stream: streams.events, consumer: usageStartsDurable(prefix) },
     ]);
 
     const service = createRecipientService({
@@ -113,7 +121,11 @@ export async function start(
     const server = buildGrpcServer({ service, pool, lifecycle, logger, metrics });
     const stopCampaigns = await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger });
     const stopUsage = await consumeUsage({ pool, js, jsm, prefix, logger });
-    const stopPruning = prunePeriodically({ pool, logger, clock }, config.USAGE_DEDUP_RETENTION_DAYS);
+    const stopPruning = pruneAppliedPeriodically(
+      { pool, logger, clock },
+      APPLIED_USAGE_TABLES,
+      config.USAGE_DEDUP_RETENTION_DAYS,
+    );
     ports.grpc = await bind(server, `${config.HOST}:${config.RECIPIENT_GRPC_PORT}`);
 
     lifecycle.onShutdown('grpc', () =>

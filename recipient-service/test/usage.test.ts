@@ -1,7 +1,14 @@
-import { subjects, type UsageAdmitted, type UsageAdmittedBatch } from '@outreach/contracts';
+import {
+  subjects,
+  type UsageAdmitted,
+  type UsageAdmittedBatch,
+  type UsageStarts,
+  type UsageStartsBatch,
+} from '@outreach/contracts';
 import { publishJson } from '@outreach/platform';
 import {
   applyUsageBatch,
+  applyUsageStarts,
   pruneAppliedUsage,
   type UsageToApply,
   usagesFromEvent,
@@ -198,5 +205,96 @@ describe('the usage consumer', () => {
     await eventually(async () => (await usageOf(a)).count >= 23);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await usageOf(a)).toEqual({ count: 23, last: '2026-06-04T10:00:00.000Z' });
+  });
+});
+
+describe('applying written batches (UsageStarts)', () => {
+  const batch = (batchId: string, ...recipients: [string, ...string[]][]): UsageStartsBatch => ({
+    batchId,
+    recipients: recipients.map(([recipientId, ...starts]) => ({
+      recipientId,
+      campaignId: 'cmp_batch',
+      projectId: P,
+      startedAtMs: starts.map((s) => Date.parse(s)),
+    })),
+  });
+
+  it('applies each batch once, whichever delivery brings it, with each recipient latest start', async () => {
+    const [a, b] = await newRecipients(2);
+    const b1 = batch(
+      'usb_s1',
+      [a, '2026-03-01T10:00:00.000Z', '2026-03-01T12:00:00.000Z'],
+      [b, '2026-03-01T09:00:00.000Z'],
+    );
+    const b2 = batch('usb_s2', [a, '2026-03-01T11:00:00.000Z']);
+    // Announced together, and b1 also republished alone in the same delivery.
+    expect(await applyUsageStarts(h.pool, [b1, b2, b1])).toBe(4);
+    expect(await usageOf(a)).toEqual({ count: 3, last: '2026-03-01T12:00:00.000Z' });
+    expect(await usageOf(b)).toEqual({ count: 1, last: '2026-03-01T09:00:00.000Z' });
+    // Delivered again with a new one: only the new one counts, and an older start moves nothing back.
+    const b3 = batch('usb_s3', [a, '2026-02-01T08:00:00.000Z']);
+    expect(await applyUsageStarts(h.pool, [b2, b3])).toBe(1);
+    expect(await usageOf(a)).toEqual({ count: 4, last: '2026-03-01T12:00:00.000Z' });
+    expect(await applyUsageStarts(h.pool, [b1, b2, b3])).toBe(0);
+    expect(await applyUsageStarts(h.pool, [])).toBe(0);
+    // One row per batch, none per conversation.
+    const { rows } = await h.pool.query(
+      "SELECT batch_id FROM recipients.applied_usage_batches WHERE batch_id LIKE 'usb_s%' ORDER BY 1",
+    );
+    expect(rows.map((r) => r.batch_id)).toEqual(['usb_s1', 'usb_s2', 'usb_s3']);
+  });
+
+  it('records the batch of a deleted (or unknown) recipient as applied without failing the others', async () => {
+    const [a] = await newRecipients(1);
+    const mixed = batch(
+      'usb_s_gone',
+      ['rcp_gone', '2026-03-02T10:00:00.000Z'],
+      [a, '2026-03-02T10:00:00.000Z'],
+    );
+    expect(await applyUsageStarts(h.pool, [mixed])).toBe(2);
+    expect(await usageOf(a)).toEqual({ count: 1, last: '2026-03-02T10:00:00.000Z' });
+    expect(await applyUsageStarts(h.pool, [mixed])).toBe(0);
+  });
+
+  it('prunes applied batch ids with the conversation ids', async () => {
+    const [a] = await newRecipients(1);
+    await applyUsageStarts(h.pool, [batch('usb_s_old', [a, '2026-03-03T10:00:00.000Z'])]);
+    await applyUsageStarts(h.pool, [batch('usb_s_new', [a, '2026-03-03T11:00:00.000Z'])]);
+    await h.pool.query(
+      "UPDATE recipients.applied_usage_batches SET applied_at = now() - interval '40 days' WHERE batch_id = 'usb_s_old'",
+    );
+    expect(await pruneAppliedUsage(h.pool, new Date(Date.now() - 30 * 86_400_000))).toBeGreaterThanOrEqual(1);
+    const { rows } = await h.pool.query(
+      "SELECT batch_id FROM recipients.applied_usage_batches WHERE batch_id LIKE 'usb_s_%' ORDER BY 1",
+    );
+    expect(rows.map((r) => r.batch_id)).not.toContain('usb_s_old');
+    expect(rows.map((r) => r.batch_id)).toContain('usb_s_new');
+  });
+
+  it('the consumer applies UsageStarts events once per batch and skips malformed ones without blocking', async () => {
+    const [a] = await newRecipients(1);
+    const js = h.nc.jetstream();
+    const subject = subjects(h.ns.natsPrefix).usageStarts;
+    const b1 = batch('usb_n1', [a, '2026-07-01T10:00:00.000Z', '2026-07-01T10:01:00.000Z']);
+    const b2 = batch('usb_n2', [a, '2026-07-01T10:02:00.000Z']);
+    await publishJson(
+      js,
+      subject,
+      { eventId: 'usb_n_event', batches: [b1, b2] } satisfies UsageStarts,
+      'usb_n_event',
+    );
+    await js.publish(subject, new TextEncoder().encode('not json'));
+    await publishJson(js, subject, {
+      eventId: 'usb_n_bad',
+      batches: [{ batchId: 'usb_n_bad', recipients: [{}] }],
+    });
+    // The announcement was not confirmed, so the link runtime republishes each batch alone.
+    await publishJson(js, subject, { eventId: b1.batchId, batches: [b1] } satisfies UsageStarts, b1.batchId);
+    await publishJson(js, subject, { eventId: b2.batchId, batches: [b2] } satisfies UsageStarts, b2.batchId);
+    const b3 = batch('usb_n3', [a, '2026-07-01T09:00:00.000Z']);
+    await publishJson(js, subject, { eventId: b3.batchId, batches: [b3] } satisfies UsageStarts, b3.batchId);
+    await eventually(async () => (await usageOf(a)).count >= 4);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await usageOf(a)).toEqual({ count: 4, last: '2026-07-01T10:02:00.000Z' });
   });
 });

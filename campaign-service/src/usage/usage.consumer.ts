@@ -1,5 +1,13 @@
-import { readAdmitted, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
 import {
+  readAdmitted,
+  readUsageStarts,
+  subjects,
+  USAGE_BATCHING,
+  type UsageAdmitted,
+  type UsageStartsBatch,
+} from '@outreach/contracts';
+import {
+  consumeDurableBatch,
   consumeDurableBatches,
   type JetStreamClient,
   type JsMsg,
@@ -62,6 +70,66 @@ export async function recordUsageBatch(pool: Pool, batch: Usage[]): Promise<numb
   return result.rowCount ?? 0;
 }
 
+/** Where this service records the usage batches it applied. */
+export const APPLIED_USAGE_TABLES = ['campaigns.applied_usage_batches'] as const;
+
+/**
+ * Records written batches of conversations (UsageStarts events) exactly once, in one
+ * statement: the batch ids are recorded in `applied_usage_batches`, and only the newly recorded
+ * batches add to their campaigns' totals and quarter-hour counts, binned as the ledger's
+ * triggers bin (012). A batch delivered again, alone or with others, changes nothing. Returns
+ * how many conversations were recorded now.
+ */
+export async function recordUsageStarts(pool: Pool, batches: readonly UsageStartsBatch[]): Promise<number> {
+  const batchIds: string[] = [];
+  const campaignIds: string[] = [];
+  const startedAtMs: number[] = [];
+  // First occurrence of a batch wins (one delivery may bring it twice: announced and republished).
+  const seen = new Set<string>();
+  for (const batch of batches) {
+    if (seen.has(batch.batchId)) continue;
+    seen.add(batch.batchId);
+    for (const r of batch.recipients)
+      for (const ms of r.startedAtMs) {
+        batchIds.push(batch.batchId);
+        campaignIds.push(r.campaignId);
+        startedAtMs.push(ms);
+      }
+  }
+  if (seen.size === 0) return 0;
+  const result = await pool.query<{ recorded: number }>({
+    name: 'campaigns-record-usage-starts',
+    text: `WITH incoming AS (
+             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u (batch_id, campaign_id, started_ms)
+           ), applied AS (
+             INSERT INTO applied_usage_batches (batch_id)
+             SELECT DISTINCT batch_id FROM incoming ORDER BY batch_id
+             ON CONFLICT (batch_id) DO NOTHING
+             RETURNING batch_id
+           ), quarters AS (
+             SELECT i.campaign_id,
+                    date_bin('15 minutes', TIMESTAMPTZ 'epoch' + i.started_ms * INTERVAL '1 millisecond',
+                             TIMESTAMPTZ '2000-01-01 00:00:00+00') AS quarter,
+                    count(*) AS n
+               FROM applied a JOIN incoming i USING (batch_id)
+              GROUP BY 1, 2
+           ), totals AS (
+             -- In campaign order, then campaign and quarter order, as the ledger's triggers add:
+             -- concurrent writers of either kind take the rows' locks in one order.
+             INSERT INTO campaign_usage AS u (campaign_id, used)
+             SELECT campaign_id, sum(n) FROM quarters GROUP BY campaign_id ORDER BY campaign_id
+             ON CONFLICT (campaign_id) DO UPDATE SET used = u.used + EXCLUDED.used
+           ), counted AS (
+             INSERT INTO campaign_usage_quarters AS q (campaign_id, quarter, conversations)
+             SELECT campaign_id, quarter, n FROM quarters ORDER BY 1, 2
+             ON CONFLICT (campaign_id, quarter) DO UPDATE SET conversations = q.conversations + EXCLUDED.conversations
+           )
+           SELECT coalesce((SELECT sum(n) FROM quarters), 0)::int AS recorded`,
+    values: [batchIds, campaignIds, startedAtMs],
+  });
+  return result.rows[0].recorded;
+}
+
 /** Durable names allow no dots or wildcards; the prefix may contain them. */
 export function durableName(prefix: string, role: string): string {
   return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_campaign_${role}`;
@@ -69,11 +137,13 @@ export function durableName(prefix: string, role: string): string {
 
 /**
  * Consumes usage events in batches with durable consumers shared by every instance, so a
- * service that was down picks up where it stopped: batch events from link runtimes (role
- * `usage-batches`), and single events (from link runtimes of an older version) on their own
- * subject and consumer (role `usage`), which an older instance of this service shares.
+ * service that was down picks up where it stopped: written batches by recipient (role
+ * `usage-starts`, recorded once per batch), and for link runtimes of older versions and what
+ * they left, conversation batches (role `usage-batches`) and single events (role `usage`),
+ * recorded once per conversation in the ledger, on their own subjects and consumers, which older
+ * instances of this service share.
  */
-export function consumeUsage(
+export async function consumeUsage(
   js: JetStreamClient,
   jsm: JetStreamManager,
   pool: Pool,
@@ -82,7 +152,22 @@ export function consumeUsage(
 ): Promise<() => Promise<void>> {
   const names = subjects(prefix);
   const stream = streamNames(prefix).events;
-  return consumeDurableBatches(
+  const stopStarts = await consumeDurableBatch(
+    js,
+    jsm,
+    {
+      stream,
+      durable: durableName(prefix, 'usage-starts'),
+      filterSubject: names.usageStarts,
+      deliver: 'all',
+    },
+    async (msgs: JsMsg[]) => {
+      await recordUsageStarts(pool, parseBatch(msgs, readUsageStarts, logger, 'usage event').flat());
+    },
+    logger,
+    USAGE_BATCHING,
+  );
+  const stopOlder = await consumeDurableBatches(
     js,
     jsm,
     [
@@ -100,4 +185,7 @@ export function consumeUsage(
     logger,
     USAGE_BATCHING,
   );
+  return async () => {
+    await Promise.all([stopStarts(), stopOlder()]);
+  };
 }

@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { subjects, type UsageAdmittedBatch } from '@outreach/contracts';
+import {
+  type RecipientStarts,
+  subjects,
+  type UsageAdmittedBatch,
+  type UsageStarts,
+  type UsageStartsBatch,
+} from '@outreach/contracts';
 import {
   AppError,
   batchPerTurn,
@@ -70,17 +76,18 @@ const MAX_ADMISSIONS_PER_RUN = 100;
 const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 
 // Written batches announced together at most, and conversations one usage event carries at
-// most: ~170 bytes each, so an event stays well under NATS's default 1 MB payload limit.
+// most: a start instant each (~14 bytes) and a recipient's ids (~100 bytes) per recipient of a
+// batch, so an event stays well under NATS's default 1 MB payload limit.
 const MAX_BATCHES_PER_ANNOUNCEMENT = 100;
 const MAX_EVENT_CONVERSATIONS = 2000;
 
 // How long a rebuild waits for this instance's admissions still being written (see seed()).
 const REBUILD_WAIT_MS = 5000;
 
-/** A written batch and the event that announces it. */
+/** A written batch, as its usage event carries it. */
 export interface UsageBatchEvent {
   id: string;
-  event: UsageAdmittedBatch;
+  batch: UsageStartsBatch;
 }
 
 /** The epochs an admission was counted under: what its release must match (RELEASE_SCRIPT). */
@@ -123,8 +130,9 @@ export interface Admitted {
  * Admission of conversations. Redis holds the counters (a cache, rebuilt from the durable record
  * whenever a key is missing); PostgreSQL holds the record; NATS carries the usage to the
  * services that show it. Admissions are written to PostgreSQL in batches before they are
- * acknowledged, each batch together with the one event (UsageAdmittedBatch) that announces
- * it, and that event is republished until JetStream confirms it.
+ * acknowledged, each batch together with its outbox row (a UsageStartsBatch: the batch's
+ * start instants by recipient), which is announced in a UsageStarts event and republished until
+ * JetStream confirms it.
  */
 export class Admission {
   private readonly commits: GroupCommit<ConversationRecord>;
@@ -353,14 +361,14 @@ export class Admission {
     ]);
   }
 
-  /** Writes admitted conversations with the event announcing them, then has it announced. */
+  /** Writes admitted conversations with the batch announcing them, then has it announced. */
   private async write(rows: ConversationRecord[]): Promise<void> {
     const id = newId('usb');
-    const event = batchEvent(id, rows);
-    const batch: UsageBatch = { id, event: JSON.stringify(event), createdAt: this.deps.clock() };
-    await insertConversations(this.deps.pool, rows, batch);
+    const batch: UsageStartsBatch = { batchId: id, recipients: startsByRecipient(rows) };
+    const outbox: UsageBatch = { id, event: JSON.stringify(batch), createdAt: this.deps.clock() };
+    await insertConversations(this.deps.pool, rows, outbox);
     // Not awaited: the start is durable now, and a failed announcement is the sweeper's to retry.
-    this.announcements.add({ id, event }).catch(() => undefined);
+    this.announcements.add({ id, batch }).catch(() => undefined);
   }
 
   /**
@@ -369,39 +377,37 @@ export class Admission {
    * same whatever it carries (its store, two deliveries and their acks), so under load one
    * event per interval instead of one per write. If it is not confirmed, each batch stays
    * unconfirmed and the sweeper republishes it under its own id: the consumers apply each
-   * conversation once whichever event brings it.
+   * batch once whichever event brings it.
    */
   private async announce(batches: UsageBatchEvent[]): Promise<void> {
+    const { usageStarts } = subjects(this.deps.natsPrefix);
     await Promise.all(
       eventSized(batches).map((group) => {
-        if (group.length === 1)
-          return this.publish(group[0].id, group[0].event, () => this.confirmed.add(group[0].id));
-        const id = newId('usb');
-        const event: UsageAdmittedBatch = {
-          batchId: id,
-          conversations: group.flatMap((b) => b.event.conversations),
-        };
+        // A lone batch goes under its own id, as the sweeper would republish it.
+        const eventId = group.length === 1 ? group[0].id : newId('usb');
+        const event: UsageStarts = { eventId, batches: group.map((b) => b.batch) };
         const confirm = () => Promise.all(group.map((b) => this.confirmed.add(b.id))).then(() => undefined);
-        return this.publish(id, event, confirm);
+        return this.publish(usageStarts, eventId, event, confirm);
       }),
     );
   }
 
   /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`. */
-  private publish(id: string, event: UsageAdmittedBatch, confirm: () => Promise<void>): Promise<void> {
-    const published = this.publishOnce(id, event, confirm);
+  private publish(subject: string, id: string, event: unknown, confirm: () => Promise<void>): Promise<void> {
+    const published = this.publishOnce(subject, id, event, confirm);
     this.publishing.add(published);
     void published.then(() => this.publishing.delete(published));
     return published;
   }
 
   private async publishOnce(
+    subject: string,
     id: string,
-    event: UsageAdmittedBatch,
+    event: unknown,
     confirm: () => Promise<void>,
   ): Promise<void> {
     try {
-      await publishJson(this.deps.js, subjects(this.deps.natsPrefix).usageAdmittedBatch, event, id);
+      await publishJson(this.deps.js, subject, event, id);
       await confirm();
     } catch (err) {
       this.deps.logger.warn({ err, batchId: id }, 'usage event not confirmed yet; will retry');
@@ -410,19 +416,26 @@ export class Admission {
 
   private async sweep(graceMs: number): Promise<void> {
     const before = new Date(this.deps.clock().getTime() - graceMs);
+    const names = subjects(this.deps.natsPrefix);
     // A page at a time, published together: a backlog left by a NATS outage drains quickly.
     const batches = await listUnconfirmed(this.deps.pool, before, 200);
     await Promise.all(
       batches.map((batch) => {
-        const event = JSON.parse(batch.event) as UsageAdmittedBatch;
-        return this.publish(batch.id, event, () => this.confirmed.add(batch.id));
+        const confirm = () => this.confirmed.add(batch.id);
+        const stored = JSON.parse(batch.event) as UsageStartsBatch | UsageAdmittedBatch;
+        // Each batch only ever goes on the subject of the form it was written in (an older
+        // version wrote UsageAdmittedBatch), so no conversation is applied under both schemes.
+        if ('conversations' in stored)
+          return this.publish(names.usageAdmittedBatch, batch.id, stored, confirm);
+        const event: UsageStarts = { eventId: batch.id, batches: [stored] };
+        return this.publish(names.usageStarts, batch.id, event, confirm);
       }),
     );
     // Conversations the previous version wrote and did not announce: a batch each, under its id.
     const legacy = await listLegacyUnpublished(this.deps.pool, before, 200);
     await Promise.all(
       legacy.map((row) =>
-        this.publish(row.id, batchEvent(row.id, [row]), () =>
+        this.publish(names.usageAdmittedBatch, row.id, legacyBatchEvent(row.id, row), () =>
           markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
         ),
       ),
@@ -439,7 +452,7 @@ export function eventSized(batches: readonly UsageBatchEvent[]): UsageBatchEvent
   let current: UsageBatchEvent[] = [];
   let size = 0;
   for (const batch of batches) {
-    const n = batch.event.conversations.length;
+    const n = conversationsOf(batch.batch);
     if (current.length > 0 && size + n > MAX_EVENT_CONVERSATIONS) {
       groups.push(current);
       current = [];
@@ -452,16 +465,40 @@ export function eventSized(batches: readonly UsageBatchEvent[]): UsageBatchEvent
   return groups;
 }
 
-/** The event announcing conversations written together. */
-function batchEvent(batchId: string, rows: readonly ConversationRecord[]): UsageAdmittedBatch {
+/** How many conversations a written batch holds. */
+function conversationsOf(batch: UsageStartsBatch): number {
+  let n = 0;
+  for (const r of batch.recipients) n += r.startedAtMs.length;
+  return n;
+}
+
+/** The conversations of a written batch by recipient, each recipient's in the order they were admitted. */
+export function startsByRecipient(rows: readonly ConversationRecord[]): RecipientStarts[] {
+  const byRecipient = new Map<string, RecipientStarts>();
+  for (const row of rows) {
+    let entry = byRecipient.get(row.recipientId);
+    if (!entry) {
+      const { recipientId, campaignId, projectId } = row;
+      entry = { recipientId, campaignId, projectId, startedAtMs: [] };
+      byRecipient.set(recipientId, entry);
+    }
+    entry.startedAtMs.push(row.startedAt.getTime());
+  }
+  return [...byRecipient.values()];
+}
+
+/** The event of a conversation the version before usage batches wrote and never announced. */
+function legacyBatchEvent(batchId: string, row: ConversationRecord): UsageAdmittedBatch {
   return {
     batchId,
-    conversations: rows.map((r) => ({
-      conversationId: r.id,
-      recipientId: r.recipientId,
-      campaignId: r.campaignId,
-      projectId: r.projectId,
-      startedAt: r.startedAt.toISOString(),
-    })),
+    conversations: [
+      {
+        conversationId: row.id,
+        recipientId: row.recipientId,
+        campaignId: row.campaignId,
+        projectId: row.projectId,
+        startedAt: row.startedAt.toISOString(),
+      },
+    ],
   };
 }

@@ -18,7 +18,7 @@ export interface RecipientFacts {
 /** Conversations written together and announced in one event (`UsageAdmittedBatch`). */
 export interface UsageBatch {
   id: string;
-  /** The event as it is published, JSON. */
+  /** The batch as its usage event carries it (a UsageStartsBatch), JSON. */
   event: string;
   createdAt: Date;
 }

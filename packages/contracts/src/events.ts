@@ -14,6 +14,7 @@ export function subjects(prefix: string) {
     recipientChanged: `${prefix}.events.recipient.changed`,
     usageAdmitted: `${prefix}.events.usage.admitted`,
     usageAdmittedBatch: `${prefix}.events.usage.batches`,
+    usageStarts: `${prefix}.events.usage.starts`,
     campaignLifecycle: `${prefix}.events.campaign.lifecycle`,
   };
 }
@@ -123,6 +124,66 @@ export function readAdmitted<T>(
   const conversations: unknown[] = Array.isArray(batch?.conversations) ? batch.conversations : [event];
   const read = conversations.flatMap((c) => parse(c) ?? []);
   return read.length > 0 ? read : undefined;
+}
+
+/** The conversations one recipient started in one written batch: when each started (ms since the epoch). */
+export interface RecipientStarts {
+  recipientId: string;
+  campaignId: string;
+  projectId: string;
+  startedAtMs: number[];
+}
+
+/** One durable write of admitted conversations (a row of the link runtime's outbox), by recipient. */
+export interface UsageStartsBatch {
+  batchId: string;
+  recipients: RecipientStarts[];
+}
+
+/**
+ * Written batches of conversations announced together (`usageStarts`), each by recipient with
+ * its start instants and without conversation ids. Consumers apply each batch once per
+ * `batchId`, whichever event brings it (batches are announced together under `eventId`, and a
+ * batch whose announcement was not confirmed is republished alone under its own id), so they
+ * record one row per batch instead of one per conversation. Link runtimes publish a batch on
+ * this subject only when they wrote it in this form: a batch an older version wrote as a
+ * `UsageAdmittedBatch` is republished on that subject, so no conversation reaches both.
+ */
+export interface UsageStarts {
+  eventId: string;
+  batches: UsageStartsBatch[];
+}
+
+/**
+ * The batches of a `UsageStarts` event that can be applied: a batch with anything malformed in
+ * it would fail every delivery it is in, so it is left out whole; undefined when none is left,
+ * so the event counts as malformed. Ids holding NUL are refused (PostgreSQL text cannot).
+ */
+export function readUsageStarts(event: unknown): UsageStartsBatch[] | undefined {
+  const batches = (event as Partial<UsageStarts> | null)?.batches;
+  if (!Array.isArray(batches)) return undefined;
+  const read = batches.filter(isUsageStartsBatch);
+  return read.length > 0 ? read : undefined;
+}
+
+const isId = (value: unknown): value is string =>
+  typeof value === 'string' && value.length > 0 && !value.includes('\0');
+
+function isUsageStartsBatch(value: unknown): value is UsageStartsBatch {
+  const batch = value as Partial<UsageStartsBatch> | null;
+  return isId(batch?.batchId) && Array.isArray(batch.recipients) && batch.recipients.every(isRecipientStarts);
+}
+
+function isRecipientStarts(value: unknown): value is RecipientStarts {
+  const r = value as Partial<RecipientStarts> | null;
+  return (
+    isId(r?.recipientId) &&
+    isId(r.campaignId) &&
+    isId(r.projectId) &&
+    Array.isArray(r.startedAtMs) &&
+    r.startedAtMs.length > 0 &&
+    r.startedAtMs.every((ms) => Number.isSafeInteger(ms) && ms >= 0)
+  );
 }
 
 /** The scheduler's notice that a campaign started or ended at an instant. */

@@ -1,3 +1,4 @@
+export * from './applied-records';
 export * from './cidr';
 export * from './config';
 export * from './db';

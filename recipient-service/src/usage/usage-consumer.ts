@@ -1,12 +1,18 @@
-import { readAdmitted, subjects, USAGE_BATCHING, type UsageAdmitted } from '@outreach/contracts';
 import {
-  type Clock,
+  readAdmitted,
+  readUsageStarts,
+  subjects,
+  USAGE_BATCHING,
+  type UsageAdmitted,
+  type UsageStartsBatch,
+} from '@outreach/contracts';
+import {
+  consumeDurableBatch,
   consumeDurableBatches,
-  inPages,
   type JsMsg,
   type Logger,
   parseBatch,
-  runPeriodically,
+  pruneAppliedRecords,
   streamNames,
 } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
@@ -91,52 +97,84 @@ export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promis
 }
 
 /**
- * Forgets applied conversation ids recorded before `before`, `pageSize` rows per statement, and
- * returns how many. A usage event is delivered again only while the events stream still holds it
- * (7 days) or when a link runtime republishes a batch it never saw confirmed, so a record older
- * than that recognises nothing; kept forever, it would grow by every conversation.
+ * Applies written batches of conversations (UsageStarts events) to their recipients exactly
+ * once, in one statement: the batch ids are recorded in `applied_usage_batches`, and only the
+ * newly recorded batches add to their recipients' counts and move their last interaction
+ * forward. A batch delivered again, alone or with others, changes nothing. Returns how many
+ * conversations were applied now.
  */
-export async function pruneAppliedUsage(pool: Pool, before: Date, pageSize = 10_000): Promise<number> {
-  return inPages(async (limit) => {
-    const { rowCount } = await pool.query({
-      name: 'recipients-prune-applied-usage',
-      text: `DELETE FROM recipients.applied_usage WHERE ctid IN (
-               SELECT ctid FROM recipients.applied_usage WHERE applied_at < $1 LIMIT $2
-               FOR UPDATE SKIP LOCKED)`,
-      values: [before, limit],
-    });
-    return rowCount ?? 0;
-  }, pageSize);
+export async function applyUsageStarts(pool: Pool, batches: readonly UsageStartsBatch[]): Promise<number> {
+  const batchIds: string[] = [];
+  const recipientIds: string[] = [];
+  const counts: number[] = [];
+  const lastAt: Date[] = [];
+  // First occurrence of a batch wins (one delivery may bring it twice: announced and republished).
+  const seen = new Set<string>();
+  for (const batch of batches) {
+    if (seen.has(batch.batchId)) continue;
+    seen.add(batch.batchId);
+    for (const r of batch.recipients) {
+      batchIds.push(batch.batchId);
+      recipientIds.push(r.recipientId);
+      counts.push(r.startedAtMs.length);
+      lastAt.push(new Date(Math.max(...r.startedAtMs)));
+    }
+  }
+  if (seen.size === 0) return 0;
+  const result = await pool.query<{ applied: number }>({
+    name: 'recipients-apply-usage-starts',
+    text: `WITH incoming AS (
+             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[])
+                        AS u (batch_id, recipient_id, n, last_at)
+           ), applied AS (
+             INSERT INTO recipients.applied_usage_batches (batch_id)
+             SELECT DISTINCT batch_id FROM incoming ORDER BY batch_id
+             ON CONFLICT (batch_id) DO NOTHING
+             RETURNING batch_id
+           ), per_recipient AS (
+             SELECT i.recipient_id, sum(i.n)::int AS n, max(i.last_at) AS last_at
+               FROM applied a JOIN incoming i USING (batch_id)
+              GROUP BY i.recipient_id
+           ), locked AS MATERIALIZED (
+             -- Row locks in id order: two instances applying overlapping batches cannot deadlock.
+             SELECT r.id FROM recipients.recipients r
+              WHERE r.id IN (SELECT recipient_id FROM per_recipient)
+              ORDER BY r.id FOR UPDATE
+           ), updated AS (
+             -- A deleted recipient has no row to update; its batch still counts as applied.
+             UPDATE recipients.recipients r
+                SET interaction_count = r.interaction_count + p.n,
+                    last_interaction_at = GREATEST(r.last_interaction_at, p.last_at)
+               FROM per_recipient p JOIN locked l ON l.id = p.recipient_id
+              WHERE r.id = p.recipient_id
+             RETURNING r.id
+           )
+           SELECT coalesce((SELECT sum(n) FROM per_recipient), 0)::int AS applied`,
+    values: [batchIds, recipientIds, counts, lastAt],
+  });
+  return result.rows[0].applied;
 }
 
-/** Prunes applied usage older than `retentionDays` now and then every `everyMs`; returns the stop. */
-export function prunePeriodically(
-  deps: { pool: Pool; logger: Logger; clock: Clock },
-  retentionDays: number,
-  everyMs = 3600_000,
-): () => Promise<void> {
-  return runPeriodically(
-    async () => {
-      const before = new Date(deps.clock().getTime() - retentionDays * 86_400_000);
-      const pruned = await pruneAppliedUsage(deps.pool, before);
-      if (pruned > 0) deps.logger.info({ pruned, before }, 'applied usage pruned');
-    },
-    everyMs,
-    deps.logger,
-    'pruning applied usage failed; will retry',
-  );
+/** Where this service records the usage it applied: conversation ids, and batch ids. */
+export const APPLIED_USAGE_TABLES = ['recipients.applied_usage', 'recipients.applied_usage_batches'] as const;
+
+/** Forgets applied usage records from before `before`, `pageSize` rows per statement; returns how many. */
+export function pruneAppliedUsage(pool: Pool, before: Date, pageSize = 10_000): Promise<number> {
+  return pruneAppliedRecords(pool, APPLIED_USAGE_TABLES, before, pageSize);
 }
 
 /** The durable consumers of usage events, shared by every instance: single events, and batches. */
 export const usageDurable = (prefix: string): string => `${prefix}-recipients-usage`;
 export const usageBatchDurable = (prefix: string): string => `${prefix}-recipients-usage-batches`;
+export const usageStartsDurable = (prefix: string): string => `${prefix}-recipients-usage-starts`;
 
 /**
- * Consumes usage events with durable consumers and applies each batch of them once: batch
- * events from link runtimes, and single events (from link runtimes of an older version) on
- * their own subject and consumer, which an older instance of this service shares.
+ * Consumes usage events with durable consumers shared by every instance: written batches by
+ * recipient (UsageStarts, applied once per batch), and for link runtimes of older versions and
+ * what they left, conversation batches and single events (applied once per conversation) on
+ * their own subjects and consumers, which older instances of this service share.
  */
-export function consumeUsage(deps: {
+export async function consumeUsage(deps: {
   pool: Pool;
   js: JetStreamClient;
   jsm: JetStreamManager;
@@ -145,7 +183,17 @@ export function consumeUsage(deps: {
 }): Promise<() => Promise<void>> {
   const names = subjects(deps.prefix);
   const stream = streamNames(deps.prefix).events;
-  return consumeDurableBatches(
+  const stopStarts = await consumeDurableBatch(
+    deps.js,
+    deps.jsm,
+    { stream, durable: usageStartsDurable(deps.prefix), filterSubject: names.usageStarts, deliver: 'all' },
+    async (msgs: JsMsg[]) => {
+      await applyUsageStarts(deps.pool, parseBatch(msgs, readUsageStarts, deps.logger, 'usage event').flat());
+    },
+    deps.logger,
+    USAGE_BATCHING,
+  );
+  const stopOlder = await consumeDurableBatches(
     deps.js,
     deps.jsm,
     [
@@ -163,4 +211,7 @@ export function consumeUsage(deps: {
     deps.logger,
     USAGE_BATCHING,
   );
+  return async () => {
+    await Promise.all([stopStarts(), stopOlder()]);
+  };
 }
