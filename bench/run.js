@@ -347,11 +347,25 @@ async function main() {
     ).json();
     await adminCall(ports, 'POST', `${s.p}/campaigns/${live.id}/launch`);
     const link = lr.results[0].link;
+    // Starts spread over 1,000 recipients of the campaign in turn, as customers open their own
+    // links: a write's conversations then belong to many recipients, not one.
+    const spreadPaths = [];
+    for (let batch = 0; wanted('starts') && batch < 5; batch++) {
+      const created = await (
+        await fetch(`${gw}/recipients`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ campaignId: live.id, items: Array.from({ length: 200 }, () => ({})) }),
+        })
+      ).json();
+      if (!created.results) throw new Error(`creating the spread links failed: ${JSON.stringify(created)}`);
+      spreadPaths.push(...created.results.map((r) => `${new URL(r.link).pathname}/conversations`));
+    }
     for (let i = 0; i < 100; i++) {
       if ((await fetch(`${link}/conversations`, { method: 'POST' })).status === 201) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const linkRounds = { bare: [], durableInsert: [], pageLoads: [], starts: [] };
+    const linkRounds = { bare: [], durableInsert: [], pageLoads: [], starts: [], startsSpread: [] };
     for (let round = 1; (wanted('pages') || wanted('starts')) && round <= ROUNDS; round++) {
       linkRounds.bare.push(await baseline.bare());
       // What answering after a durable write costs at the least, whatever else a start does.
@@ -372,6 +386,16 @@ async function main() {
             duration: DURATION,
           }),
         );
+        log(`link runtime: conversation starts over 1,000 links (round ${round}/${ROUNDS})`);
+        linkRounds.startsSpread.push(
+          await load({
+            url: link,
+            paths: spreadPaths,
+            method: 'POST',
+            connections: CONNECTIONS,
+            duration: DURATION,
+          }),
+        );
       }
     }
     if (linkRounds.bare.length) linkRounds.bare.push(await baseline.bare());
@@ -387,6 +411,7 @@ async function main() {
     if (linkRounds.durableInsert.length) base.durableInsert = summarize(linkRounds.durableInsert);
     if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
     if (linkRounds.starts.length) results.starts = summarize(linkRounds.starts);
+    if (linkRounds.startsSpread.length) results.startsSpread = summarize(linkRounds.startsSpread);
     // A ratio is the median of the per-round ratios, each round against the mean of the baselines
     // run just before and just after it: the machine's speed drifts, and bracketing a round
     // cancels a steady drift and halves the weight of one unlucky baseline.
@@ -405,6 +430,7 @@ async function main() {
       readsVsKoaGrpc: ratio(readRounds.reads, readRounds.koaGrpc),
       readsVsKoaGrpcOneConnection: ratio(aloneRounds.reads, aloneRounds.koaGrpc),
       startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
+      startsSpreadVsBare: ratio(linkRounds.startsSpread, linkRounds.bare),
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
       // Each durable-insert round ran between two bare ones, each start round between two of its.
       durableInsertVsBare: ratio(linkRounds.durableInsert.slice(0, -1), linkRounds.bare),
@@ -418,6 +444,7 @@ async function main() {
       koaGrpcOneConnection: pick(base.koaGrpcOneConnection),
       pageLoads: pick(pageLoads),
       starts: pick(starts),
+      startsSpread: pick(results.startsSpread),
       bare: pick(base.bare),
       durableInsert: pick(base.durableInsert),
     });

@@ -15,7 +15,7 @@ export interface RecipientFacts {
   windowStarts: { id: string; startedAtMs: number }[];
 }
 
-/** Conversations written together and announced in one event (`UsageAdmittedBatch`). */
+/** The outbox row of conversations written together, announced in a `UsageStarts` event. */
 export interface UsageBatch {
   id: string;
   /** The batch as its usage event carries it (a UsageStartsBatch), JSON. */

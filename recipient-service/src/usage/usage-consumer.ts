@@ -47,6 +47,25 @@ function usageOf(data: unknown): UsageToApply | undefined {
 }
 
 /**
+ * The common tail of the statements below: adds `per_recipient (recipient_id, n, last_at)` to the
+ * recipients' counts and moves their last interaction forward. A deleted recipient has no row
+ * to update; what it started still counts as applied.
+ */
+const ADD_TO_RECIPIENTS = `locked AS MATERIALIZED (
+             -- Row locks in id order: two instances applying overlapping batches cannot deadlock.
+             SELECT r.id FROM recipients.recipients r
+              WHERE r.id IN (SELECT recipient_id FROM per_recipient)
+              ORDER BY r.id FOR UPDATE
+           ), updated AS (
+             UPDATE recipients.recipients r
+                SET interaction_count = r.interaction_count + p.n,
+                    last_interaction_at = GREATEST(r.last_interaction_at, p.last_at)
+               FROM per_recipient p JOIN locked l ON l.id = p.recipient_id
+              WHERE r.id = p.recipient_id
+             RETURNING r.id
+           )`;
+
+/**
  * Applies admitted conversations to their recipients exactly once, in one statement (and so one
  * transaction): the conversation ids are recorded in `applied_usage`, and only the newly recorded
  * ones add to their recipient's count and move its last interaction forward. A redelivered or
@@ -72,20 +91,7 @@ export async function applyUsageBatch(pool: Pool, batch: UsageToApply[]): Promis
              SELECT i.recipient_id, count(*)::int AS n, max(i.started_at) AS last_at
                FROM applied a JOIN incoming i USING (conversation_id)
               GROUP BY i.recipient_id
-           ), locked AS MATERIALIZED (
-             -- Row locks in id order: two instances applying overlapping batches cannot deadlock.
-             SELECT r.id FROM recipients.recipients r
-              WHERE r.id IN (SELECT recipient_id FROM per_recipient)
-              ORDER BY r.id FOR UPDATE
-           ), updated AS (
-             -- A deleted recipient has no row to update; its conversations still count as seen.
-             UPDATE recipients.recipients r
-                SET interaction_count = r.interaction_count + p.n,
-                    last_interaction_at = GREATEST(r.last_interaction_at, p.last_at)
-               FROM per_recipient p JOIN locked l ON l.id = p.recipient_id
-              WHERE r.id = p.recipient_id
-             RETURNING r.id
-           )
+           ), ${ADD_TO_RECIPIENTS}
            SELECT (SELECT count(*) FROM applied)::int AS applied`,
     values: [
       usages.map((u) => u.conversationId),
@@ -117,7 +123,7 @@ export async function applyUsageStarts(pool: Pool, batches: readonly UsageStarts
       batchIds.push(batch.batchId);
       recipientIds.push(r.recipientId);
       counts.push(r.startedAtMs.length);
-      lastAt.push(new Date(Math.max(...r.startedAtMs)));
+      lastAt.push(new Date(r.startedAtMs.reduce((a, b) => Math.max(a, b))));
     }
   }
   if (seen.size === 0) return 0;
@@ -135,20 +141,7 @@ export async function applyUsageStarts(pool: Pool, batches: readonly UsageStarts
              SELECT i.recipient_id, sum(i.n)::int AS n, max(i.last_at) AS last_at
                FROM applied a JOIN incoming i USING (batch_id)
               GROUP BY i.recipient_id
-           ), locked AS MATERIALIZED (
-             -- Row locks in id order: two instances applying overlapping batches cannot deadlock.
-             SELECT r.id FROM recipients.recipients r
-              WHERE r.id IN (SELECT recipient_id FROM per_recipient)
-              ORDER BY r.id FOR UPDATE
-           ), updated AS (
-             -- A deleted recipient has no row to update; its batch still counts as applied.
-             UPDATE recipients.recipients r
-                SET interaction_count = r.interaction_count + p.n,
-                    last_interaction_at = GREATEST(r.last_interaction_at, p.last_at)
-               FROM per_recipient p JOIN locked l ON l.id = p.recipient_id
-              WHERE r.id = p.recipient_id
-             RETURNING r.id
-           )
+           ), ${ADD_TO_RECIPIENTS}
            SELECT coalesce((SELECT sum(n) FROM per_recipient), 0)::int AS applied`,
     values: [batchIds, recipientIds, counts, lastAt],
   });
