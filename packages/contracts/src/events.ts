@@ -98,6 +98,8 @@ export interface UsageAdmitted {
  * consumer of an older version, which reads `usageAdmitted` and knows only single events, never
  * receives one. Consumers apply each conversation once per conversationId, so a batch
  * republished after a crash, or a conversation also announced by a single event, counts once.
+ * Link runtimes now write and announce `UsageStarts`; they republish a batch in this form only
+ * when an older version wrote it so.
  */
 export interface UsageAdmittedBatch {
   batchId: string;
