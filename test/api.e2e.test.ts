@@ -627,6 +627,41 @@ describe('usage through the link', () => {
     expect(after.body.allowance.used).toBe(1);
   });
 
+  it('counts what an older link runtime announces per conversation and what this one announces per batch, each once', async () => {
+    const c = await createCampaign(sys, fx.projectId, fx.deviceId, {
+      startDate: new Date(Date.now() + 1200).toISOString(),
+    });
+    const r = (await create(fx, [{ label: 'mixed versions' }], c.id)).body.results[0];
+    await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${c.id}/launch`);
+    // Two starts through this version's link runtime (UsageStarts, applied once per batch).
+    await eventually(async () => (await http('POST', `${r.link}/conversations`)).status === 201, 5000);
+    expect((await http('POST', `${r.link}/conversations`)).status).toBe(201);
+    // During a rollout, an older link runtime announces three more as a conversation batch,
+    // delivered twice (applied once per conversation id).
+    const older = {
+      batchId: 'usb_older_runtime',
+      conversations: [1, 2, 3].map((i) => ({
+        conversationId: `cnv_older_runtime_${i}`,
+        recipientId: r.id,
+        campaignId: c.id,
+        projectId: fx.projectId,
+        startedAt: new Date().toISOString(),
+      })),
+    };
+    const nc = await connectNats(sys.ns.env.NATS_URL, 'test', pino({ level: 'silent' }));
+    for (let i = 0; i < 2; i++)
+      await publishJson(nc.jetstream(), subjects(sys.ns.natsPrefix).usageAdmittedBatch, older);
+    await nc.close();
+    const usage = async () => {
+      const { body } = await http('GET', api(fx, `/recipients?campaignId=${c.id}`), { token: fx.keys.read });
+      return { used: body.allowance.used, interactionCount: body.recipients[0].interactionCount };
+    };
+    await eventually(async () => (await usage()).used === 5 && (await usage()).interactionCount === 5, 3000);
+    // Nothing arrives late to count twice.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await usage()).toEqual({ used: 5, interactionCount: 5 });
+  });
+
   it('shows interactionCount, lastInteractionAt and allowance.used within a second of a conversation start', async () => {
     const c = await createCampaign(sys, fx.projectId, fx.deviceId, {
       startDate: new Date(Date.now() + 1200).toISOString(),
