@@ -1,4 +1,5 @@
 import {
+  distinctBatches,
   readAdmitted,
   readUsageStarts,
   subjects,
@@ -84,19 +85,15 @@ export async function recordUsageStarts(pool: Pool, batches: readonly UsageStart
   const batchIds: string[] = [];
   const campaignIds: string[] = [];
   const startedAtMs: number[] = [];
-  // First occurrence of a batch wins (one delivery may bring it twice: announced and republished).
-  const seen = new Set<string>();
-  for (const batch of batches) {
-    if (seen.has(batch.batchId)) continue;
-    seen.add(batch.batchId);
+  const distinct = distinctBatches(batches);
+  for (const batch of distinct)
     for (const r of batch.recipients)
       for (const ms of r.startedAtMs) {
         batchIds.push(batch.batchId);
         campaignIds.push(r.campaignId);
         startedAtMs.push(ms);
       }
-  }
-  if (seen.size === 0) return 0;
+  if (distinct.length === 0) return 0;
   const result = await pool.query<{ recorded: number }>({
     name: 'campaigns-record-usage-starts',
     text: `WITH incoming AS (

@@ -473,7 +473,7 @@ function conversationsOf(batch: UsageStartsBatch): number {
 }
 
 /** The conversations of a written batch by recipient, each recipient's in the order they were admitted. */
-export function startsByRecipient(rows: readonly ConversationRecord[]): RecipientStarts[] {
+function startsByRecipient(rows: readonly ConversationRecord[]): RecipientStarts[] {
   const byRecipient = new Map<string, RecipientStarts>();
   for (const row of rows) {
     let entry = byRecipient.get(row.recipientId);

@@ -1,4 +1,4 @@
-import { readUsageStarts, type UsageStartsBatch } from './events';
+import { distinctBatches, readUsageStarts, type UsageStartsBatch } from './events';
 
 describe('readUsageStarts', () => {
   const recipient = { recipientId: 'rcp_1', campaignId: 'cmp_1', projectId: 'prj_1', startedAtMs: [1, 2] };
@@ -30,5 +30,17 @@ describe('readUsageStarts', () => {
     expect(readUsageStarts({ eventId: 'e', batches: [{ batchId: 'usb_b' }] })).toBeUndefined();
     expect(readUsageStarts({ batchId: 'usb_1', conversations: [] })).toBeUndefined();
     expect(readUsageStarts(null)).toBeUndefined();
+  });
+});
+
+describe('distinctBatches', () => {
+  it('keeps each batch once, the first occurrence, in order', () => {
+    const batch = (batchId: string, recipientId: string) => ({
+      batchId,
+      recipients: [{ recipientId, campaignId: 'c', projectId: 'p', startedAtMs: [1] }],
+    });
+    const [a, b, c] = [batch('usb_a', 'r1'), batch('usb_b', 'r2'), batch('usb_c', 'r3')];
+    expect(distinctBatches([a, b, a, c, b])).toEqual([a, b, c]);
+    expect(distinctBatches([])).toEqual([]);
   });
 });

@@ -168,6 +168,15 @@ export function readUsageStarts(event: unknown): UsageStartsBatch[] | undefined 
   return read.length > 0 ? read : undefined;
 }
 
+/**
+ * Each batch once, the first occurrence winning: one delivery may bring a batch twice (announced
+ * with others, and republished alone), always with the same content.
+ */
+export function distinctBatches(batches: readonly UsageStartsBatch[]): UsageStartsBatch[] {
+  const seen = new Set<string>();
+  return batches.filter((b) => !seen.has(b.batchId) && seen.add(b.batchId));
+}
+
 const isId = (value: unknown): value is string =>
   typeof value === 'string' && value.length > 0 && !value.includes('\0');
 

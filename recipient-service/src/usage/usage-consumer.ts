@@ -1,4 +1,5 @@
 import {
+  distinctBatches,
   readAdmitted,
   readUsageStarts,
   subjects,
@@ -114,19 +115,15 @@ export async function applyUsageStarts(pool: Pool, batches: readonly UsageStarts
   const recipientIds: string[] = [];
   const counts: number[] = [];
   const lastAt: Date[] = [];
-  // First occurrence of a batch wins (one delivery may bring it twice: announced and republished).
-  const seen = new Set<string>();
-  for (const batch of batches) {
-    if (seen.has(batch.batchId)) continue;
-    seen.add(batch.batchId);
+  const distinct = distinctBatches(batches);
+  for (const batch of distinct)
     for (const r of batch.recipients) {
       batchIds.push(batch.batchId);
       recipientIds.push(r.recipientId);
       counts.push(r.startedAtMs.length);
       lastAt.push(new Date(r.startedAtMs.reduce((a, b) => Math.max(a, b))));
     }
-  }
-  if (seen.size === 0) return 0;
+  if (distinct.length === 0) return 0;
   const result = await pool.query<{ applied: number }>({
     name: 'recipients-apply-usage-starts',
     text: `WITH incoming AS (
