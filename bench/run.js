@@ -258,6 +258,22 @@ async function main() {
     const s = await seed(ports);
     const gw = `http://127.0.0.1:${ports.gateway}/api/v1/projects/${s.projectId}`;
     const auth = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' };
+    /** Creates 1,000 recipients in `campaignId` through the API, five batches of 200. */
+    const thousandRecipients = async (campaignId, what) => {
+      const recipients = [];
+      for (let batch = 0; batch < 5; batch++) {
+        const created = await (
+          await fetch(`${gw}/recipients`, {
+            method: 'POST',
+            headers: auth,
+            body: JSON.stringify({ campaignId, items: Array.from({ length: 200 }, () => ({})) }),
+          })
+        ).json();
+        if (!created.results) throw new Error(`creating the ${what} failed: ${JSON.stringify(created)}`);
+        recipients.push(...created.results);
+      }
+      return recipients;
+    };
 
     // Bulk create: each request a fresh 200-item batch into a draft campaign without cap.
     const draft = await s.campaign(3600_000);
@@ -297,18 +313,7 @@ async function main() {
     // Reads of one recipient each, going through 1,000 recipients in turn: one hot row would
     // flatter reads that arrive together (they ask for the same id once).
     const readTarget = await s.campaign(3600_000);
-    const readIds = [];
-    for (let batch = 0; batch < 5; batch++) {
-      const created = await (
-        await fetch(`${gw}/recipients`, {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ campaignId: readTarget.id, items: Array.from({ length: 200 }, () => ({})) }),
-        })
-      ).json();
-      if (!created.results) throw new Error(`creating the read targets failed: ${JSON.stringify(created)}`);
-      readIds.push(...created.results.map((r) => r.id));
-    }
+    const readIds = (await thousandRecipients(readTarget.id, 'read targets')).map((r) => r.id);
     const readPaths = readIds.map((id) => `${new URL(gw).pathname}/recipients/${id}`);
     const readLoad = (connections) =>
       load({
@@ -349,18 +354,11 @@ async function main() {
     const link = lr.results[0].link;
     // Starts spread over 1,000 recipients of the campaign in turn, as customers open their own
     // links: a write's conversations then belong to many recipients, not one.
-    const spreadPaths = [];
-    for (let batch = 0; wanted('starts') && batch < 5; batch++) {
-      const created = await (
-        await fetch(`${gw}/recipients`, {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ campaignId: live.id, items: Array.from({ length: 200 }, () => ({})) }),
-        })
-      ).json();
-      if (!created.results) throw new Error(`creating the spread links failed: ${JSON.stringify(created)}`);
-      spreadPaths.push(...created.results.map((r) => `${new URL(r.link).pathname}/conversations`));
-    }
+    const spreadPaths = wanted('starts')
+      ? (await thousandRecipients(live.id, 'spread links')).map(
+          (r) => `${new URL(r.link).pathname}/conversations`,
+        )
+      : [];
     for (let i = 0; i < 100; i++) {
       if ((await fetch(`${link}/conversations`, { method: 'POST' })).status === 201) break;
       await new Promise((r) => setTimeout(r, 100));
