@@ -136,10 +136,13 @@ function processCpu() {
  * idle connection) takes none of its earlier CPU off the others of its label; one started during
  * the round counts all it used. What a process used before exiting mid-round is not seen.
  */
-function cpuPerRequest(before, after, total) {
+function cpuPerRequest(before, after, total, backendNames = new Map()) {
   if (!before || !after || !total) return null;
   const used = new Map();
-  for (const [pid, { label, seconds }] of after) {
+  for (const [pid, { label: processName, seconds }] of after) {
+    // A PostgreSQL backend goes by the client it served (its application_name), when it has one.
+    const client = processName === 'postgres' ? backendNames.get(pid) : undefined;
+    const label = client ? `postgres (${client})` : processName;
     const delta = seconds - (before.get(pid)?.seconds ?? 0);
     if (delta > 0) used.set(label, (used.get(label) ?? 0) + delta);
   }
@@ -235,18 +238,21 @@ function hasWrk() {
  * generator, services, stores), also per process, with the share of time the host took from this
  * machine: throughput drifts with the machine's speed, CPU per request much less so.
  */
-async function load({ generator = 'autocannon', ...opts }) {
+async function load({ generator = 'autocannon', backendNames, ...opts }) {
   const request = { connections: 50, duration: 5, ...opts };
+  // Asked before and after: a pool may open a connection during the round.
+  const namesBefore = (await backendNames?.()) ?? new Map();
   const before = machineCpu();
   const processesBefore = processCpu();
   const result = generator === 'wrk' ? await runWrk(request) : await runAutocannon(request);
   const after = machineCpu();
   const processesAfter = processCpu();
+  const names = new Map([...namesBefore, ...((await backendNames?.()) ?? [])]);
   const { total } = result;
   return {
     ...result,
     cpuMicrosPerRequest: before && total ? round(((after.busy - before.busy) * 1e6) / total) : null,
-    cpuMicrosByProcess: cpuPerRequest(processesBefore, processesAfter, total),
+    cpuMicrosByProcess: cpuPerRequest(processesBefore, processesAfter, total, names),
     stealPercent: before ? round(((after.steal - before.steal) * 100) / (after.all - before.all)) : null,
   };
 }

@@ -38,7 +38,9 @@ const ROUNDS = arg('rounds', 5);
 // the same two cores, and for the page it spends more per request than the server does.
 const GENERATOR = argText('generator') ?? (hasWrk() ? 'wrk' : 'autocannon');
 if (!['wrk', 'autocannon'].includes(GENERATOR)) throw new Error(`unknown --generator ${GENERATOR}`);
-const load = (opts) => loadWith({ generator: GENERATOR, ...opts });
+// What every load is run with; main adds the names of the bench database's backends.
+const loadOptions = { generator: GENERATOR };
+const load = (opts) => loadWith({ ...loadOptions, ...opts });
 const ONLY = argText('only') === undefined ? null : new Set(argText('only').split(','));
 const wanted = (name) => !ONLY || ONLY.has(name);
 // What a phone's browser sends with a page request (Chrome's values).
@@ -50,14 +52,19 @@ async function freshDatabase() {
   const admin = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
   return {
     url: `postgres://postgres@127.0.0.1:5432/${name}`,
+    /** The database's backends by pid, each named by its client's application_name. */
+    backendNames: async () => {
+      const { rows } = await admin.query(
+        "SELECT pid, application_name AS name FROM pg_stat_activity WHERE datname = $1 AND application_name <> ''",
+        [name],
+      );
+      return new Map(rows.map((r) => [r.pid, r.name]));
+    },
     drop: async () => {
-      const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
     },
   };
 }
@@ -240,6 +247,7 @@ async function main() {
   log(`load generator: ${GENERATOR}`);
   const children = [];
   const db = await freshDatabase();
+  loadOptions.backendNames = db.backendNames;
   const cleanups = [];
   const results = {
     machine: { cpus: require('node:os').cpus().length, node: process.version },

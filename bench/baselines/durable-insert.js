@@ -7,7 +7,12 @@ const { randomUUID } = require('node:crypto');
 const { Pool } = require('pg');
 
 // Connections stay open between rounds, as a service's pool under steady load keeps them.
-const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2, idleTimeoutMillis: 0 });
+const pool = new Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: 2,
+  idleTimeoutMillis: 0,
+  application_name: 'durable-insert',
+});
 const waiting = [];
 let writing = false;
 let scheduled = false;

@@ -49,14 +49,14 @@ export interface StartOptions {
 function schemaPool(url: string, size: number, logger: Logger): Pool {
   const u = new URL(url);
   u.searchParams.set('options', `-c search_path=${SCHEMA}`);
-  return createPool(u.toString(), size, logger);
+  return createPool('campaign-service', u.toString(), size, logger);
 }
 
 /** Applies the service's migrations and returns their names. */
 export async function runMigrations(env: NodeJS.ProcessEnv): Promise<string[]> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = createLogger('campaign-service', config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, 1, logger);
+  const pool = createPool('campaign-service', config.DATABASE_URL, 1, logger);
   try {
     return await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
   } finally {

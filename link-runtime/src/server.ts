@@ -46,7 +46,7 @@ export async function runMigrations(env: NodeJS.ProcessEnv): Promise<string[]> {
 
 /** Migrates on a pool of its own: a migration, or the wait for another replica's, may take long. */
 async function migrateLink(url: string, logger: Logger): Promise<string[]> {
-  const pool = createPool(url, 1, logger);
+  const pool = createPool('link-runtime', url, 1, logger);
   try {
     return await migrate(pool, 'link', MIGRATIONS, logger);
   } finally {
@@ -67,7 +67,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     // Admissions are written one batch at a time: a stuck statement must not hold every start.
-    const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger, {
+    const pool = createPool('link-runtime', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger, {
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     });
     cleanups.push(() => pool.end());

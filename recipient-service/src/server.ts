@@ -47,7 +47,7 @@ export const SCHEMA = 'recipients';
 export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Promise<string[]> {
   const config = loadConfig(CONFIG_SPEC, env);
   const log = logger ?? createLogger('recipient-service', config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, 1, log);
+  const pool = createPool('recipient-service', config.DATABASE_URL, 1, log);
   try {
     return await migrate(pool, SCHEMA, MIGRATIONS_DIR, log);
   } finally {
@@ -80,7 +80,7 @@ export async function start(
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const ports: Record<string, number> = {};
   try {
-    const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
+    const pool = createPool('recipient-service', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
     await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
     const nc = await connectNats(config.NATS_URL, 'recipient-service', logger);
     const jsm = await nc.jetstreamManager();

@@ -17,7 +17,7 @@ export async function createOperatorFromEnv(
   await runMigrations(env);
   const url = new URL(config.DATABASE_URL);
   url.searchParams.set('options', `-c search_path=${SCHEMA}`);
-  const pool = createPool(url.toString(), 1, logger);
+  const pool = createPool('create-operator', url.toString(), 1, logger);
   try {
     return await createOperator({ pool, clock: systemClock }, input);
   } finally {

@@ -12,12 +12,29 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
 }
 
-/** A PostgreSQL pool; errors on idle clients are logged instead of crashing the process. */
-export function createPool(url: string, max: number, logger: Logger, options: PoolOptions = {}): Pool {
+/**
+ * A PostgreSQL pool whose connections name `service` (pg_stat_activity's application_name,
+ * unless the URL or PGAPPNAME names another); errors on idle clients are logged instead of
+ * crashing the process.
+ */
+export function createPool(
+  service: string,
+  url: string,
+  max: number,
+  logger: Logger,
+  options: PoolOptions = {},
+): Pool {
   const timeouts = options.statementTimeoutMs
     ? { statement_timeout: options.statementTimeoutMs, query_timeout: options.statementTimeoutMs + 1000 }
     : {};
-  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000, ...timeouts });
+  const pool = new Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 5000,
+    // So that an operator (and the bench) can tell which service a backend works for.
+    fallback_application_name: service,
+    ...timeouts,
+  });
   pool.on('error', (err) => logger.warn({ err }, 'idle PostgreSQL client failed'));
   return pool;
 }
