@@ -152,8 +152,13 @@ function cpuPerRequest(before, after, total, backendNames = new Map()) {
 
 /** Runs autocannon in this process; figures as `load` returns them. */
 async function runAutocannon({ paths, ...opts }) {
-  // Each connection goes through `paths` in turn, from the start again after the last.
-  const result = await autocannon(paths ? { ...opts, requests: paths.map((p) => ({ path: p })) } : opts);
+  // The requests of all connections go through `paths` in turn, as with wrk (a list of
+  // requests would have every connection walk the same paths in step, at the same time).
+  let next = 0;
+  const requests = paths && [
+    { setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length] }) },
+  ];
+  const result = await autocannon(paths ? { ...opts, requests } : opts);
   return {
     requestsPerSec: result.requests.average,
     p50: result.latency.p50,
