@@ -52,6 +52,20 @@ const rowsOf = async (recipientId: string) =>
       .rows[0].n,
   );
 
+describe('writing conversations', () => {
+  it('fails a whole batch holding an id already written: nothing of it lands, its event neither', async () => {
+    const [campaign, recipient] = [newId('cmp'), newId('rcp')];
+    const first = conversation(recipient, campaign, NOW);
+    await write([first]);
+    const batch = { id: newId('usb'), event: '{}', createdAt: new Date(NOW) };
+    const again = [conversation(recipient, campaign, NOW), { ...first }];
+    await expect(insertConversations(pool, again, batch)).rejects.toMatchObject({ code: '23505' });
+    expect(await rowsOf(recipient)).toBe(1);
+    const events = await pool.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batch.id]);
+    expect(events.rowCount).toBe(0);
+  });
+});
+
 describe('rolling up old conversations', () => {
   it('folds announced rows older than the cutoff into counts that read exactly as the rows did', async () => {
     const campaign = newId('cmp');

@@ -25,8 +25,11 @@ export interface UsageBatch {
 
 /**
  * Inserts many conversations and the batch event that announces them, in one statement (so
- * one transaction); a retried conversation id is ignored, never counted twice. The rows go as
- * five arrays, so every batch size shares one prepared statement.
+ * one transaction). Conversation ids are new for every admission and never written again, so a
+ * conflicting id fails the whole batch, whose admissions are then taken back from the counters:
+ * skipping it instead would leave a start counted that the durable record does not hold (and
+ * cost every insert a speculative insertion). The rows go as five arrays, so every batch size
+ * shares one prepared statement.
  */
 export async function insertConversations(
   pool: Pool,
@@ -39,7 +42,6 @@ export async function insertConversations(
     text: `WITH conversations AS (
              INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at, published_at)
              SELECT u.*, $8::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u
-             ON CONFLICT (id) DO NOTHING
            )
            INSERT INTO link.usage_batches (id, event, created_at) VALUES ($6, $7, $8)`,
     values: [
