@@ -244,6 +244,25 @@ describe('applying written batches (UsageStarts)', () => {
     expect(rows.map((r) => r.batch_id)).toEqual(['usb_s1', 'usb_s2', 'usb_s3']);
   });
 
+  it("keeps each recipient's usage on its own page: bulk-created rows leave room for in-place updates", async () => {
+    const created = await newRecipients(200);
+    // Recipients of a batch are customers opening their links: a few, scattered over the table.
+    const used = created.filter((_, i) => i % 20 === 7);
+    const pageOf = async () => {
+      const { rows } = await h.pool.query<{ id: string; page: string }>(
+        'SELECT id, (ctid::text::point)[0] AS page FROM recipients.recipients WHERE id = ANY($1)',
+        [used],
+      );
+      return new Map(rows.map((r) => [r.id, r.page]));
+    };
+    const before = await pageOf();
+    const starts = used.map((id): [string, string] => [id, '2026-04-01T10:00:00.000Z']);
+    expect(await applyUsageStarts(h.pool, [batch('usb_pages', ...starts)])).toBe(used.length);
+    // An update that stays on its page needs no new entry in any of the table's indexes.
+    expect(await pageOf()).toEqual(before);
+    expect((await usageOf(used[0])).count).toBe(1);
+  });
+
   it('records the batch of a deleted (or unknown) recipient as applied without failing the others', async () => {
     const [a] = await newRecipients(1);
     const mixed = batch(
