@@ -245,6 +245,10 @@ async function seed(ports) {
 
 async function main() {
   log(`load generator: ${GENERATOR}`);
+  if (GENERATOR === 'autocannon' && argText('generator') === undefined)
+    log(
+      'wrk is not installed (apt-get install wrk): autocannon runs in this process and competes with what it measures; its figures are not comparable with runs made with wrk',
+    );
   const children = [];
   const db = await freshDatabase();
   loadOptions.backendNames = db.backendNames;
