@@ -27,6 +27,7 @@ afterAll(() => f?.close());
 
 const campaignCounts = () => statements.filter((s) => /WHERE campaign_id = \$1/.test(s)).length;
 const recipientCounts = () => statements.filter((s) => /link\.recipient_rollups/.test(s)).length;
+const windowReads = () => statements.filter((s) => /recipient_id = \$1 AND started_at > \$2/.test(s)).length;
 
 describe('rebuilding counters after Redis lost its data', () => {
   it("counts the campaign's record once for all its recipients, each recipient's own, and refunds nothing", async () => {
@@ -52,6 +53,25 @@ describe('rebuilding counters after Redis lost its data', () => {
     expect(campaignCounts()).toBe(0);
     expect(recipientCounts()).toBe(1);
     expect(await used()).toBe('61');
+  });
+
+  it("reads a recipient's record once for a burst of starts at its link, its window included", async () => {
+    const dev = device();
+    const campaign = activeCampaign({ deviceId: dev.id, includedConversations: 1000 });
+    const limits = { maxInteractionsPerWindow: 5, windowSeconds: 3600 };
+    const link: OpenLink = { ...recipient(campaign, limits), campaign, device: dev };
+    for (let i = 0; i < 3; i++) await f.admission.admit(link);
+
+    await clearRedisPrefix(f.ns.redisPrefix);
+    statements.length = 0;
+    const burst = await Promise.allSettled(Array.from({ length: 12 }, () => f.admission.admit(link)));
+    // The three starts from before the loss still fill the window: two of the burst fit in it.
+    expect(burst.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    expect(
+      burst.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code),
+    ).toEqual(Array(10).fill('cooldown'));
+    expect(recipientCounts()).toBe(1);
+    expect(windowReads()).toBe(1);
   });
 
   it('rebuilds from the rolled-up counts too: folding old conversations refunds no cap and no budget', async () => {

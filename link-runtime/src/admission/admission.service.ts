@@ -15,6 +15,7 @@ import {
   publishJson,
   randomBase62,
   runPeriodically,
+  sharedFromWhileRunning,
   sharedWhileRunning,
 } from '@outreach/platform';
 import type Redis from 'ioredis';
@@ -39,6 +40,7 @@ import {
   listUnconfirmed,
   loadRecipientFacts,
   markLegacyPublished,
+  type RecipientFacts,
   type UsageBatch,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
@@ -154,6 +156,13 @@ export class Admission {
   private readonly countCampaign = sharedWhileRunning((campaignId: string) =>
     countCampaignConversations(this.deps.pool, campaignId),
   );
+  /**
+   * A recipient's facts in the durable record, one read shared by the rebuilds of a burst of
+   * starts at its link, on the same grounds as countCampaign: a rebuild joins a read under way
+   * whose window begins no later than its own (the older starts that read adds leave the window
+   * at the next admission).
+   */
+  private readonly sharedFacts = sharedFromWhileRunning<RecipientFacts>();
   /**
    * The end of the grace after a loss (see seed()), one timer for all the rebuilds waiting for it:
    * they go on in the same turn, so they ask for a campaign's count while it is under way.
@@ -316,7 +325,8 @@ export class Admission {
    * passed, by when other replicas' writes of such admissions have landed too. Only the counters
    * found missing are counted: after a loss, every recipient's first start rebuilds its own
    * counters, and the campaign's record, which may hold millions of conversations, is counted
-   * once per campaign, not once per recipient (see countCampaign).
+   * once per campaign, not once per recipient (see countCampaign); a burst of starts at one
+   * link reads its recipient's record once (see sharedFacts).
    */
   private async seed(
     link: OpenLink,
@@ -335,13 +345,7 @@ export class Admission {
         this.deps.logger.warn({ recipientId: link.recipient.id }, 'rebuilding counters with writes pending');
     }
     const [recipient, campaignCount] = await Promise.all([
-      missing.recipient
-        ? loadRecipientFacts(
-            this.deps.pool,
-            link.recipient.id,
-            windowMs > 0 ? new Date(now - windowMs) : null,
-          )
-        : undefined,
+      missing.recipient ? this.recipientFacts(link.recipient.id, windowMs, now) : undefined,
       missing.campaign ? this.countCampaign(link.campaign.id) : -1,
     ]);
     // The recipient service's count also survives a flush; never seed below it.
@@ -359,6 +363,14 @@ export class Admission {
       randomBase62(16),
       ...starts,
     ]);
+  }
+
+  /** A recipient's count and its starts since `now - windowMs` (see sharedFacts). */
+  private recipientFacts(recipientId: string, windowMs: number, now: number): Promise<RecipientFacts> {
+    const since = now - windowMs;
+    return this.sharedFacts(`${recipientId} ${windowMs}`, since, () =>
+      loadRecipientFacts(this.deps.pool, recipientId, windowMs > 0 ? new Date(since) : null),
+    );
   }
 
   /** Writes admitted conversations with the batch announcing them, then has it announced. */

@@ -14,3 +14,29 @@ export function sharedWhileRunning<K, V>(run: (key: K) => Promise<V>): (key: K) 
     return call;
   };
 }
+
+/**
+ * Shares reads of what happened from a point on: a caller asking for a key from `from` joins a
+ * read of that key under way only if that read started from `from` or earlier (so it holds all
+ * the caller needs), and otherwise starts its own with `run`, which later callers may join. For
+ * a burst of callers that each need the events after their own instant, such as the starts in a
+ * rolling window.
+ */
+export function sharedFromWhileRunning<V>(): (
+  key: string,
+  from: number,
+  run: () => Promise<V>,
+) => Promise<V> {
+  const running = new Map<string, { from: number; call: Promise<V> }>();
+  return (key, from, run) => {
+    const current = running.get(key);
+    if (current && current.from <= from) return current.call;
+    const entry = { from, call: run() };
+    running.set(key, entry);
+    const forget = () => {
+      if (running.get(key) === entry) running.delete(key);
+    };
+    entry.call.then(forget, forget);
+    return entry.call;
+  };
+}
