@@ -19,6 +19,7 @@ import {
   systemClock,
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
+import { findConversation } from './admission/conversations.repository';
 import { rollUpPeriodically } from './admission/usage-rollup';
 import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
@@ -133,7 +134,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       state,
       recipients,
       admission,
-      conversations: new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS),
+      conversations: new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
+        find: (id) => findConversation(pool, id),
+        clock,
+      }),
       assistant: createAssistant({
         baseUrl: config.ASSISTANT_BASE_URL,
         apiKey: config.ASSISTANT_API_KEY,

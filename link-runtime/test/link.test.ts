@@ -563,6 +563,35 @@ describe('messages', () => {
     expect(foreign.status).toBe(404);
   });
 
+  it('goes on with a conversation Redis lost, from the durable record, within the TTL of its start', async () => {
+    const l = await h.link();
+    const other = await h.link();
+    const started = Date.now();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    const url = `${h.base}/i/${l.token}/conversations/${c}/messages`;
+    expect((await post(url, { text: 'hello' })).status).toBe(200);
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    const key = `${h.ns.redisPrefix}link:conv:${c}`;
+    try {
+      // What a loss of Redis's data does to this conversation.
+      await redis.del(key);
+      const foreign = await post(`${h.base}/i/${other.token}/conversations/${c}/messages`, { text: 'hi' });
+      expect(foreign.status).toBe(404);
+      expect((await post(url, { text: 'still there?' })).status).toBe(200);
+      expect(await redis.hget(key, 'recipientId')).toBe(l.recipient.id);
+      expect(await redis.ttl(key)).toBeGreaterThan(86_000);
+      // A day after its start it has been idle longer than the TTL, however it was kept.
+      await redis.del(key);
+      h.clock.fixed = started + 86_400_000 + 1000;
+      const late = await post(url, { text: 'a day later' });
+      expect(late.status).toBe(404);
+      expect(late.body.code).toBe('not_found');
+    } finally {
+      h.clock.fixed = null;
+      await redis.quit();
+    }
+  });
+
   it('streams tokens as server-sent events when asked', async () => {
     const l = await h.link();
     const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;

@@ -57,6 +57,37 @@ export async function insertConversations(
   });
 }
 
+/** A row of `link.conversations`, as CONVERSATION_COLUMNS select it. */
+interface ConversationRow {
+  id: string;
+  recipient_id: string;
+  campaign_id: string;
+  project_id: string;
+  started_at: Date;
+}
+
+const CONVERSATION_COLUMNS = 'id, recipient_id, campaign_id, project_id, started_at';
+
+function conversationOf(row: ConversationRow): ConversationRecord {
+  return {
+    id: row.id,
+    recipientId: row.recipient_id,
+    campaignId: row.campaign_id,
+    projectId: row.project_id,
+    startedAt: row.started_at,
+  };
+}
+
+/** One conversation of the durable record by its id, or null when there is none. */
+export async function findConversation(pool: Pool, id: string): Promise<ConversationRecord | null> {
+  const { rows } = await pool.query<ConversationRow>({
+    name: 'link-find-conversation',
+    text: `SELECT ${CONVERSATION_COLUMNS} FROM link.conversations WHERE id = $1`,
+    values: [id],
+  });
+  return rows[0] ? conversationOf(rows[0]) : null;
+}
+
 /**
  * A recipient's conversations in the durable record (rows and rolled-up count, read together),
  * and its starts after `since` (none without).
@@ -155,24 +186,12 @@ export async function listLegacyUnpublished(
   before: Date,
   limit: number,
 ): Promise<ConversationRecord[]> {
-  const { rows } = await pool.query<{
-    id: string;
-    recipient_id: string;
-    campaign_id: string;
-    project_id: string;
-    started_at: Date;
-  }>(
-    `SELECT id, recipient_id, campaign_id, project_id, started_at FROM link.conversations
+  const { rows } = await pool.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM link.conversations
      WHERE published_at IS NULL AND started_at < $1 ORDER BY started_at LIMIT $2`,
     [before, limit],
   );
-  return rows.map((r) => ({
-    id: r.id,
-    recipientId: r.recipient_id,
-    campaignId: r.campaign_id,
-    projectId: r.project_id,
-    startedAt: r.started_at,
-  }));
+  return rows.map(conversationOf);
 }
 
 /** Marks a conversation of the previous version announced. */

@@ -1,4 +1,6 @@
+import type { Clock } from '@outreach/platform';
 import type Redis from 'ioredis';
+import type { ConversationRecord } from '../admission/conversations.repository';
 import type { ChatMessage } from '../assistant/assistant.client';
 
 /** What a conversation remembers about where it started. */
@@ -24,17 +26,36 @@ export class ConversationStore {
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
+    /** The durable record of conversations, and the clock its start times are judged by. */
+    private readonly durable: { find: (id: string) => Promise<ConversationRecord | null>; clock: Clock },
   ) {}
 
   private key(id: string): string {
     return conversationKey(this.prefix, id);
   }
 
-  /** The conversation, or null when unknown or expired. */
+  /**
+   * The conversation, or null when unknown or expired. When Redis no longer holds its record
+   * (Redis lost its data), it comes from the durable record and is kept again, if the
+   * conversation started less than the TTL ago: its customer goes on instead of starting (and
+   * being counted for) a new one. One that started longer ago has been idle longer than the TTL,
+   * or its record would still be in Redis.
+   */
   async get(id: string): Promise<ConversationInfo | null> {
     const h = await this.redis.hgetall(this.key(id));
-    if (!h.id) return null;
-    return { id: h.id, recipientId: h.recipientId, campaignId: h.campaignId, startedAt: h.startedAt };
+    if (h.id)
+      return { id: h.id, recipientId: h.recipientId, campaignId: h.campaignId, startedAt: h.startedAt };
+    const recorded = await this.durable.find(id);
+    if (!recorded) return null;
+    if (this.durable.clock().getTime() - recorded.startedAt.getTime() >= this.ttlSeconds * 1000) return null;
+    const info: ConversationInfo = {
+      id: recorded.id,
+      recipientId: recorded.recipientId,
+      campaignId: recorded.campaignId,
+      startedAt: recorded.startedAt.toISOString(),
+    };
+    await this.redis.multi().hset(this.key(id), info).expire(this.key(id), this.ttlSeconds).exec();
+    return info;
   }
 
   /** The last `max` messages of the conversation, oldest first. */
