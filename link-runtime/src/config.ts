@@ -82,6 +82,13 @@ export const CONFIG_SPEC = {
     default: false,
     doc: 'fold conversations older than CONVERSATION_ROLLUP_AFTER_DAYS into per-recipient and per-campaign counts (hourly)',
   },
+  CONVERSATION_RECORD_AT_START: {
+    type: 'bool',
+    // On until every replica runs a version that reads a conversation from PostgreSQL when Redis
+    // lacks it (see operations.md): an older replica would answer that conversation's messages 404.
+    default: true,
+    doc: "write a conversation's Redis record when it starts (off: at its first message, from PostgreSQL)",
+  },
   CONVERSATION_ROLLUP_AFTER_DAYS: {
     type: 'int',
     default: 400,

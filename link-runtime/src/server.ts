@@ -104,6 +104,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       groupCommitMs: config.GROUP_COMMIT_MS,
       rebuildGraceMs: config.COUNTER_REBUILD_GRACE_MS,
       conversationTtlSeconds: config.CONVERSATION_TTL_SECONDS,
+      recordAtStart: config.CONVERSATION_RECORD_AT_START,
       usagePublishMs: config.USAGE_PUBLISH_MS,
     });
     cleanups.push(() => admission.close());

@@ -614,6 +614,33 @@ describe('messages', () => {
   });
 });
 
+describe('with CONVERSATION_RECORD_AT_START off', () => {
+  let lazy: Harness;
+  beforeAll(async () => {
+    lazy = await startHarness({ CONVERSATION_RECORD_AT_START: 'false' });
+  });
+  afterAll(() => lazy?.close());
+
+  it('a start writes no Redis record; the first message reads it from PostgreSQL and keeps it', async () => {
+    const l = await lazy.link();
+    const redis = new Redis(lazy.ns.env.REDIS_URL);
+    try {
+      const start = await post(`${lazy.base}/i/${l.token}/conversations`);
+      expect(start.status).toBe(201);
+      const key = `${lazy.ns.redisPrefix}link:conv:${start.body.conversationId}`;
+      expect(await redis.exists(key)).toBe(0);
+      const url = `${lazy.base}/i/${l.token}/conversations/${start.body.conversationId}/messages`;
+      expect((await post(url, { text: 'hello' })).status).toBe(200);
+      expect(await redis.hget(key, 'recipientId')).toBe(l.recipient.id);
+      const second = await post(url, { text: 'and again' });
+      expect(second.status).toBe(200);
+      expect(second.body.reply).toEqual(expect.any(String));
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
 describe('the rolling window is exact', () => {
   it('admits iff fewer than the cap lie in (now - window, now], Retry-After to the second', async () => {
     const l = await h.link({ recipient: { maxInteractionsPerWindow: 2, windowSeconds: 60 } });

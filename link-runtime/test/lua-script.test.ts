@@ -137,6 +137,22 @@ describe('LuaScript', () => {
     expect(await redis.hget(campaign, 'used')).toBe('3');
   });
 
+  it("leaves a conversation's record to its first message when its fields are empty", async () => {
+    const admit = new LuaScript(ADMIT_SCRIPT);
+    const seed = new LuaScript(SEED_SCRIPT);
+    const keys = [`${prefix}lazy:r`, `${prefix}lazy:r:starts`, `${prefix}lazy:c`] as const;
+    await seed.run(redis, [...keys], [0, 0, 60, 0, 'e1']);
+    const call: AdmissionCall = {
+      keys: [...keys, `${prefix}lazy:conv:c1`],
+      args: [Date.now(), 0, -1, 3, 5, 'c1', 1, 60, 60, '', '', ''],
+    };
+    const packed = packAdmissions(`${prefix}lost`, [call]);
+    expect((await admit.run(redis, packed.keys, packed.args)) as AdmissionReply[]).toEqual([
+      [1, 1, 1, 'e1', 'e1'],
+    ]);
+    expect(await redis.exists(`${prefix}lazy:conv:c1`)).toBe(0);
+  });
+
   it('refuses to pack a start with the wrong number of arguments', () => {
     const keys = ['r', 'r:starts', 'c', 'conv'] as const;
     expect(() => packAdmissions('lost', [{ keys, args: [1, 2, 3] }])).toThrow(/12 arguments, not 3/);

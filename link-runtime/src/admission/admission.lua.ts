@@ -20,7 +20,8 @@ export const ADMISSION_ARGS = 12;
  * ARGV, twelve per start (`ADMISSION_ARGS`): now ms, window ms (0 = no window), max per window
  *   (-1 = none), max total (-1 = none), budget (-1 = unlimited), conversation id, 1 = consume /
  *   0 = only check, key ttl seconds, conversation ttl seconds, then the conversation's
- *   recipientId, campaignId and startedAt (empty when only checking).
+ *   recipientId, campaignId and startedAt (empty when only checking, or when the conversation's
+ *   record is left to its first message: see CONVERSATION_RECORD_AT_START).
  *
  * Replies, one per start in order: {1, count, used, recipient epoch, campaign epoch} admitted
  *   (or would be); {0, 'missing', since, recipient missing, campaign missing} a counter is not in
@@ -91,9 +92,11 @@ local function admit(k, a)
     redis.call('ZADD', starts, now, ARGV[a + 5])
     redis.call('PEXPIRE', starts, windowMs + 1000)
   end
-  redis.call('HSET', conversation, 'id', ARGV[a + 5], 'recipientId', ARGV[a + 9],
-    'campaignId', ARGV[a + 10], 'startedAt', ARGV[a + 11])
-  redis.call('EXPIRE', conversation, tonumber(ARGV[a + 8]))
+  if ARGV[a + 9] ~= '' then
+    redis.call('HSET', conversation, 'id', ARGV[a + 5], 'recipientId', ARGV[a + 9],
+      'campaignId', ARGV[a + 10], 'startedAt', ARGV[a + 11])
+    redis.call('EXPIRE', conversation, tonumber(ARGV[a + 8]))
+  end
   return {1, count + 1, used + 1, recipient.epoch, campaign.epoch}
 end
 local replies = {}

@@ -118,6 +118,8 @@ export interface AdmissionDeps {
   rebuildGraceMs: number;
   /** How long an idle conversation is kept (its record is written by the admission itself). */
   conversationTtlSeconds: number;
+  /** Whether the admission writes the conversation's Redis record, or leaves it to its first message. */
+  recordAtStart: boolean;
   /** How long written batches wait to be announced together in one usage event (0: one turn). */
   usagePublishMs: number;
 }
@@ -269,10 +271,11 @@ export class Admission {
       consume ? 1 : 0,
       COUNTER_TTL_SECONDS,
       this.deps.conversationTtlSeconds,
-      // The conversation's record, written by the same script that admits it.
-      consume ? recipient.id : '',
-      consume ? campaign.id : '',
-      consume && at ? at.toISOString() : '',
+      // The conversation's record, written by the same script that admits it (or, when left to
+      // its first message, read from PostgreSQL then: ConversationStore.get).
+      ...(consume && at && this.deps.recordAtStart
+        ? [recipient.id, campaign.id, at.toISOString()]
+        : ['', '', '']),
     ];
     for (let attempt = 0; attempt < 3; attempt++) {
       const reply = await this.judge({ keys, args });

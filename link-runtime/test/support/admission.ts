@@ -43,6 +43,7 @@ export async function startAdmission(
     groupCommitMs: 0,
     rebuildGraceMs: 20,
     conversationTtlSeconds: 60,
+    recordAtStart: true,
     usagePublishMs: 0,
     ...overrides,
   });
