@@ -261,6 +261,9 @@ export class Admission {
     // No lifetime cap, window or budget applies, so no counter could refuse: nothing to ask.
     if (!consume && !countersApply(link)) return undefined;
     const keys = startKeys(this.deps.redisPrefix, recipient.id, campaign.id, conversationId);
+    // The conversation's record, written by the same script that admits it (or, when left to its
+    // first message, read from PostgreSQL then: ConversationStore.get).
+    const record = consume && at !== undefined && this.deps.recordAtStart;
     const args = [
       now,
       windowMs,
@@ -271,11 +274,9 @@ export class Admission {
       consume ? 1 : 0,
       COUNTER_TTL_SECONDS,
       this.deps.conversationTtlSeconds,
-      // The conversation's record, written by the same script that admits it (or, when left to
-      // its first message, read from PostgreSQL then: ConversationStore.get).
-      ...(consume && at && this.deps.recordAtStart
-        ? [recipient.id, campaign.id, at.toISOString()]
-        : ['', '', '']),
+      record ? recipient.id : '',
+      record ? campaign.id : '',
+      record ? at.toISOString() : '',
     ];
     for (let attempt = 0; attempt < 3; attempt++) {
       const reply = await this.judge({ keys, args });
