@@ -2,12 +2,12 @@ import {
   subjects,
   type UsageAdmitted,
   type UsageAdmittedBatch,
-  type UsageStarts,
   type UsageStartsBatch,
 } from '@outreach/contracts';
 import { pruneAppliedRecords, publishJson, type RunningService } from '@outreach/platform';
 import { connect, type NatsConnection } from 'nats';
 import { Pool } from 'pg';
+import { announceStarts } from '../../test/support/usage-events';
 import {
   APPLIED_USAGE_TABLES,
   recordUsageBatch,
@@ -240,18 +240,13 @@ describe('recording written batches (UsageStarts)', () => {
     const subject = subjects(ns.natsPrefix).usageStarts;
     const b1 = batch('usb_c1', 'cmp_cs', ['2026-05-04T10:00:00.000Z', '2026-05-04T10:01:00.000Z']);
     const b2 = batch('usb_c2', 'cmp_cs', ['2026-05-04T10:02:00.000Z']);
-    await publishJson(
-      js,
-      subject,
-      { eventId: 'usb_c_event', batches: [b1, b2] } satisfies UsageStarts,
-      'usb_c_event',
-    );
+    await announceStarts(js, ns.natsPrefix, [b1, b2], 'usb_c_event');
     await js.publish(subject, new TextEncoder().encode('{'));
     await publishJson(js, subject, { eventId: 'usb_c_bad', batches: [{ batchId: 'usb_c_bad' }] });
     // Republished alone after an unconfirmed announcement: recorded already.
-    await publishJson(js, subject, { eventId: b1.batchId, batches: [b1] } satisfies UsageStarts, b1.batchId);
+    await announceStarts(js, ns.natsPrefix, [b1]);
     const b3 = batch('usb_c3', 'cmp_cs', ['2026-05-04T10:30:00.000Z']);
-    await publishJson(js, subject, { eventId: b3.batchId, batches: [b3] } satisfies UsageStarts, b3.batchId);
+    await announceStarts(js, ns.natsPrefix, [b3]);
     await eventually(async () => (await totals('cmp_cs')).used >= 4);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await totals('cmp_cs')).toEqual({

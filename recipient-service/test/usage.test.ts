@@ -2,10 +2,10 @@ import {
   subjects,
   type UsageAdmitted,
   type UsageAdmittedBatch,
-  type UsageStarts,
   type UsageStartsBatch,
 } from '@outreach/contracts';
 import { publishJson } from '@outreach/platform';
+import { announceStarts } from '../../test/support/usage-events';
 import {
   applyUsageBatch,
   applyUsageStarts,
@@ -296,22 +296,17 @@ describe('applying written batches (UsageStarts)', () => {
     const subject = subjects(h.ns.natsPrefix).usageStarts;
     const b1 = batch('usb_n1', [a, '2026-07-01T10:00:00.000Z', '2026-07-01T10:01:00.000Z']);
     const b2 = batch('usb_n2', [a, '2026-07-01T10:02:00.000Z']);
-    await publishJson(
-      js,
-      subject,
-      { eventId: 'usb_n_event', batches: [b1, b2] } satisfies UsageStarts,
-      'usb_n_event',
-    );
+    await announceStarts(js, h.ns.natsPrefix, [b1, b2], 'usb_n_event');
     await js.publish(subject, new TextEncoder().encode('not json'));
     await publishJson(js, subject, {
       eventId: 'usb_n_bad',
       batches: [{ batchId: 'usb_n_bad', recipients: [{}] }],
     });
     // The announcement was not confirmed, so the link runtime republishes each batch alone.
-    await publishJson(js, subject, { eventId: b1.batchId, batches: [b1] } satisfies UsageStarts, b1.batchId);
-    await publishJson(js, subject, { eventId: b2.batchId, batches: [b2] } satisfies UsageStarts, b2.batchId);
+    await announceStarts(js, h.ns.natsPrefix, [b1]);
+    await announceStarts(js, h.ns.natsPrefix, [b2]);
     const b3 = batch('usb_n3', [a, '2026-07-01T09:00:00.000Z']);
-    await publishJson(js, subject, { eventId: b3.batchId, batches: [b3] } satisfies UsageStarts, b3.batchId);
+    await announceStarts(js, h.ns.natsPrefix, [b3]);
     await eventually(async () => (await usageOf(a)).count >= 4);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await usageOf(a)).toEqual({ count: 4, last: '2026-07-01T10:02:00.000Z' });
