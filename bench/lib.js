@@ -209,8 +209,8 @@ async function runWrk({ url, paths, method = 'GET', headers = {}, body, connecti
       if (!m) throw new Error(`wrk printed no ${re}:\n${out}`);
       return m;
     };
-    const p50 = figure(/^\s+50%\s+([\d.]+)(us|ms|s)$/m);
-    const p99 = figure(/^\s+99%\s+([\d.]+)(us|ms|s)$/m);
+    const p50 = figure(/^\s+50%\s+([\d.]+)(us|ms|s)\s*$/m);
+    const p99 = figure(/^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m);
     const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
     return {
       requestsPerSec: Number(figure(/^Requests\/sec:\s+([\d.]+)/m)[1]),
