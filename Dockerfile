@@ -64,5 +64,6 @@ COPY --from=build --chown=0:0 /out/ ./
 USER 1000:1000
 EXPOSE 8080 8081 8082 50051 50052 9464
 # exec: node is PID 1 and receives SIGTERM directly (graceful drain). The migration image
-# (SERVICE=all) runs `node scripts/migrate.js` instead.
-CMD ["sh", "-c", "if [ \"$OUTREACH_SERVICE\" = all ]; then exec node scripts/migrate.js; else exec node --require @outreach/platform/dist/instrumentation.js \"$OUTREACH_SERVICE/dist/main.js\"; fi"]
+# (SERVICE=all) runs `node scripts/migrate.js` instead. The node flags are the chart's
+# `nodeFlags` (why there); deploy checks keep the two the same.
+CMD ["sh", "-c", "if [ \"$OUTREACH_SERVICE\" = all ]; then exec node scripts/migrate.js; else exec node --single-threaded-gc --require @outreach/platform/dist/instrumentation.js \"$OUTREACH_SERVICE/dist/main.js\"; fi"]

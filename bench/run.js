@@ -18,6 +18,7 @@ const path = require('node:path');
 const Redis = require('ioredis');
 const { connect } = require('nats');
 const { Client } = require('pg');
+const YAML = require('yaml');
 const { deleteStreams } = require('../packages/platform/dist/nats');
 const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
 const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
@@ -43,6 +44,10 @@ const loadOptions = { generator: GENERATOR };
 const load = (opts) => loadWith({ ...loadOptions, ...opts });
 const ONLY = argText('only') === undefined ? null : new Set(argText('only').split(','));
 const wanted = (name) => !ONLY || ONLY.has(name);
+// The services start with the flags the chart gives them in production (its `nodeFlags`).
+const NODE_FLAGS =
+  YAML.parse(fs.readFileSync(path.join(root, 'deploy/helm/outreach/values.yaml'), 'utf8')).nodeFlags ?? [];
+
 // What a phone's browser sends with a page request (Chrome's values).
 const BROWSER_HEADERS = { 'accept-encoding': 'gzip, deflate, br, zstd', 'accept-language': 'en-US,en;q=0.9' };
 const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
@@ -194,7 +199,7 @@ async function startSystem(children, dbUrl) {
     RECIPIENT_SERVICE_ADDR: `127.0.0.1:${ports.recipientGrpc}`,
     PUBLIC_BASE_URL: `http://127.0.0.1:${ports.link}`,
   };
-  const main = (s) => [path.join(root, s, 'dist/main.js')];
+  const main = (s) => [...NODE_FLAGS, path.join(root, s, 'dist/main.js')];
   const started = [
     spawnService('campaign-service', main('campaign-service'), env, () =>
       waitHttp(`http://127.0.0.1:${ports.dashboard}/readyz`),
@@ -245,6 +250,7 @@ async function seed(ports) {
 
 async function main() {
   log(`load generator: ${GENERATOR}`);
+  log(`services' node flags: ${NODE_FLAGS.join(' ') || '(none)'}`);
   if (GENERATOR === 'autocannon' && argText('generator') === undefined)
     log(
       'wrk is not installed (apt-get install wrk): autocannon runs in this process and competes with what it measures; its figures are not comparable with runs made with wrk',
@@ -256,6 +262,7 @@ async function main() {
   const results = {
     machine: { cpus: require('node:os').cpus().length, node: process.version },
     loadGenerator: GENERATOR,
+    serviceNodeFlags: NODE_FLAGS,
     durationSeconds: DURATION,
     rounds: ROUNDS,
     connections: CONNECTIONS,

@@ -58,8 +58,13 @@ const { check, report } = createChecks();
     if (!ignored(must)) problems.push(`.dockerignore lets ${must} into the build context`);
   if (!/instrumentation\.js/.test(text) || !/scripts\/migrate\.js/.test(text))
     problems.push('CMD must start services with the instrumentation preload and SERVICE=all with migrate.js');
+  // Compose runs the image's CMD, Kubernetes the chart's args: both start node with the same flags.
+  const { nodeFlags = [] } = YAML.parse(read('deploy/helm/outreach/values.yaml'));
+  const start = ['exec node', ...nodeFlags, '--require'].join(' ');
+  if (!text.includes(start))
+    problems.push(`CMD must start services with the chart's nodeFlags: expected "${start}"`);
   check(
-    'Dockerfile: node:20-slim multi-stage, npm ci, tsc -b, prune, non-root, context paths exist',
+    "Dockerfile: node:20-slim multi-stage, npm ci, tsc -b, prune, non-root, context paths exist, the chart's node flags",
     problems,
   );
 }

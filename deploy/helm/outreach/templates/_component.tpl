@@ -68,6 +68,10 @@ spec:
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           command: [node]
           args:
+            {{- /* A service's own list wins, an empty one included. */}}
+            {{- range (hasKey $v "nodeFlags" | ternary $v.nodeFlags $root.Values.nodeFlags) }}
+            - {{ . | quote }}
+            {{- end }}
             - --require
             - "@outreach/platform/dist/instrumentation.js"
             - {{ printf "%s/dist/main.js" $component }}
