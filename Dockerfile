@@ -29,7 +29,8 @@ COPY link-runtime link-runtime
 COPY scripts scripts
 RUN npx tsc -b && npm prune --omit=dev
 
-# Gather only what SERVICE needs: compiled code, migrations and static assets, never sources.
+# Gather only what SERVICE needs: compiled code, migrations and static assets, never sources;
+# and a workspace's own node_modules, where npm puts a version that differs from the hoisted one.
 ARG SERVICE
 RUN set -eu; \
     case "${SERVICE:-}" in \
@@ -44,7 +45,7 @@ RUN set -eu; \
     done; \
     for s in $services; do \
       mkdir -p /out/$s && cp -a $s/package.json $s/dist /out/$s/; \
-      for extra in migrations public static assets views; do \
+      for extra in migrations public static assets views node_modules; do \
         if [ -d "$s/$extra" ]; then cp -a "$s/$extra" "/out/$s/"; fi; \
       done; \
     done; \

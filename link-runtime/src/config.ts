@@ -52,6 +52,12 @@ export const CONFIG_SPEC = {
     min: 1,
     doc: 'safety-net lifetime of a cached recipient (changes arrive as events first)',
   },
+  RECIPIENT_CACHE_MAX_MB: {
+    type: 'int',
+    default: 64,
+    min: 1,
+    doc: 'memory the cached recipients may take (estimated); the least recently opened links go first',
+  },
   GROUP_COMMIT_MS: {
     type: 'int',
     // 0: the starts judged by one admission script run reach the write in one turn already;

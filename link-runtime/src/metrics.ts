@@ -66,3 +66,26 @@ export function registerUsageOutbox(registry: Registry, pool: Pool, clock: Clock
     },
   });
 }
+
+/** Gauges of the recipient cache's size, read when scraped. */
+export function registerRecipientCache(
+  registry: Registry,
+  cache: { readonly stats: { entries: number; bytes: number } },
+): void {
+  new Gauge({
+    name: 'link_recipient_cache_entries',
+    help: 'Link tokens whose recipient (or absence) is cached in this process',
+    registers: [registry],
+    collect() {
+      this.set(cache.stats.entries);
+    },
+  });
+  new Gauge({
+    name: 'link_recipient_cache_bytes',
+    help: 'Estimated memory of the cached recipients (bounded by RECIPIENT_CACHE_MAX_MB)',
+    registers: [registry],
+    collect() {
+      this.set(cache.stats.bytes);
+    },
+  });
+}

@@ -25,7 +25,7 @@ import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
 import { CONFIG_SPEC } from './config';
 import { ConversationStore } from './conversations/conversations.store';
-import { createLinkMetrics, registerUsageOutbox } from './metrics';
+import { createLinkMetrics, registerRecipientCache, registerUsageOutbox } from './metrics';
 import { RecipientCache } from './state/recipient.cache';
 import { StateCache } from './state/state.cache';
 
@@ -91,7 +91,12 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       GRPC_CHANNEL_OPTIONS,
     );
     cleanups.push(async () => recipientClient.close());
-    const recipients = new RecipientCache(recipientClient, config.RECIPIENT_CACHE_TTL_SECONDS * 1000);
+    const recipients = new RecipientCache(
+      recipientClient,
+      config.RECIPIENT_CACHE_TTL_SECONDS * 1000,
+      config.RECIPIENT_CACHE_MAX_MB * 1024 * 1024,
+    );
+    registerRecipientCache(metrics.registry, recipients);
 
     const admission = new Admission({
       redis,

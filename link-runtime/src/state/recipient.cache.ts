@@ -1,6 +1,7 @@
 import type { Client } from '@grpc/grpc-js';
 import type { RecipientMessage } from '@outreach/contracts';
 import { AppError, callUnary, fromServiceError, sharedWhileRunning } from '@outreach/platform';
+import { LRUCache } from 'lru-cache';
 
 /** A recipient as the link runtime needs it. */
 export type LinkedRecipient = RecipientMessage;
@@ -14,10 +15,12 @@ interface Entry {
 /**
  * Recipients by link token, resolved through RecipientService.ResolveLink and cached in memory.
  * RecipientChanged events drop entries at once; the TTL is only a safety net. Concurrent misses
- * for one token share one call, and a lookup racing an invalidation is never cached.
+ * for one token share one call, and a lookup racing an invalidation is never cached. The cache
+ * holds at most `maxBytes` (estimated, see entrySize), dropping the least recently used links
+ * first: every link ever opened, and every made-up token a client tries, would otherwise stay.
  */
 export class RecipientCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
   /** Concurrent misses of one token share a single ResolveLink call. */
   private readonly fetchOnce = sharedWhileRunning((token: string) => this.fetchAndKeep(token));
   private readonly byId = new Map<string, string>();
@@ -26,13 +29,32 @@ export class RecipientCache {
   constructor(
     private readonly client: Client,
     private readonly ttlMs: number,
+    maxBytes: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.entries = new LRUCache<string, Entry>({
+      maxSize: maxBytes,
+      sizeCalculation: entrySize,
+      // The id index goes with its entry (unless the id points at another token by now).
+      dispose: (entry, token) => {
+        const id = entry.recipient?.id;
+        if (id !== undefined && this.byId.get(id) === token) this.byId.delete(id);
+      },
+    });
+  }
 
   /** The cached answer for `token` (null: no recipient has it), or undefined when none is cached. */
   peek(token: string): LinkedRecipient | null | undefined {
     const hit = this.entries.get(token);
-    return hit && hit.expiresAt > this.now() ? hit.recipient : undefined;
+    if (hit === undefined) return undefined;
+    if (hit.expiresAt > this.now()) return hit.recipient;
+    this.entries.delete(token);
+    return undefined;
+  }
+
+  /** How many links are cached, and their estimated bytes (see entrySize). */
+  get stats(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.entries.calculatedSize };
   }
 
   /** The recipient of `token`, or null when no recipient has it. */
@@ -77,4 +99,18 @@ export class RecipientCache {
       throw appError;
     }
   }
+}
+
+/**
+ * What an entry holds, estimated: two bytes per character of its token and of the recipient's
+ * strings (instructions, messages and metadata make up nearly all of it), plus the objects around
+ * them.
+ */
+function entrySize(entry: Entry, token: string): number {
+  let size = 300 + 2 * token.length;
+  const recipient = entry.recipient;
+  if (!recipient) return size;
+  for (const value of Object.values(recipient)) if (typeof value === 'string') size += 2 * value.length;
+  for (const key in recipient.metadata) size += 50 + 2 * (key.length + recipient.metadata[key].length);
+  return size;
 }
