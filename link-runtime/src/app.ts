@@ -19,6 +19,7 @@ import { requestAddress } from './admission/client-ip';
 import type { OpenLink } from './admission/link-checks';
 import { openLink } from './admission/open-link';
 import { createStartHandler } from './admission/start-handler';
+import type { UnknownLinks } from './admission/unknown-links';
 import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
@@ -36,6 +37,7 @@ export interface LinkAppDeps {
   readiness: Record<string, ReadinessCheck>;
   state: StateCache;
   recipients: RecipientCache;
+  unknownLinks: UnknownLinks;
   admission: Admission;
   conversations: ConversationStore;
   assistant: Assistant;

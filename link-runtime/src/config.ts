@@ -40,6 +40,12 @@ export const CONFIG_SPEC = {
     min: 1,
     doc: 'messages one conversation may send per minute',
   },
+  UNKNOWN_LINKS_PER_MINUTE: {
+    type: 'int',
+    default: 60,
+    min: 1,
+    doc: 'link tokens that exist nowhere one client address may try per minute before it is refused (429)',
+  },
   HISTORY_MAX_MESSAGES: {
     type: 'int',
     default: 40,

@@ -20,6 +20,7 @@ import {
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
 import { findConversation } from './admission/conversations.repository';
+import { UnknownLinks } from './admission/unknown-links';
 import { rollUpPeriodically } from './admission/usage-rollup';
 import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
@@ -139,6 +140,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       },
       state,
       recipients,
+      unknownLinks: new UnknownLinks(redis, config.REDIS_PREFIX, config.UNKNOWN_LINKS_PER_MINUTE, clock),
       admission,
       conversations: new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
         find: (id) => findConversation(pool, id),

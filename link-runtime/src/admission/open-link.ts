@@ -3,12 +3,14 @@ import { type Clock, tagSpan } from '@outreach/platform';
 import type { LinkedRecipient, RecipientCache } from '../state/recipient.cache';
 import type { StateCache } from '../state/state.cache';
 import { checkLink, type OpenLink } from './link-checks';
+import type { UnknownLinks } from './unknown-links';
 
 /** What opening a link reads: the cached recipients and campaign state, and the clock. */
 export interface OpenLinkDeps {
   recipients: Pick<RecipientCache, 'peek' | 'resolve'>;
   state: Pick<StateCache, 'campaign' | 'device'>;
   clock: Clock;
+  unknownLinks: Pick<UnknownLinks, 'check' | 'record'>;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{10,128}$/;
@@ -28,7 +30,15 @@ export function openLink(
   if (!TOKEN.test(token)) return checkLink(token, null, deps.state, clientIp, deps.clock());
   const cached = deps.recipients.peek(token);
   if (cached !== undefined) return open(deps, token, cached, clientIp, seen);
-  return deps.recipients.resolve(token).then((recipient) => open(deps, token, recipient, clientIp, seen));
+  return lookUp(deps, token, clientIp).then((recipient) => open(deps, token, recipient, clientIp, seen));
+}
+
+/** Resolves a token no cache holds, unless its address has tried too many that exist nowhere. */
+async function lookUp(deps: OpenLinkDeps, token: string, clientIp: string): Promise<LinkedRecipient | null> {
+  await deps.unknownLinks.check(clientIp);
+  const recipient = await deps.recipients.resolve(token);
+  if (!recipient) await deps.unknownLinks.record(clientIp);
+  return recipient;
 }
 
 function open(
