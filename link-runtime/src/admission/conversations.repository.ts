@@ -98,16 +98,19 @@ export async function loadRecipientFacts(
   since: Date | null,
 ): Promise<RecipientFacts> {
   const [count, starts] = await Promise.all([
-    pool.query<{ n: string }>(
-      `SELECT (SELECT count(*) FROM link.conversations WHERE recipient_id = $1)
+    // Named, so each connection plans them once: every recipient's first start runs them.
+    pool.query<{ n: string }>({
+      name: 'link-recipient-count',
+      text: `SELECT (SELECT count(*) FROM link.conversations WHERE recipient_id = $1)
             + coalesce((SELECT conversations FROM link.recipient_rollups WHERE recipient_id = $1), 0) AS n`,
-      [recipientId],
-    ),
+      values: [recipientId],
+    }),
     since
-      ? pool.query<{ id: string; started_at: Date }>(
-          'SELECT id, started_at FROM link.conversations WHERE recipient_id = $1 AND started_at > $2',
-          [recipientId, since],
-        )
+      ? pool.query<{ id: string; started_at: Date }>({
+          name: 'link-recipient-window-starts',
+          text: 'SELECT id, started_at FROM link.conversations WHERE recipient_id = $1 AND started_at > $2',
+          values: [recipientId, since],
+        })
       : Promise.resolve({ rows: [] as { id: string; started_at: Date }[] }),
   ]);
   return {

@@ -215,7 +215,12 @@ export async function findRecipientsByIds(db: Db, ids: string[]): Promise<Recipi
 
 /** A recipient by link token. */
 export async function findByToken(db: Db, token: string): Promise<RecipientRow | null> {
-  const { rows } = await db.query<RecipientRow>(`${SELECT} WHERE r.token = $1`, [token]);
+  // Named, so each connection plans it once: every link's first open after a start runs it.
+  const { rows } = await db.query<RecipientRow>({
+    name: 'recipients-find-by-token',
+    text: `${SELECT} WHERE r.token = $1`,
+    values: [token],
+  });
   return rows[0] ?? null;
 }
 
