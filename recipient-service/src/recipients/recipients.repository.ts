@@ -215,7 +215,7 @@ export async function findRecipientsByIds(db: Db, ids: string[]): Promise<Recipi
 
 /** A recipient by link token. */
 export async function findByToken(db: Db, token: string): Promise<RecipientRow | null> {
-  // Named, so each connection plans it once: every link's first open after a start runs it.
+  // Named, so each connection plans it once: the first open of every link in a link runtime runs it.
   const { rows } = await db.query<RecipientRow>({
     name: 'recipients-find-by-token',
     text: `${SELECT} WHERE r.token = $1`,
