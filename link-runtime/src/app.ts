@@ -17,9 +17,9 @@ import type { Logger } from 'pino';
 import type { Admission } from './admission/admission.service';
 import { requestAddress } from './admission/client-ip';
 import type { OpenLink } from './admission/link-checks';
+import type { MissLimit } from './admission/miss-limits';
 import { openLink } from './admission/open-link';
 import { createStartHandler } from './admission/start-handler';
-import type { UnknownLinks } from './admission/unknown-links';
 import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
@@ -37,7 +37,9 @@ export interface LinkAppDeps {
   readiness: Record<string, ReadinessCheck>;
   state: StateCache;
   recipients: RecipientCache;
-  unknownLinks: UnknownLinks;
+  unknownLinks: MissLimit;
+  /** Made-up conversation ids by link (see unknownConversationsLimit). */
+  unknownConversations: MissLimit;
   admission: Admission;
   conversations: ConversationStore;
   assistant: Assistant;
@@ -109,8 +111,13 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     try {
       const body = await readJsonBody(ctx, { limitBytes: 64 * 1024 });
       link = await open(ctx);
-      const conversation = await deps.conversations.get(conversationId);
+      // A conversation Redis holds is answered at once; only the database lookup is limited.
+      const recipientId = link.recipient.id;
+      const conversation = await deps.conversations.get(conversationId, () =>
+        deps.unknownConversations.check(recipientId),
+      );
       if (!conversation || conversation.recipientId !== link.recipient.id) {
+        await deps.unknownConversations.record(recipientId);
         throw new AppError('not_found', 'This conversation does not exist or has expired.', {
           hint: 'Reload the link to start a new conversation.',
         });

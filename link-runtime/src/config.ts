@@ -46,6 +46,12 @@ export const CONFIG_SPEC = {
     min: 1,
     doc: 'link tokens that exist nowhere one client address may try per minute before it is refused (429)',
   },
+  UNKNOWN_CONVERSATIONS_PER_MINUTE: {
+    type: 'int',
+    default: 30,
+    min: 1,
+    doc: 'conversation ids that exist nowhere one link may ask for per minute before it is refused (429)',
+  },
   HISTORY_MAX_MESSAGES: {
     type: 'int',
     default: 40,

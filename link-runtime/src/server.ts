@@ -20,7 +20,7 @@ import {
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
 import { findConversation } from './admission/conversations.repository';
-import { UnknownLinks } from './admission/unknown-links';
+import { unknownConversationsLimit, unknownLinksLimit } from './admission/miss-limits';
 import { rollUpPeriodically } from './admission/usage-rollup';
 import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
@@ -140,7 +140,13 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       },
       state,
       recipients,
-      unknownLinks: new UnknownLinks(redis, config.REDIS_PREFIX, config.UNKNOWN_LINKS_PER_MINUTE, clock),
+      unknownLinks: unknownLinksLimit(redis, config.REDIS_PREFIX, config.UNKNOWN_LINKS_PER_MINUTE, clock),
+      unknownConversations: unknownConversationsLimit(
+        redis,
+        config.REDIS_PREFIX,
+        config.UNKNOWN_CONVERSATIONS_PER_MINUTE,
+        clock,
+      ),
       admission,
       conversations: new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
         find: (id) => findConversation(pool, id),

@@ -3,14 +3,15 @@ import { type Clock, tagSpan } from '@outreach/platform';
 import type { LinkedRecipient, RecipientCache } from '../state/recipient.cache';
 import type { StateCache } from '../state/state.cache';
 import { checkLink, type OpenLink } from './link-checks';
-import type { UnknownLinks } from './unknown-links';
+import type { MissLimit } from './miss-limits';
 
 /** What opening a link reads: the cached recipients and campaign state, and the clock. */
 export interface OpenLinkDeps {
   recipients: Pick<RecipientCache, 'peek' | 'resolve'>;
   state: Pick<StateCache, 'campaign' | 'device'>;
   clock: Clock;
-  unknownLinks: Pick<UnknownLinks, 'check' | 'record'>;
+  /** Made-up tokens by client address (see unknownLinksLimit). */
+  unknownLinks: Pick<MissLimit, 'check' | 'record'>;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{10,128}$/;

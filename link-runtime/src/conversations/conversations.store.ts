@@ -39,12 +39,14 @@ export class ConversationStore {
    * (Redis lost its data), it comes from the durable record and is kept again, if the
    * conversation started less than the TTL ago: its customer goes on instead of starting (and
    * being counted for) a new one. One that started longer ago has been idle longer than the TTL,
-   * or its record would still be in Redis.
+   * or its record would still be in Redis. `beforeDurable` runs (and may throw) before the
+   * durable record is asked.
    */
-  async get(id: string): Promise<ConversationInfo | null> {
+  async get(id: string, beforeDurable?: () => Promise<void>): Promise<ConversationInfo | null> {
     const h = await this.redis.hgetall(this.key(id));
     if (h.id)
       return { id: h.id, recipientId: h.recipientId, campaignId: h.campaignId, startedAt: h.startedAt };
+    await beforeDurable?.();
     const recorded = await this.durable.find(id);
     if (!recorded) return null;
     if (this.durable.clock().getTime() - recorded.startedAt.getTime() >= this.ttlSeconds * 1000) return null;

@@ -1,12 +1,17 @@
 import { type Harness, post, startHarness } from './support/harness';
 
-// Made-up tokens by client address, counted in the real Redis: past the limit an address is
-// refused before another ResolveLink call, for a clock minute; tokens that exist never count.
+// Lookups of what exists nowhere, counted in the real Redis: made-up tokens by client address
+// (past the limit refused before another ResolveLink call, for a clock minute) and made-up
+// conversation ids by link (refused before another database lookup); what exists never counts.
 let h: Harness;
 const MINUTE = Date.parse('2026-11-26T10:00:00.000Z');
 
 beforeAll(async () => {
-  h = await startHarness({ TRUST_PROXY: 'true', UNKNOWN_LINKS_PER_MINUTE: '3' });
+  h = await startHarness({
+    TRUST_PROXY: 'true',
+    UNKNOWN_LINKS_PER_MINUTE: '3',
+    UNKNOWN_CONVERSATIONS_PER_MINUTE: '2',
+  });
 });
 
 afterAll(async () => {
@@ -56,4 +61,35 @@ it('never counts tokens that exist', async () => {
   for (const l of links) expect((await page(l.token, '192.0.2.44')).status).not.toBe(429);
   expect(h.recipients.calls).toBeGreaterThanOrEqual(before + 5);
   expect((await page(madeUp(7), '192.0.2.44')).status).toBe(404);
+});
+
+it('refuses a link that asked for too many made-up conversations, while its real ones go on', async () => {
+  const live = await h.link();
+  const other = await h.link();
+  const message = (token: string, conversationId: string) =>
+    post(`${h.base}/i/${token}/conversations/${conversationId}/messages`, { text: 'hello' });
+  h.clock.fixed = MINUTE + 15_000;
+  try {
+    const started = await post(`${h.base}/i/${live.token}/conversations`);
+    expect(started.status).toBe(201);
+    const { conversationId } = started.body as { conversationId: string };
+    expect((await message(live.token, 'cnv_madeup00000000001')).status).toBe(404);
+    expect((await message(live.token, 'cnv_madeup00000000002')).status).toBe(404);
+
+    const refused = await message(live.token, 'cnv_madeup00000000003');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('45');
+    expect(refused.body).toMatchObject({
+      code: 'rate_limited',
+      details: { reason: 'unknown_conversations', limitPerMinute: 2, retryAfterSeconds: 45 },
+    });
+    // The real conversation, held in Redis, is answered; another link is untouched.
+    expect((await message(live.token, conversationId)).status).toBe(200);
+    expect((await message(other.token, 'cnv_madeup00000000004')).status).toBe(404);
+
+    h.clock.fixed = MINUTE + 60_000;
+    expect((await message(live.token, 'cnv_madeup00000000005')).status).toBe(404);
+  } finally {
+    h.clock.fixed = null;
+  }
 });
