@@ -116,7 +116,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       const conversation = await deps.conversations.get(conversationId, () =>
         deps.unknownConversations.check(recipientId),
       );
-      if (!conversation || conversation.recipientId !== link.recipient.id) {
+      if (!conversation || conversation.recipientId !== recipientId) {
         await deps.unknownConversations.record(recipientId);
         throw new AppError('not_found', 'This conversation does not exist or has expired.', {
           hint: 'Reload the link to start a new conversation.',

@@ -1,5 +1,6 @@
 import { AppError, type Clock } from '@outreach/platform';
 import type Redis from 'ioredis';
+import { countInMinute, minuteKey, secondsToNextMinute } from '../state/minute-counts';
 
 /**
  * Lookups of things that exist nowhere (made-up link tokens, made-up conversation ids), counted
@@ -24,27 +25,18 @@ export class MissLimit {
     const now = this.clock().getTime();
     let missed: string | null;
     try {
-      missed = await this.redis.get(this.key(subject, now));
+      missed = await this.redis.get(minuteKey(this.keyPrefix + subject, now));
     } catch {
       return;
     }
     if (Number(missed ?? 0) < this.perMinute) return;
-    throw this.refusal(this.perMinute, Math.max(1, Math.ceil((60_000 - (now % 60_000)) / 1000)));
+    throw this.refusal(this.perMinute, secondsToNextMinute(now));
   }
 
   /** Counts one lookup by `subject` that found nothing. */
   async record(subject: string): Promise<void> {
-    const key = this.key(subject, this.clock().getTime());
-    await this.redis
-      .multi()
-      .incr(key)
-      .expire(key, 120)
-      .exec()
-      .catch(() => undefined);
-  }
-
-  private key(subject: string, nowMs: number): string {
-    return `${this.keyPrefix}${subject}:${Math.floor(nowMs / 60_000)}`;
+    const key = minuteKey(this.keyPrefix + subject, this.clock().getTime());
+    await countInMinute(this.redis, key).catch(() => undefined);
   }
 }
 

@@ -2,6 +2,7 @@ import type { Clock } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { ConversationRecord } from '../admission/conversations.repository';
 import type { ChatMessage } from '../assistant/assistant.client';
+import { countInMinute, minuteKey, secondsToNextMinute } from '../state/minute-counts';
 
 /** What a conversation remembers about where it started. */
 export interface ConversationInfo {
@@ -83,10 +84,7 @@ export class ConversationStore {
    * to wait when the budget is spent, else 0.
    */
   async takeMessageSlot(id: string, perMinute: number, nowMs: number): Promise<number> {
-    const minute = Math.floor(nowMs / 60_000);
-    const key = `${this.key(id)}:rate:${minute}`;
-    const [[, count]] = (await this.redis.multi().incr(key).expire(key, 120).exec()) as [[null, number]];
-    if (count <= perMinute) return 0;
-    return Math.max(1, Math.ceil(((minute + 1) * 60_000 - nowMs) / 1000));
+    const count = await countInMinute(this.redis, minuteKey(`${this.key(id)}:rate`, nowMs));
+    return count <= perMinute ? 0 : secondsToNextMinute(nowMs);
   }
 }
