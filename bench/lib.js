@@ -1,6 +1,7 @@
 // Helpers for the benchmark: child-process servers and load generator runs (wrk or autocannon).
 const { execFile, execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
+const http = require('node:http');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
@@ -169,6 +170,53 @@ async function runAutocannon({ paths, ...opts }) {
   };
 }
 
+/**
+ * Requests each of `paths` (of `url`'s origin) exactly once, `connections` at a time, from this
+ * process over keep-alive connections; figures as `load` returns them. For work that happens once
+ * per path (a link's first lookup), which a load generator running for a duration cannot count.
+ */
+async function runEachOnce({ url, paths, method = 'GET', headers = {}, body, connections }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const latencies = [];
+  let non2xx = 0;
+  let errors = 0;
+  let next = 0;
+  const one = (target) =>
+    new Promise((resolve) => {
+      const began = process.hrtime.bigint();
+      const req = http.request(target, { method, headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          latencies.push(Number(process.hrtime.bigint() - began) / 1e6);
+          if (res.statusCode < 200 || res.statusCode > 299) non2xx++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  const worker = async () => {
+    while (next < paths.length) await one(new URL(paths[next++], url));
+  };
+  const began = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: Math.min(connections, paths.length) }, worker));
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q) => round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    requestsPerSec: round(paths.length / seconds),
+    p50: at(0.5),
+    p99: at(0.99),
+    non2xx,
+    errors,
+    total: paths.length,
+  };
+}
+
 /** A Lua long string holding `text` as it is (no escapes to get wrong). */
 function luaString(text) {
   let level = '';
@@ -238,7 +286,7 @@ function hasWrk() {
 
 /**
  * Loads `url` (with `paths`, the paths of its origin in turn, one a request) with the chosen
- * generator (`wrk` or `autocannon`) and returns requests/s and latency percentiles (ms), with
+ * generator (`wrk`, `autocannon`, or `each-once`: every path once, see runEachOnce) and returns requests/s and latency percentiles (ms), with
  * non-2xx counted, and what each request cost the whole machine in CPU (every process: load
  * generator, services, stores), also per process, with the share of time the host took from this
  * machine: throughput drifts with the machine's speed, CPU per request much less so.
@@ -249,7 +297,8 @@ async function load({ generator = 'autocannon', backendNames, ...opts }) {
   const namesBefore = (await backendNames?.()) ?? new Map();
   const before = machineCpu();
   const processesBefore = processCpu();
-  const result = generator === 'wrk' ? await runWrk(request) : await runAutocannon(request);
+  const run = { wrk: runWrk, autocannon: runAutocannon, 'each-once': runEachOnce }[generator];
+  const result = await run(request);
   const after = machineCpu();
   const processesAfter = processCpu();
   const names = new Map([...namesBefore, ...((await backendNames?.()) ?? [])]);

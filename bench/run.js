@@ -3,14 +3,15 @@
  * Benchmarks, measured in one run on this machine, each next to its baselines:
  *  - bare node:http hello, and a bare Koa route making one unary gRPC call to an echo server;
  *  - the gateway: single-recipient reads, and bulk creates in 200-item batches;
- *  - the link runtime: conversation starts (every admission check) and page loads.
+ *  - the link runtime: conversation starts (every admission check) and page loads; and a
+ *    campaign's launch: first page loads and first starts at links never opened before.
  * Every service runs as its own process, as in production; the load generator is wrk (Debian's
  * package) when installed, else autocannon in this process.
  * Results (figures and ratios against the targets) go to bench/results/.
  *
  * Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
  *        [--only reads,starts] [--generator wrk|autocannon]
- * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts). Each scenario
+ * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts, launch). Each scenario
  * runs --rounds times between runs of its baseline; figures and ratios are the medians.
  */
 const fs = require('node:fs');
@@ -415,6 +416,47 @@ async function main() {
         );
       }
     }
+    // A campaign's launch: every customer opens a link no process has seen yet, then starts a
+    // conversation. Each round makes 1,000 fresh links (not timed) and loads each page once (the
+    // link's first lookup), then starts one conversation at each (its counters' first seeding).
+    const launchRounds = { firstPageLoads: [], firstStarts: [] };
+    for (let round = 1; wanted('launch') && round <= ROUNDS; round++) {
+      // A campaign of its own: recipients can only be added before it is active.
+      const startsAt = Date.now() + 3000;
+      const launched = await s.campaign(startsAt - Date.now());
+      const fresh = await thousandRecipients(launched.id, 'launch links');
+      await adminCall(ports, 'POST', `${s.p}/campaigns/${launched.id}/launch`);
+      const pages = fresh.map((r) => new URL(r.link).pathname);
+      // Past its start, and the writes and events of what ran before have settled, so the round
+      // counts only its own work.
+      await new Promise((r) => setTimeout(r, Math.max(1000, startsAt + 1000 - Date.now())));
+      log(`link runtime: first page loads at 1,000 fresh links (round ${round}/${ROUNDS})`);
+      launchRounds.firstPageLoads.push(
+        await load({
+          generator: 'each-once',
+          url: link,
+          paths: pages,
+          headers: BROWSER_HEADERS,
+          connections: CONNECTIONS,
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 1000));
+      log(`link runtime: first starts at those links (round ${round}/${ROUNDS})`);
+      launchRounds.firstStarts.push(
+        await load({
+          generator: 'each-once',
+          url: link,
+          paths: pages.map((p) => `${p}/conversations`),
+          method: 'POST',
+          connections: CONNECTIONS,
+        }),
+      );
+    }
+    if (launchRounds.firstStarts.length)
+      results.launch = {
+        firstPageLoads: summarize(launchRounds.firstPageLoads),
+        firstStarts: summarize(launchRounds.firstStarts),
+      };
     if (linkRounds.bare.length) linkRounds.bare.push(await baseline.bare());
     if (linkRounds.durableInsert.length) linkRounds.durableInsert.push(await baseline.durableInsert());
 
@@ -464,6 +506,8 @@ async function main() {
       startsSpread: pick(results.startsSpread),
       bare: pick(base.bare),
       durableInsert: pick(base.durableInsert),
+      launchFirstPageLoads: pick(results.launch?.firstPageLoads),
+      launchFirstStarts: pick(results.launch?.firstStarts),
     });
     // What one request costs the whole machine, next to its baseline's: steadier than requests/s;
     // and the same split by process (services, stores, load generator): where it goes.
