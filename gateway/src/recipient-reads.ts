@@ -2,8 +2,8 @@ import { type Client, Metadata, type ServiceError, status } from '@grpc/grpc-js'
 import { MAX_RECIPIENT_LOOKUPS, type RecipientMessage } from '@outreach/contracts';
 import {
   type AppError,
-  batchPerTurn,
   callUnary,
+  coalescedUnary,
   currentTraceContext,
   fromItemRefusal,
   fromServiceError,
@@ -60,9 +60,9 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
       (refusal: AppError) => ({ refusal }),
     );
 
-  const read = batchPerTurn(
+  const read = coalescedUnary(
+    single,
     async (batch: Lookup[]): Promise<Outcome[]> => {
-      if (batch.length === 1) return [await single(batch[0])];
       let res: { results: (ItemRefusal & { recipient: RecipientMessage | null })[] };
       try {
         res = await inSharedSpan(
@@ -78,7 +78,8 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
             ),
         );
       } catch (err) {
-        if ((err as ServiceError).code === status.UNIMPLEMENTED) return Promise.all(batch.map(single));
+        // A service without GetRecipients: coalescedUnary reads the batch one call per recipient.
+        if ((err as ServiceError).code === status.UNIMPLEMENTED) throw err;
         // Each read's refusal names its own request id (an `internal` body carries it).
         return batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) }));
       }
@@ -88,7 +89,7 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
         return { refusal: fromItemRefusal(item ?? {}, l.requestId) };
       });
     },
-    { maxBatch: MAX_RECIPIENT_LOOKUPS },
+    MAX_RECIPIENT_LOOKUPS,
   );
 
   return async (projectId, recipientId, requestId) => {

@@ -1,5 +1,6 @@
 export * from './applied-records';
 export * from './cidr';
+export * from './coalesced-unary';
 export * from './config';
 export * from './db';
 export * from './errors';

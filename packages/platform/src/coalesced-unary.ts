@@ -1,0 +1,42 @@
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { batchPerTurn } from './turn-batch';
+
+type Settled<R> = { value: R } | { error: unknown };
+
+const settled = <R>(call: Promise<R>): Promise<Settled<R>> =>
+  call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+
+/**
+ * Unary calls that arrive together (one turn of the event loop, see batchPerTurn) made as one call
+ * of a batched method, `several` (a reply per item, in order), and a lone call as its own,
+ * `single`: under load the gRPC call itself, not the work it asks for, is most of what each one
+ * costs. A server that predates the batched method (during a rolling upgrade) answers
+ * UNIMPLEMENTED, and that batch is then made one `single` call per item, each failing alone. Any
+ * other failure of `several` fails every item of its batch.
+ */
+export function coalescedUnary<T, R>(
+  single: (item: T) => Promise<R>,
+  several: (items: T[]) => Promise<R[]>,
+  maxBatch: number,
+): (item: T) => Promise<R> {
+  const run = batchPerTurn(
+    async (batch: T[]): Promise<Settled<R>[]> => {
+      if (batch.length === 1) return [await settled(single(batch[0]))];
+      try {
+        return (await several(batch)).map((value) => ({ value }));
+      } catch (err) {
+        if ((err as ServiceError).code !== status.UNIMPLEMENTED) throw err;
+        return Promise.all(batch.map((item) => settled(single(item))));
+      }
+    },
+    { maxBatch },
+  );
+  return async (item) => {
+    const outcome = await run(item);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  };
+}
