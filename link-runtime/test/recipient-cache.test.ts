@@ -100,3 +100,45 @@ it('shows its size in the gauges when scraped', async () => {
   expect(await value('link_recipient_cache_bytes')).toBe(cache.stats.bytes);
   expect(cache.stats.bytes).toBeGreaterThan(2000);
 });
+
+describe('first opens of many links at once (a launch)', () => {
+  it('share one ResolveLinks call, in order, made-up tokens answered as absent', async () => {
+    server.batches = [];
+    const cache = new RecipientCache(client, 60_000, 1_000_000);
+    const tokens = [token(30), 'madeup1xxxxxxxxx', token(31), token(30), token(32)];
+    const found = await Promise.all(tokens.map((t) => cache.resolve(t)));
+    expect(found.map((r) => r?.id ?? null)).toEqual(['rcp_30', null, 'rcp_31', 'rcp_30', 'rcp_32']);
+    // One call for all; the token asked twice is asked once (the misses of a token share a call).
+    expect(server.batches).toEqual([[token(30), 'madeup1xxxxxxxxx', token(31), token(32)]]);
+    expect(server.calls).toBe(0);
+    // All are cached, the made-up token as absent.
+    expect(cache.peek(token(31))?.id).toBe('rcp_31');
+    expect(cache.peek('madeup1xxxxxxxxx')).toBeNull();
+    // A lone miss still makes its own ResolveLink call.
+    expect((await cache.resolve(token(33)))?.id).toBe('rcp_33');
+    expect(server.calls).toBe(1);
+    expect(server.batches).toHaveLength(1);
+  });
+
+  it('ask one token a call when the recipient service predates ResolveLinks', async () => {
+    const older = new TestResolveLinkServer(false);
+    for (let i = 0; i < 3; i++) older.recipients.set(token(i), recipient(i));
+    const address = await older.start();
+    const olderClient = new (loadRecipientsProto().outreach.v1.RecipientService)(
+      address,
+      credentials.createInsecure(),
+    );
+    try {
+      const cache = new RecipientCache(olderClient, 60_000, 1_000_000);
+      const found = await Promise.all(
+        [token(0), token(1), 'madeup2xxxxxxxxx', token(2)].map((t) => cache.resolve(t)),
+      );
+      expect(found.map((r) => r?.id ?? null)).toEqual(['rcp_0', 'rcp_1', null, 'rcp_2']);
+      expect(older.calls).toBe(4);
+      expect(older.batches).toEqual([]);
+    } finally {
+      olderClient.close();
+      await older.stop();
+    }
+  });
+});

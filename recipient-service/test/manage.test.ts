@@ -261,6 +261,19 @@ describe('ListRecipients and GetRecipient', () => {
     expect((await h.refusal('ResolveLink', { token: 'nope' })).code).toBe('not_found');
   });
 
+  it('resolves several tokens in one call, in order, none for a token no recipient has', async () => {
+    await h.publishCampaign({ id: 'cmp_links' });
+    const [a, b] = await createIn('cmp_links', { externalId: 'la' }, { externalId: 'lb' });
+    const [ta, tb] = [a, b].map((r) => r.link.split('/i/')[1]);
+    const res = await h.call<{ results: { recipient?: Rec | null; token: string }[] }>('ResolveLinks', {
+      tokens: [tb, 'nope', ta, tb],
+    });
+    expect(res.results.map((r) => r.recipient?.id ?? null)).toEqual([b.id, null, a.id, b.id]);
+    expect(res.results[2]).toMatchObject({ token: ta, recipient: { projectId: P, campaignId: 'cmp_links' } });
+    const tooMany = Array.from({ length: 101 }, (_, i) => `t${i}`);
+    expect((await h.refusal('ResolveLinks', { tokens: tooMany })).code).toBe('invalid_request');
+  });
+
   it('counts recipients per campaign', async () => {
     await h.publishCampaign({ id: 'cmp_count' });
     await createIn('cmp_count', {}, {}, {});

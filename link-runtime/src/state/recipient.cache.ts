@@ -1,10 +1,27 @@
-import type { Client } from '@grpc/grpc-js';
-import type { RecipientMessage } from '@outreach/contracts';
-import { AppError, callUnary, fromServiceError, sharedWhileRunning } from '@outreach/platform';
+import { type Client, type ServiceError, status } from '@grpc/grpc-js';
+import { MAX_LINK_LOOKUPS, type RecipientMessage } from '@outreach/contracts';
+import {
+  AppError,
+  callUnary,
+  coalescedUnary,
+  currentTraceContext,
+  fromServiceError,
+  inSharedSpan,
+  sharedWhileRunning,
+  type TraceContext,
+} from '@outreach/platform';
 import { LRUCache } from 'lru-cache';
 
 /** A recipient as the link runtime needs it. */
 export type LinkedRecipient = RecipientMessage;
+
+/** A token to look up, with the trace of the request that asked (a shared call links to it). */
+interface Lookup {
+  token: string;
+  traceContext: TraceContext;
+}
+
+const DEADLINE_MS = 3000;
 
 interface Entry {
   recipient: LinkedRecipient | null;
@@ -15,7 +32,8 @@ interface Entry {
 /**
  * Recipients by link token, resolved through RecipientService.ResolveLink and cached in memory.
  * RecipientChanged events drop entries at once; the TTL is only a safety net. Concurrent misses
- * for one token share one call, and a lookup racing an invalidation is never cached. The cache
+ * for one token share one call, misses of many tokens that arrive together (a campaign's launch)
+ * share one ResolveLinks call, and a lookup racing an invalidation is never cached. The cache
  * holds at most `maxBytes` (estimated, see entrySize), dropping the least recently used links
  * first: every link ever opened, and every made-up token a client tries, would otherwise stay.
  */
@@ -23,6 +41,12 @@ export class RecipientCache {
   private readonly entries: LRUCache<string, Entry>;
   /** Concurrent misses of one token share a single ResolveLink call. */
   private readonly fetchOnce = sharedWhileRunning((token: string) => this.fetchAndKeep(token));
+  /** Misses of one turn share a ResolveLinks call (see coalescedUnary). */
+  private readonly lookUp = coalescedUnary(
+    (lookup: Lookup) => this.resolveOne(lookup.token),
+    (lookups: Lookup[]) => this.resolveSeveral(lookups),
+    MAX_LINK_LOOKUPS,
+  );
   private readonly byId = new Map<string, string>();
   private generation = 0;
 
@@ -66,7 +90,7 @@ export class RecipientCache {
 
   private async fetchAndKeep(token: string): Promise<LinkedRecipient | null> {
     const generation = this.generation;
-    const recipient = await this.fetch(token);
+    const recipient = await this.lookUp({ token, traceContext: currentTraceContext() });
     // An invalidation arrived during the call: the answer may predate it, so don't keep it.
     if (generation === this.generation) {
       this.entries.set(token, { recipient, expiresAt: this.now() + this.ttlMs, generation });
@@ -83,22 +107,49 @@ export class RecipientCache {
     if (byId) this.entries.delete(byId);
   }
 
-  private async fetch(token: string): Promise<LinkedRecipient | null> {
+  private async resolveOne(token: string): Promise<LinkedRecipient | null> {
     try {
       const res = await callUnary<{ token: string }, { recipient: RecipientMessage | null; token: string }>(
         this.client,
         'ResolveLink',
         { token },
-        { deadlineMs: 3000 },
+        { deadlineMs: DEADLINE_MS },
       );
       return res.recipient ?? null;
     } catch (err) {
-      const appError = fromServiceError(err);
-      if (appError.code === 'not_found') return null;
-      if (appError.code === 'internal') throw new AppError('unavailable', undefined, { cause: err });
-      throw appError;
+      const failure = lookupFailure(err);
+      if (failure.code === 'not_found') return null;
+      throw failure;
     }
   }
+
+  private async resolveSeveral(lookups: Lookup[]): Promise<(LinkedRecipient | null)[]> {
+    try {
+      const res = await inSharedSpan(
+        'ResolveLinks shared',
+        lookups.map((l) => l.traceContext),
+        { 'outreach.links_shared': lookups.length },
+        () =>
+          callUnary<{ tokens: string[] }, { results: { recipient: RecipientMessage | null }[] }>(
+            this.client,
+            'ResolveLinks',
+            { tokens: lookups.map((l) => l.token) },
+            { deadlineMs: DEADLINE_MS },
+          ),
+      );
+      return lookups.map((_, i) => res.results[i]?.recipient ?? null);
+    } catch (err) {
+      // A recipient service without ResolveLinks: coalescedUnary asks for each token alone.
+      if ((err as ServiceError).code === status.UNIMPLEMENTED) throw err;
+      throw lookupFailure(err);
+    }
+  }
+}
+
+/** A failed lookup as the link's visitor sees it: a fault of the service is a retryable unavailable. */
+function lookupFailure(err: unknown): AppError {
+  const appError = fromServiceError(err);
+  return appError.code === 'internal' ? new AppError('unavailable', undefined, { cause: err }) : appError;
 }
 
 /**

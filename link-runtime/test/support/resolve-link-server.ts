@@ -3,14 +3,21 @@ import { loadRecipientsProto, type RecipientMessage } from '@outreach/contracts'
 import { AppError, createLogger, unary } from '@outreach/platform';
 
 /**
- * A TEST-ONLY RecipientService that implements just ResolveLink over real gRPC, for suites that
- * must not depend on the recipient service being finished. Recipients are set by the test.
+ * A TEST-ONLY RecipientService that implements just ResolveLink and ResolveLinks over real gRPC,
+ * for suites that must not depend on the recipient service being finished. Recipients are set by
+ * the test. With `batched` false it answers ResolveLinks UNIMPLEMENTED, like a recipient service
+ * from before that method.
  */
 export class TestResolveLinkServer {
   readonly recipients = new Map<string, RecipientMessage>();
+  /** ResolveLink calls answered. */
   calls = 0;
+  /** The tokens of each ResolveLinks call answered. */
+  batches: string[][] = [];
   private server = new Server();
   port = 0;
+
+  constructor(private readonly batched = true) {}
 
   async start(): Promise<string> {
     const proto = loadRecipientsProto();
@@ -30,6 +37,11 @@ export class TestResolveLinkServer {
         return { recipient, token: req.token };
       },
     );
+    if (this.batched)
+      handlers.ResolveLinks = unary<{ tokens: string[] }, unknown>(logger, 'ResolveLinks', async (req) => {
+        this.batches.push(req.tokens);
+        return { results: req.tokens.map((token) => ({ recipient: this.recipients.get(token), token })) };
+      });
     this.server.addService(proto.outreach.v1.RecipientService.service, handlers as never);
     this.port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) =>

@@ -57,3 +57,6 @@ export function loadHealthProto(): HealthGrpc {
 
 /** Most lookups one GetRecipients call may carry (the service refuses more). */
 export const MAX_RECIPIENT_LOOKUPS = 100;
+
+/** Most tokens one ResolveLinks call may carry (the service refuses more). */
+export const MAX_LINK_LOOKUPS = 100;

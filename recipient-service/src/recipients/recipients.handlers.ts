@@ -1,5 +1,5 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
-import { MAX_RECIPIENT_LOOKUPS, toCreateResponse } from '@outreach/contracts';
+import { MAX_LINK_LOOKUPS, MAX_RECIPIENT_LOOKUPS, toCreateResponse } from '@outreach/contracts';
 import {
   AppError,
   isFailure,
@@ -28,6 +28,7 @@ interface Req {
   campaignIds: string[];
   token: string;
   lookups: { projectId: string; recipientId: string }[];
+  tokens: string[];
 }
 
 /** The RecipientService gRPC handlers: thin adapters over the domain service. */
@@ -77,6 +78,13 @@ export function recipientHandlers(
     BulkDeleteRecipients: (r) => service.bulkDelete(r.projectId, { ids: r.ids, all: r.all }),
     CountRecipients: async (r) => ({ counts: await service.countRecipients(r.projectId, r.campaignIds) }),
     ResolveLink: (r) => service.resolveLink(r.token),
+    // Each token answers as ResolveLink would (no recipient where it says not_found); one query.
+    ResolveLinks: async (r) => {
+      if (r.tokens.length > MAX_LINK_LOOKUPS) {
+        throw new AppError('invalid_request', `At most ${MAX_LINK_LOOKUPS} tokens per call.`);
+      }
+      return { results: await service.resolveLinks(r.tokens) };
+    },
   };
   return Object.fromEntries(
     Object.entries(methods).map(([name, fn]) => [name, unary<Req, unknown>(logger, name, fn, metrics)]),

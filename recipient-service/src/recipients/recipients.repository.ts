@@ -224,6 +224,16 @@ export async function findByToken(db: Db, token: string): Promise<RecipientRow |
   return rows[0] ?? null;
 }
 
+/** The recipients of `tokens` that exist, in no particular order. */
+export async function findByTokens(db: Db, tokens: string[]): Promise<RecipientRow[]> {
+  const { rows } = await db.query<RecipientRow>({
+    name: 'recipients-find-by-tokens',
+    text: `${SELECT} WHERE r.token = ANY($1::text[])`,
+    values: [tokens],
+  });
+  return rows;
+}
+
 /** Filters of a recipient list: the active flag, and text to find in label, externalId or id. */
 export interface ListFilter {
   active?: boolean;

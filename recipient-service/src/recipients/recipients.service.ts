@@ -40,6 +40,7 @@ import {
   deleteRecipients,
   findByExternalIds,
   findByToken,
+  findByTokens,
   findRecipient,
   type InsertRow,
   insertRecipients,
@@ -469,6 +470,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       const row = token ? await findByToken(pool, token) : null;
       if (!row) throw new AppError('not_found', 'Link not found.', { details: { resource: 'link' } });
       return { recipient: toMessage(row, publicBaseUrl), token: row.token };
+    },
+
+    /** Each token's recipient as resolveLink finds it, in order; none where no recipient has it. */
+    async resolveLinks(tokens: string[]): Promise<{ recipient?: RecipientMessage; token: string }[]> {
+      const rows = await findByTokens(pool, [...new Set(tokens.filter(Boolean))]);
+      const byToken = new Map(rows.map((row) => [row.token, row]));
+      return tokens.map((token) => {
+        const row = byToken.get(token);
+        return row ? { recipient: toMessage(row, publicBaseUrl), token: row.token } : { token };
+      });
     },
   };
 }

@@ -20,6 +20,8 @@ import type { Recipient as _outreach_v1_Recipient, Recipient__Output as _outreac
 import type { RecipientLookup as _outreach_v1_RecipientLookup, RecipientLookup__Output as _outreach_v1_RecipientLookup__Output } from './outreach/v1/RecipientLookup';
 import type { RecipientServiceClient as _outreach_v1_RecipientServiceClient, RecipientServiceDefinition as _outreach_v1_RecipientServiceDefinition } from './outreach/v1/RecipientService';
 import type { ResolveLinkRequest as _outreach_v1_ResolveLinkRequest, ResolveLinkRequest__Output as _outreach_v1_ResolveLinkRequest__Output } from './outreach/v1/ResolveLinkRequest';
+import type { ResolveLinksRequest as _outreach_v1_ResolveLinksRequest, ResolveLinksRequest__Output as _outreach_v1_ResolveLinksRequest__Output } from './outreach/v1/ResolveLinksRequest';
+import type { ResolveLinksResponse as _outreach_v1_ResolveLinksResponse, ResolveLinksResponse__Output as _outreach_v1_ResolveLinksResponse__Output } from './outreach/v1/ResolveLinksResponse';
 import type { UpdateRecipientRequest as _outreach_v1_UpdateRecipientRequest, UpdateRecipientRequest__Output as _outreach_v1_UpdateRecipientRequest__Output } from './outreach/v1/UpdateRecipientRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -48,6 +50,8 @@ export interface ProtoGrpcType {
       RecipientLookup: MessageTypeDefinition<_outreach_v1_RecipientLookup, _outreach_v1_RecipientLookup__Output>
       RecipientService: SubtypeConstructor<typeof grpc.Client, _outreach_v1_RecipientServiceClient> & { service: _outreach_v1_RecipientServiceDefinition }
       ResolveLinkRequest: MessageTypeDefinition<_outreach_v1_ResolveLinkRequest, _outreach_v1_ResolveLinkRequest__Output>
+      ResolveLinksRequest: MessageTypeDefinition<_outreach_v1_ResolveLinksRequest, _outreach_v1_ResolveLinksRequest__Output>
+      ResolveLinksResponse: MessageTypeDefinition<_outreach_v1_ResolveLinksResponse, _outreach_v1_ResolveLinksResponse__Output>
       UpdateRecipientRequest: MessageTypeDefinition<_outreach_v1_UpdateRecipientRequest, _outreach_v1_UpdateRecipientRequest__Output>
     }
   }

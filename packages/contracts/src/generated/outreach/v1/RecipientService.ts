@@ -18,6 +18,8 @@ import type { ListRecipientsRequest as _outreach_v1_ListRecipientsRequest, ListR
 import type { ListRecipientsResponse as _outreach_v1_ListRecipientsResponse, ListRecipientsResponse__Output as _outreach_v1_ListRecipientsResponse__Output } from '../../outreach/v1/ListRecipientsResponse';
 import type { Recipient as _outreach_v1_Recipient, Recipient__Output as _outreach_v1_Recipient__Output } from '../../outreach/v1/Recipient';
 import type { ResolveLinkRequest as _outreach_v1_ResolveLinkRequest, ResolveLinkRequest__Output as _outreach_v1_ResolveLinkRequest__Output } from '../../outreach/v1/ResolveLinkRequest';
+import type { ResolveLinksRequest as _outreach_v1_ResolveLinksRequest, ResolveLinksRequest__Output as _outreach_v1_ResolveLinksRequest__Output } from '../../outreach/v1/ResolveLinksRequest';
+import type { ResolveLinksResponse as _outreach_v1_ResolveLinksResponse, ResolveLinksResponse__Output as _outreach_v1_ResolveLinksResponse__Output } from '../../outreach/v1/ResolveLinksResponse';
 import type { UpdateRecipientRequest as _outreach_v1_UpdateRecipientRequest, UpdateRecipientRequest__Output as _outreach_v1_UpdateRecipientRequest__Output } from '../../outreach/v1/UpdateRecipientRequest';
 
 export interface RecipientServiceClient extends grpc.Client {
@@ -93,6 +95,15 @@ export interface RecipientServiceClient extends grpc.Client {
   resolveLink(argument: _outreach_v1_ResolveLinkRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_LinkRecipient__Output>): grpc.ClientUnaryCall;
   resolveLink(argument: _outreach_v1_ResolveLinkRequest, callback: grpc.requestCallback<_outreach_v1_LinkRecipient__Output>): grpc.ClientUnaryCall;
   
+  ResolveLinks(argument: _outreach_v1_ResolveLinksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  ResolveLinks(argument: _outreach_v1_ResolveLinksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  ResolveLinks(argument: _outreach_v1_ResolveLinksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  ResolveLinks(argument: _outreach_v1_ResolveLinksRequest, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  resolveLinks(argument: _outreach_v1_ResolveLinksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  resolveLinks(argument: _outreach_v1_ResolveLinksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  resolveLinks(argument: _outreach_v1_ResolveLinksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  resolveLinks(argument: _outreach_v1_ResolveLinksRequest, callback: grpc.requestCallback<_outreach_v1_ResolveLinksResponse__Output>): grpc.ClientUnaryCall;
+  
   UpdateRecipient(argument: _outreach_v1_UpdateRecipientRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_Recipient__Output>): grpc.ClientUnaryCall;
   UpdateRecipient(argument: _outreach_v1_UpdateRecipientRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_outreach_v1_Recipient__Output>): grpc.ClientUnaryCall;
   UpdateRecipient(argument: _outreach_v1_UpdateRecipientRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_outreach_v1_Recipient__Output>): grpc.ClientUnaryCall;
@@ -121,6 +132,8 @@ export interface RecipientServiceHandlers extends grpc.UntypedServiceImplementat
   
   ResolveLink: grpc.handleUnaryCall<_outreach_v1_ResolveLinkRequest__Output, _outreach_v1_LinkRecipient>;
   
+  ResolveLinks: grpc.handleUnaryCall<_outreach_v1_ResolveLinksRequest__Output, _outreach_v1_ResolveLinksResponse>;
+  
   UpdateRecipient: grpc.handleUnaryCall<_outreach_v1_UpdateRecipientRequest__Output, _outreach_v1_Recipient>;
   
 }
@@ -134,5 +147,6 @@ export interface RecipientServiceDefinition extends grpc.ServiceDefinition {
   GetRecipients: MethodDefinition<_outreach_v1_GetRecipientsRequest, _outreach_v1_GetRecipientsResponse, _outreach_v1_GetRecipientsRequest__Output, _outreach_v1_GetRecipientsResponse__Output>
   ListRecipients: MethodDefinition<_outreach_v1_ListRecipientsRequest, _outreach_v1_ListRecipientsResponse, _outreach_v1_ListRecipientsRequest__Output, _outreach_v1_ListRecipientsResponse__Output>
   ResolveLink: MethodDefinition<_outreach_v1_ResolveLinkRequest, _outreach_v1_LinkRecipient, _outreach_v1_ResolveLinkRequest__Output, _outreach_v1_LinkRecipient__Output>
+  ResolveLinks: MethodDefinition<_outreach_v1_ResolveLinksRequest, _outreach_v1_ResolveLinksResponse, _outreach_v1_ResolveLinksRequest__Output, _outreach_v1_ResolveLinksResponse__Output>
   UpdateRecipient: MethodDefinition<_outreach_v1_UpdateRecipientRequest, _outreach_v1_Recipient, _outreach_v1_UpdateRecipientRequest__Output, _outreach_v1_Recipient__Output>
 }

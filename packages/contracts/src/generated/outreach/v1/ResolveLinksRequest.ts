@@ -1,0 +1,10 @@
+// Original file: outreach/v1/recipients.proto
+
+
+export interface ResolveLinksRequest {
+  'tokens'?: (string)[];
+}
+
+export interface ResolveLinksRequest__Output {
+  'tokens': (string)[];
+}
