@@ -7,6 +7,7 @@ import {
   countCampaignConversations,
   insertConversations,
   loadRecipientFacts,
+  loadRecipientsFacts,
   rollUpConversations,
 } from '../src/admission/conversations.repository';
 import { rollUpPeriodically } from '../src/admission/usage-rollup';
@@ -63,6 +64,35 @@ describe('writing conversations', () => {
     expect(await rowsOf(recipient)).toBe(1);
     const events = await pool.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batch.id]);
     expect(events.rowCount).toBe(0);
+  });
+});
+
+describe("reading recipients' facts", () => {
+  it('answers several recipients in one statement, in order, each with its own window', async () => {
+    const campaign = newId('cmp');
+    const [a, b, none] = [newId('rcp'), newId('rcp'), newId('rcp')];
+    const rows = [
+      conversation(a, campaign, NOW - 10 * DAY),
+      conversation(a, campaign, NOW - 2 * DAY),
+      conversation(a, campaign, NOW - 1000),
+      conversation(b, campaign, NOW - 5 * DAY),
+    ];
+    await write(rows);
+    const facts = await loadRecipientsFacts(pool, [
+      { recipientId: b, since: new Date(NOW - 7 * DAY) },
+      { recipientId: none, since: new Date(NOW - DAY) },
+      { recipientId: a, since: new Date(NOW - 3 * DAY) },
+      { recipientId: a, since: null },
+    ]);
+    const startsOf = (...picked: ConversationRecord[]) =>
+      picked.map((r) => ({ id: r.id, startedAtMs: r.startedAt.getTime() }));
+    expect(facts).toEqual([
+      { count: 1, windowStarts: startsOf(rows[3]) },
+      { count: 0, windowStarts: [] },
+      { count: 3, windowStarts: expect.arrayContaining(startsOf(rows[1], rows[2])) },
+      { count: 3, windowStarts: [] },
+    ]);
+    expect(facts[2].windowStarts).toHaveLength(2);
   });
 });
 

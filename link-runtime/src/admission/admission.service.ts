@@ -35,10 +35,11 @@ import {
   type ConversationRecord,
   countCampaignConversations,
   deleteBatches,
+  type FactsQuery,
   insertConversations,
   listLegacyUnpublished,
   listUnconfirmed,
-  loadRecipientFacts,
+  loadRecipientsFacts,
   markLegacyPublished,
   type RecipientFacts,
   type UsageBatch,
@@ -73,6 +74,9 @@ const lostMarkerKey = (prefix: string): string => `${prefix}link:counters-lost-a
 
 // One script run judges at most this many starts, so Redis is never held long by one.
 const MAX_ADMISSIONS_PER_RUN = 100;
+
+// Recipients whose facts one statement reads at most (see factsOf).
+const MAX_FACTS_PER_READ = 100;
 
 // Counters outlive any window; when they expire they are rebuilt from PostgreSQL like after a flush.
 const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
@@ -165,6 +169,16 @@ export class Admission {
    * at the next admission).
    */
   private readonly sharedFacts = sharedFromWhileRunning<RecipientFacts>();
+  /**
+   * The reads of different recipients' facts that arrive together (a campaign's launch: every
+   * recipient's first start rebuilds its counters) share one statement.
+   */
+  private readonly factsOf = batchPerTurn(
+    (queries: FactsQuery[]) => loadRecipientsFacts(this.deps.pool, queries),
+    {
+      maxBatch: MAX_FACTS_PER_READ,
+    },
+  );
   /**
    * The end of the grace after a loss (see seed()), one timer for all the rebuilds waiting for it:
    * they go on in the same turn, so they ask for a campaign's count while it is under way.
@@ -373,7 +387,7 @@ export class Admission {
   private recipientFacts(recipientId: string, windowMs: number, now: number): Promise<RecipientFacts> {
     const since = now - windowMs;
     return this.sharedFacts(`${recipientId} ${windowMs}`, since, () =>
-      loadRecipientFacts(this.deps.pool, recipientId, windowMs > 0 ? new Date(since) : null),
+      this.factsOf({ recipientId, since: windowMs > 0 ? new Date(since) : null }),
     );
   }
 

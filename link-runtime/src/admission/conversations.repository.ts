@@ -88,35 +88,43 @@ export async function findConversation(pool: Pool, id: string): Promise<Conversa
   return rows[0] ? conversationOf(rows[0]) : null;
 }
 
+/** Whose facts to read, and since when its window's starts (none without). */
+export interface FactsQuery {
+  recipientId: string;
+  since: Date | null;
+}
+
 /**
- * A recipient's conversations in the durable record (rows and rolled-up count, read together),
- * and its starts after `since` (none without).
+ * Recipients' conversations in the durable record (rows and rolled-up count), and each one's starts
+ * after its `since`, all read in one statement (one snapshot); one answer per query, in order.
  */
+export async function loadRecipientsFacts(pool: Pool, queries: FactsQuery[]): Promise<RecipientFacts[]> {
+  // Named, so each connection plans it once: every recipient's first start runs it.
+  const { rows } = await pool.query<{ n: string; starts: [string, number][] }>({
+    name: 'link-recipients-facts',
+    text: `SELECT (SELECT count(*) FROM link.conversations c WHERE c.recipient_id = q.recipient_id)
+                  + coalesce((SELECT conversations FROM link.recipient_rollups r
+                               WHERE r.recipient_id = q.recipient_id), 0) AS n,
+                  coalesce((SELECT json_agg(json_build_array(c.id, floor(extract(epoch FROM c.started_at) * 1000)))
+                              FROM link.conversations c
+                             WHERE c.recipient_id = q.recipient_id AND c.started_at > q.since), '[]') AS starts
+             FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS q(recipient_id, since, ord)
+            ORDER BY q.ord`,
+    values: [queries.map((q) => q.recipientId), queries.map((q) => q.since)],
+  });
+  return rows.map((row) => ({
+    count: Number(row.n),
+    windowStarts: row.starts.map(([id, startedAtMs]) => ({ id, startedAtMs: Number(startedAtMs) })),
+  }));
+}
+
+/** One recipient's facts (see loadRecipientsFacts). */
 export async function loadRecipientFacts(
   pool: Pool,
   recipientId: string,
   since: Date | null,
 ): Promise<RecipientFacts> {
-  const [count, starts] = await Promise.all([
-    // Named, so each connection plans them once: every recipient's first start runs them.
-    pool.query<{ n: string }>({
-      name: 'link-recipient-count',
-      text: `SELECT (SELECT count(*) FROM link.conversations WHERE recipient_id = $1)
-            + coalesce((SELECT conversations FROM link.recipient_rollups WHERE recipient_id = $1), 0) AS n`,
-      values: [recipientId],
-    }),
-    since
-      ? pool.query<{ id: string; started_at: Date }>({
-          name: 'link-recipient-window-starts',
-          text: 'SELECT id, started_at FROM link.conversations WHERE recipient_id = $1 AND started_at > $2',
-          values: [recipientId, since],
-        })
-      : Promise.resolve({ rows: [] as { id: string; started_at: Date }[] }),
-  ]);
-  return {
-    count: Number(count.rows[0].n),
-    windowStarts: starts.rows.map((r) => ({ id: r.id, startedAtMs: r.started_at.getTime() })),
-  };
+  return (await loadRecipientsFacts(pool, [{ recipientId, since }]))[0];
 }
 
 /** A campaign's conversations in the durable record (rows and rolled-up count, read together). */
