@@ -417,9 +417,17 @@ async function main() {
       }
     }
     // A campaign's launch: every customer opens a link no process has seen yet, then starts a
-    // conversation. Each round makes 1,000 fresh links (not timed) and loads each page once (the
-    // link's first lookup), then starts one conversation at each (its counters' first seeding).
-    const launchRounds = { firstPageLoads: [], firstStarts: [] };
+    // conversation. Each round makes 1,000 fresh links (not timed), loads each page once (the
+    // link's first lookup), starts one conversation at each (its counters' first seeding), then
+    // does both once more: the same requests at the same pace with nothing to look up or seed, so
+    // the difference is what being first costs.
+    const phases = {
+      firstPageLoads: 'pages',
+      firstStarts: 'starts',
+      pageLoadsAgain: 'pages',
+      startsAgain: 'starts',
+    };
+    const launchRounds = Object.fromEntries(Object.keys(phases).map((phase) => [phase, []]));
     for (let round = 1; wanted('launch') && round <= ROUNDS; round++) {
       // A campaign of its own: recipients can only be added before it is active.
       const startsAt = Date.now() + 3000;
@@ -427,36 +435,26 @@ async function main() {
       const fresh = await thousandRecipients(launched.id, 'launch links');
       await adminCall(ports, 'POST', `${s.p}/campaigns/${launched.id}/launch`);
       const pages = fresh.map((r) => new URL(r.link).pathname);
+      const requests = {
+        pages: { paths: pages, headers: BROWSER_HEADERS },
+        starts: { paths: pages.map((p) => `${p}/conversations`), method: 'POST' },
+      };
       // Past its start, and the writes and events of what ran before have settled, so the round
       // counts only its own work.
       await new Promise((r) => setTimeout(r, Math.max(1000, startsAt + 1000 - Date.now())));
-      log(`link runtime: first page loads at 1,000 fresh links (round ${round}/${ROUNDS})`);
-      launchRounds.firstPageLoads.push(
-        await load({
-          generator: 'each-once',
-          url: link,
-          paths: pages,
-          headers: BROWSER_HEADERS,
-          connections: CONNECTIONS,
-        }),
-      );
-      await new Promise((r) => setTimeout(r, 1000));
-      log(`link runtime: first starts at those links (round ${round}/${ROUNDS})`);
-      launchRounds.firstStarts.push(
-        await load({
-          generator: 'each-once',
-          url: link,
-          paths: pages.map((p) => `${p}/conversations`),
-          method: 'POST',
-          connections: CONNECTIONS,
-        }),
-      );
+      for (const [phase, kind] of Object.entries(phases)) {
+        log(`link runtime: launch, ${phase} at 1,000 links (round ${round}/${ROUNDS})`);
+        const request = requests[kind];
+        launchRounds[phase].push(
+          await load({ generator: 'each-once', url: link, connections: CONNECTIONS, ...request }),
+        );
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
     if (launchRounds.firstStarts.length)
-      results.launch = {
-        firstPageLoads: summarize(launchRounds.firstPageLoads),
-        firstStarts: summarize(launchRounds.firstStarts),
-      };
+      results.launch = Object.fromEntries(
+        Object.keys(phases).map((phase) => [phase, summarize(launchRounds[phase])]),
+      );
     if (linkRounds.bare.length) linkRounds.bare.push(await baseline.bare());
     if (linkRounds.durableInsert.length) linkRounds.durableInsert.push(await baseline.durableInsert());
 
@@ -507,7 +505,9 @@ async function main() {
       bare: pick(base.bare),
       durableInsert: pick(base.durableInsert),
       launchFirstPageLoads: pick(results.launch?.firstPageLoads),
+      launchPageLoadsAgain: pick(results.launch?.pageLoadsAgain),
       launchFirstStarts: pick(results.launch?.firstStarts),
+      launchStartsAgain: pick(results.launch?.startsAgain),
     });
     // What one request costs the whole machine, next to its baseline's: steadier than requests/s;
     // and the same split by process (services, stores, load generator): where it goes.
