@@ -1,4 +1,5 @@
 import type { Pool, QueryConfig } from 'pg';
+import pino from 'pino';
 import { clearRedisPrefix } from '../../test/support/isolation';
 import { rollUpConversations } from '../src/admission/conversations.repository';
 import type { OpenLink } from '../src/admission/link-checks';
@@ -6,13 +7,15 @@ import { type AdmissionFixture, startAdmission } from './support/admission';
 import { activeCampaign, device, recipient } from './support/fixtures';
 
 let f: AdmissionFixture;
+/** What the admission logged, as parsed JSON lines. */
+const logged: { level: number; msg: string; recipientId?: string }[] = [];
 /** Every statement the admission sent to PostgreSQL, in order, with its parameters. */
 const statements: { text: string; values: unknown[] }[] = [];
 
 beforeAll(async () => {
   // The real pool; the wrapper only notes what it is asked before passing it on.
   f = await startAdmission(
-    {},
+    { logger: pino({ level: 'debug' }, { write: (line: string) => logged.push(JSON.parse(line)) }) },
     (pool) =>
       ({
         query: (config: string | QueryConfig, values?: unknown[]) => {
@@ -84,6 +87,24 @@ describe('rebuilding counters after Redis lost its data', () => {
     ).toEqual(Array(10).fill('cooldown'));
     expect(recipientCounts()).toBe(1);
     expect(windowReads()).toBe(1);
+  });
+
+  it('logs a rebuild that restored counts at info, and a new recipient finding no counters only at debug', async () => {
+    const dev = device();
+    const campaign = activeCampaign({ deviceId: dev.id, includedConversations: 1000 });
+    const link: OpenLink = { ...recipient(campaign), campaign, device: dev };
+    const linesOf = () => logged.filter((l) => l.recipientId === link.recipient.id);
+    await f.admission.admit(link);
+    // pino levels: 20 debug, 30 info.
+    expect(linesOf().map((l) => [l.level, l.msg])).toEqual([[20, 'usage counters started empty']]);
+
+    await clearRedisPrefix(f.ns.redisPrefix);
+    await f.admission.admit(link);
+    expect(linesOf().map((l) => [l.level, l.msg])).toEqual([
+      [20, 'usage counters started empty'],
+      [30, 'usage counters rebuilt'],
+    ]);
+    expect(linesOf()[1]).toMatchObject({ recipientCount: 1, campaignCount: 1 });
   });
 
   it('rebuilds from the rolled-up counts too: folding old conversations refunds no cap and no budget', async () => {

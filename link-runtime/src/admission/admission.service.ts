@@ -369,9 +369,18 @@ export class Admission {
     // The recipient service's count also survives a flush; never seed below it.
     const recipientCount = recipient ? Math.max(recipient.count, link.recipient.interactionCount ?? 0) : -1;
     const starts = recipient ? recipient.windowStarts.flatMap((s) => [s.startedAtMs, s.id]) : [];
-    this.deps.logger.info(
-      { recipientId: link.recipient.id, campaignId: link.campaign.id, rebuilt: missing },
-      'usage counters rebuilt',
+    // Every new recipient's first start finds no counters either: with nothing in the record to
+    // restore, that is routine (a campaign's launch has one per customer), not worth an info line.
+    const restored = recipientCount > 0 || campaignCount > 0;
+    this.deps.logger[restored ? 'info' : 'debug'](
+      {
+        recipientId: link.recipient.id,
+        campaignId: link.campaign.id,
+        rebuilt: missing,
+        recipientCount,
+        campaignCount,
+      },
+      restored ? 'usage counters rebuilt' : 'usage counters started empty',
     );
     await seedScript.run(this.deps.redis, keys.slice(0, 3), [
       recipientCount,
