@@ -1,21 +1,10 @@
 import {
   distinctBatches,
   readAdmitted,
-  readUsageStarts,
-  subjects,
-  USAGE_BATCHING,
   type UsageAdmitted,
   type UsageStartsBatch,
 } from '@outreach/contracts';
-import {
-  consumeDurableBatch,
-  consumeDurableBatches,
-  type JetStreamClient,
-  type JsMsg,
-  type Logger,
-  parseBatch,
-  streamNames,
-} from '@outreach/platform';
+import { consumeUsageEvents, type JetStreamClient, type Logger } from '@outreach/platform';
 import type { JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
@@ -133,56 +122,28 @@ export function durableName(prefix: string, role: string): string {
 }
 
 /**
- * Consumes usage events in batches with durable consumers shared by every instance, so a
- * service that was down picks up where it stopped: written batches by recipient (role
- * `usage-starts`, recorded once per batch), and for link runtimes of older versions and what
- * they left, conversation batches (role `usage-batches`) and single events (role `usage`),
- * recorded once per conversation in the ledger, on their own subjects and consumers, which older
- * instances of this service share.
+ * Consumes usage events with durable consumers shared by every instance (see consumeUsageEvents):
+ * written batches by recipient recorded once per batch, and conversations of older link runtimes
+ * recorded once per conversation in the ledger.
  */
-export async function consumeUsage(
+export function consumeUsage(
   js: JetStreamClient,
   jsm: JetStreamManager,
   pool: Pool,
   prefix: string,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const names = subjects(prefix);
-  const stream = streamNames(prefix).events;
-  const stopStarts = await consumeDurableBatch(
-    js,
-    jsm,
+  return consumeUsageEvents(
+    { js, jsm, prefix, logger },
     {
-      stream,
-      durable: durableName(prefix, 'usage-starts'),
-      filterSubject: names.usageStarts,
-      deliver: 'all',
-    },
-    async (msgs: JsMsg[]) => {
-      await recordUsageStarts(pool, parseBatch(msgs, readUsageStarts, logger, 'usage event').flat());
-    },
-    logger,
-    USAGE_BATCHING,
-  );
-  const stopOlder = await consumeDurableBatches(
-    js,
-    jsm,
-    [
-      {
-        stream,
-        durable: durableName(prefix, 'usage-batches'),
-        filterSubject: names.usageAdmittedBatch,
-        deliver: 'all',
+      durables: {
+        starts: durableName(prefix, 'usage-starts'),
+        batches: durableName(prefix, 'usage-batches'),
+        single: durableName(prefix, 'usage'),
       },
-      { stream, durable: durableName(prefix, 'usage'), filterSubject: names.usageAdmitted, deliver: 'all' },
-    ],
-    async (msgs: JsMsg[]) => {
-      await recordUsageBatch(pool, parseBatch(msgs, usagesFromEvent, logger, 'usage event').flat());
+      applyStarts: (batches) => recordUsageStarts(pool, batches),
+      readConversations: usagesFromEvent,
+      applyConversations: (usages) => recordUsageBatch(pool, usages),
     },
-    logger,
-    USAGE_BATCHING,
   );
-  return async () => {
-    await Promise.all([stopStarts(), stopOlder()]);
-  };
 }

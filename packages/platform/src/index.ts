@@ -20,3 +20,4 @@ export * from './service';
 export * from './shared-call';
 export * from './trace-context';
 export * from './turn-batch';
+export * from './usage-events';

@@ -1,21 +1,10 @@
 import {
   distinctBatches,
   readAdmitted,
-  readUsageStarts,
-  subjects,
-  USAGE_BATCHING,
   type UsageAdmitted,
   type UsageStartsBatch,
 } from '@outreach/contracts';
-import {
-  consumeDurableBatch,
-  consumeDurableBatches,
-  type JsMsg,
-  type Logger,
-  parseBatch,
-  pruneAppliedRecords,
-  streamNames,
-} from '@outreach/platform';
+import { consumeUsageEvents, type Logger, pruneAppliedRecords } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 
@@ -159,49 +148,25 @@ export const usageBatchDurable = (prefix: string): string => `${prefix}-recipien
 export const usageStartsDurable = (prefix: string): string => `${prefix}-recipients-usage-starts`;
 
 /**
- * Consumes usage events with durable consumers shared by every instance: written batches by
- * recipient (UsageStarts, applied once per batch), and for link runtimes of older versions and
- * what they left, conversation batches and single events (applied once per conversation) on
- * their own subjects and consumers, which older instances of this service share.
+ * Consumes usage events with durable consumers shared by every instance (see consumeUsageEvents):
+ * written batches by recipient applied once per batch, and conversations of older link runtimes
+ * applied once per conversation.
  */
-export async function consumeUsage(deps: {
+export function consumeUsage(deps: {
   pool: Pool;
   js: JetStreamClient;
   jsm: JetStreamManager;
   prefix: string;
   logger: Logger;
 }): Promise<() => Promise<void>> {
-  const names = subjects(deps.prefix);
-  const stream = streamNames(deps.prefix).events;
-  const stopStarts = await consumeDurableBatch(
-    deps.js,
-    deps.jsm,
-    { stream, durable: usageStartsDurable(deps.prefix), filterSubject: names.usageStarts, deliver: 'all' },
-    async (msgs: JsMsg[]) => {
-      await applyUsageStarts(deps.pool, parseBatch(msgs, readUsageStarts, deps.logger, 'usage event').flat());
+  return consumeUsageEvents(deps, {
+    durables: {
+      starts: usageStartsDurable(deps.prefix),
+      batches: usageBatchDurable(deps.prefix),
+      single: usageDurable(deps.prefix),
     },
-    deps.logger,
-    USAGE_BATCHING,
-  );
-  const stopOlder = await consumeDurableBatches(
-    deps.js,
-    deps.jsm,
-    [
-      {
-        stream,
-        durable: usageBatchDurable(deps.prefix),
-        filterSubject: names.usageAdmittedBatch,
-        deliver: 'all',
-      },
-      { stream, durable: usageDurable(deps.prefix), filterSubject: names.usageAdmitted, deliver: 'all' },
-    ],
-    async (msgs: JsMsg[]) => {
-      await applyUsageBatch(deps.pool, parseBatch(msgs, usagesFromEvent, deps.logger, 'usage event').flat());
-    },
-    deps.logger,
-    USAGE_BATCHING,
-  );
-  return async () => {
-    await Promise.all([stopStarts(), stopOlder()]);
-  };
+    applyStarts: (batches) => applyUsageStarts(deps.pool, batches),
+    readConversations: usagesFromEvent,
+    applyConversations: (usages) => applyUsageBatch(deps.pool, usages),
+  });
 }
