@@ -7,6 +7,7 @@ import { unconfirmedBacklog } from './admission/conversations.repository';
 export interface LinkMetrics extends ServiceMetrics {
   admissions: Counter;
   refusals: Counter<'code' | 'kind'>;
+  counterSeeds: Counter<'outcome'>;
 }
 
 /** Creates the link runtime's metrics on a registry of its own. */
@@ -23,6 +24,12 @@ export function createLinkMetrics(): LinkMetrics {
       name: 'link_refusals_total',
       help: 'Link page views, starts and messages refused, by error code and kind (rule or failure)',
       labelNames: ['code', 'kind'],
+      registers: [base.registry],
+    }),
+    counterSeeds: new Counter({
+      name: 'link_counter_seeds_total',
+      help: 'Usage counters seeded from PostgreSQL because Redis held none, by outcome: empty (nothing to restore: a new recipient or campaign) or restored (Redis lost, evicted or expired them)',
+      labelNames: ['outcome'],
       registers: [base.registry],
     }),
   };

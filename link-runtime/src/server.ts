@@ -112,6 +112,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       conversationTtlSeconds: config.CONVERSATION_TTL_SECONDS,
       recordAtStart: config.CONVERSATION_RECORD_AT_START,
       usagePublishMs: config.USAGE_PUBLISH_MS,
+      onSeeded: (outcome) => metrics.counterSeeds.inc({ outcome }),
     });
     cleanups.push(() => admission.close());
 

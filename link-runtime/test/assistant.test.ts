@@ -145,7 +145,7 @@ describe('the system prompt and history reaching the model', () => {
 });
 
 describe('metrics', () => {
-  it('counts admissions and refusals by code on the metrics port', async () => {
+  it('counts admissions, refusals by code and counter seeds on the metrics port', async () => {
     const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
     await post(`${h.base}/i/${l.token}/conversations`);
     await post(`${h.base}/i/${l.token}/conversations`);
@@ -154,5 +154,7 @@ describe('metrics', () => {
     expect(text).toMatch(/http_requests_total\{[^}]*route="\/i\/:token\/conversations"[^}]*status="403"/);
     expect(text).not.toContain(l.token);
     expect(text).toMatch(/link_refusals_total\{[^}]*code="link_disabled"[^}]*\} [1-9]/);
+    // The new link's first start found no counters for its recipient, with nothing to restore.
+    expect(text).toMatch(/link_counter_seeds_total\{[^}]*outcome="empty"[^}]*\} [1-9]/);
   });
 });

@@ -9,13 +9,18 @@ import { activeCampaign, device, recipient } from './support/fixtures';
 let f: AdmissionFixture;
 /** What the admission logged, as parsed JSON lines. */
 const logged: { level: number; msg: string; recipientId?: string }[] = [];
+/** The outcome of every seeding, in order (what link_counter_seeds_total counts). */
+const seeds: string[] = [];
 /** Every statement the admission sent to PostgreSQL, in order, with its parameters. */
 const statements: { text: string; values: unknown[] }[] = [];
 
 beforeAll(async () => {
   // The real pool; the wrapper only notes what it is asked before passing it on.
   f = await startAdmission(
-    { logger: pino({ level: 'debug' }, { write: (line: string) => logged.push(JSON.parse(line)) }) },
+    {
+      logger: pino({ level: 'debug' }, { write: (line: string) => logged.push(JSON.parse(line)) }),
+      onSeeded: (outcome) => seeds.push(outcome),
+    },
     (pool) =>
       ({
         query: (config: string | QueryConfig, values?: unknown[]) => {
@@ -89,12 +94,14 @@ describe('rebuilding counters after Redis lost its data', () => {
     expect(windowReads()).toBe(1);
   });
 
-  it('logs a rebuild that restored counts at info, and a new recipient finding no counters only at debug', async () => {
+  it('logs and counts a rebuild that restored counts at info, and a new recipient finding no counters at debug', async () => {
     const dev = device();
     const campaign = activeCampaign({ deviceId: dev.id, includedConversations: 1000 });
     const link: OpenLink = { ...recipient(campaign), campaign, device: dev };
     const linesOf = () => logged.filter((l) => l.recipientId === link.recipient.id);
+    seeds.length = 0;
     await f.admission.admit(link);
+    expect(seeds).toEqual(['empty']);
     // pino levels: 20 debug, 30 info.
     expect(linesOf().map((l) => [l.level, l.msg])).toEqual([[20, 'usage counters started empty']]);
 
@@ -105,6 +112,7 @@ describe('rebuilding counters after Redis lost its data', () => {
       [30, 'usage counters rebuilt'],
     ]);
     expect(linesOf()[1]).toMatchObject({ recipientCount: 1, campaignCount: 1 });
+    expect(seeds).toEqual(['empty', 'restored']);
   });
 
   it('rebuilds from the rolled-up counts too: folding old conversations refunds no cap and no budget', async () => {

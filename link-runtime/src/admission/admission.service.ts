@@ -126,6 +126,8 @@ export interface AdmissionDeps {
   recordAtStart: boolean;
   /** How long written batches wait to be announced together in one usage event (0: one turn). */
   usagePublishMs: number;
+  /** Told of each seeding of missing counters: whether the record held anything to restore. */
+  onSeeded?: (outcome: 'empty' | 'restored') => void;
 }
 
 /** What the counters say about one start: consumed, or the refusal. */
@@ -372,6 +374,7 @@ export class Admission {
     // Every new recipient's first start finds no counters either: with nothing in the record to
     // restore, that is routine (a campaign's launch has one per customer), not worth an info line.
     const restored = recipientCount > 0 || campaignCount > 0;
+    this.deps.onSeeded?.(restored ? 'restored' : 'empty');
     this.deps.logger[restored ? 'info' : 'debug'](
       {
         recipientId: link.recipient.id,

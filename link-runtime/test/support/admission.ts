@@ -23,7 +23,7 @@ export interface AdmissionFixture {
  * admission asks of PostgreSQL while the queries still go to the real pool.
  */
 export async function startAdmission(
-  overrides: Partial<Pick<AdmissionDeps, 'usagePublishMs' | 'rebuildGraceMs' | 'logger'>> = {},
+  overrides: Partial<Pick<AdmissionDeps, 'usagePublishMs' | 'rebuildGraceMs' | 'logger' | 'onSeeded'>> = {},
   wrapPool: (pool: Pool) => Pool = (pool) => pool,
 ): Promise<AdmissionFixture> {
   const ns = await createTestNamespace();
