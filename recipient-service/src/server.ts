@@ -21,6 +21,7 @@ import {
   serveMetrics,
   streamNames,
   systemClock,
+  within,
 } from '@outreach/platform';
 import { buildGrpcServer } from './app';
 import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign-consumer';
@@ -129,10 +130,10 @@ export async function start(
     ports.grpc = await bind(server, `${config.HOST}:${config.RECIPIENT_GRPC_PORT}`);
 
     lifecycle.onShutdown('grpc', () =>
-      Promise.race([
+      within(
         new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
-        new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS / 2).unref()),
-      ]).then(() => server.forceShutdown()),
+        config.SHUTDOWN_TIMEOUT_MS / 2,
+      ).then(() => server.forceShutdown()),
     );
     lifecycle.onShutdown('consumers', () => Promise.all([stopCampaigns(), stopUsage(), stopPruning()]));
     lifecycle.onShutdown('campaign client', () => campaignClient.close());

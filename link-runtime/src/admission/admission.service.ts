@@ -17,6 +17,8 @@ import {
   runPeriodically,
   sharedFromWhileRunning,
   sharedWhileRunning,
+  TIMED_OUT,
+  within,
 } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Pool } from 'pg';
@@ -359,9 +361,8 @@ export class Admission {
     const deadline = lostAt + this.deps.rebuildGraceMs;
     if (deadline > this.deps.clock().getTime()) await this.graceEnd(deadline);
     if (this.unwritten.size > 0) {
-      const pending = Promise.all(this.unwritten).then(() => true);
-      const waited = await Promise.race([pending, sleep(REBUILD_WAIT_MS, false, { ref: false })]);
-      if (!waited)
+      const waited = await within(Promise.all(this.unwritten), REBUILD_WAIT_MS);
+      if (waited === TIMED_OUT)
         this.deps.logger.warn({ recipientId: link.recipient.id }, 'rebuilding counters with writes pending');
     }
     const [recipient, campaignCount] = await Promise.all([

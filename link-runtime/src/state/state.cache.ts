@@ -4,7 +4,7 @@ import {
   type RecipientChanged,
   subjects,
 } from '@outreach/contracts';
-import { type JetStreamClient, type JsMsg, streamNames } from '@outreach/platform';
+import { type JetStreamClient, type JsMsg, streamNames, within } from '@outreach/platform';
 import { type ConsumerMessages, DeliverPolicy, JSONCodec } from 'nats';
 import type { Logger } from 'pino';
 
@@ -127,7 +127,7 @@ export class StateCache {
         }
       })(),
     );
-    await Promise.race([ready, new Promise((r) => setTimeout(r, readyTimeoutMs).unref())]);
+    await within(ready, readyTimeoutMs);
   }
 
   /** Stops every consumer. */

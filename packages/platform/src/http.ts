@@ -3,6 +3,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
+import { TIMED_OUT, within } from './within';
 
 /** State every HTTP service keeps on `ctx.state`. */
 export interface RequestState {
@@ -122,11 +123,11 @@ export function healthRoutes(lifecycle: Lifecycle, checks: Record<string, Readin
   };
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([
-    p,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
-  ]);
+/** The promise's value; throws when it takes longer than `ms`. */
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  const value = await within(p, ms);
+  if (value === TIMED_OUT) throw new Error('timeout');
+  return value;
 }
 
 /** Options of `readJsonBody`. */

@@ -21,3 +21,4 @@ export * from './shared-call';
 export * from './trace-context';
 export * from './turn-batch';
 export * from './usage-events';
+export * from './within';

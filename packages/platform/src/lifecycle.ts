@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { TIMED_OUT, within } from './within';
 
 /** One step of an ordered shutdown. */
 interface Step {
@@ -52,9 +53,6 @@ export class Lifecycle {
   private async runSteps(reason: string): Promise<void> {
     this.draining = true;
     this.logger.info({ reason }, 'shutting down');
-    const deadline = new Promise<'timeout'>((resolve) =>
-      setTimeout(resolve, this.timeoutMs, 'timeout').unref(),
-    );
     const all = (async () => {
       for (const step of this.steps) {
         try {
@@ -64,7 +62,7 @@ export class Lifecycle {
         }
       }
     })();
-    if ((await Promise.race([all, deadline])) === 'timeout') {
+    if ((await within(all, this.timeoutMs)) === TIMED_OUT) {
       this.logger.error({ timeoutMs: this.timeoutMs }, 'shutdown deadline passed');
       throw new Error('shutdown deadline passed');
     }

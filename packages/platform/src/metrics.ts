@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { RequestMetrics } from './request-metrics';
+import { TIMED_OUT, within } from './within';
 
 /** The metrics every service records; services add their own on `registry`. */
 export interface ServiceMetrics {
@@ -129,13 +130,9 @@ export function registerConsumerLag(
 
 /** The promise's value, or undefined when it fails or takes longer than `ms`. */
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const value = await within(
+    promise.catch(() => undefined),
+    ms,
+  );
+  return value === TIMED_OUT ? undefined : value;
 }
