@@ -10,7 +10,7 @@
  * Results (figures and ratios against the targets) go to bench/results/.
  *
  * Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
- *        [--only reads,starts] [--generator wrk|autocannon]
+ *        [--only reads,starts] [--generator wrk|autocannon] [--log-level warn|info]
  * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts, launch). Each scenario
  * runs --rounds times between runs of its baseline; figures and ratios are the medians.
  */
@@ -36,6 +36,9 @@ const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 50);
 const BULK_CONNECTIONS = arg('bulk-connections', 2);
 const ROUNDS = arg('rounds', 5);
+// The services' log level: warn by default, as every earlier run; the chart's default is info,
+// which adds an access line per request (`--log-level info` measures that).
+const LOG_LEVEL = argText('log-level') ?? 'warn';
 // wrk (native, its own process) when installed: autocannon parses every response in JavaScript on
 // the same two cores, and for the page it spends more per request than the server does.
 const GENERATOR = argText('generator') ?? (hasWrk() ? 'wrk' : 'autocannon');
@@ -184,7 +187,7 @@ async function startSystem(children, dbUrl) {
   const suffix = Date.now().toString(36);
   const env = {
     NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL,
     ADMIN_TOKEN: 'bench-admin-token',
     DATABASE_URL: dbUrl,
     DATABASE_POOL_SIZE: '20',
@@ -252,6 +255,7 @@ async function seed(ports) {
 async function main() {
   log(`load generator: ${GENERATOR}`);
   log(`services' node flags: ${NODE_FLAGS.join(' ') || '(none)'}`);
+  log(`services' log level: ${LOG_LEVEL}`);
   if (GENERATOR === 'autocannon' && argText('generator') === undefined)
     log(
       'wrk is not installed (apt-get install wrk): autocannon runs in this process and competes with what it measures; its figures are not comparable with runs made with wrk',
@@ -264,6 +268,7 @@ async function main() {
     machine: { cpus: require('node:os').cpus().length, node: process.version },
     loadGenerator: GENERATOR,
     serviceNodeFlags: NODE_FLAGS,
+    logLevel: LOG_LEVEL,
     durationSeconds: DURATION,
     rounds: ROUNDS,
     connections: CONNECTIONS,

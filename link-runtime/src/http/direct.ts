@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AppError,
+  accessLogger,
   isFailure,
   logAccess,
   methodNotAllowed,
@@ -111,6 +112,7 @@ export function directRoute(
   spec: DirectRoute,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { route } = spec;
+  const access = accessLogger(deps.logger);
   return (req, res) => {
     const match = spec.path.exec(req.url ?? '');
     if (!match) return false;
@@ -131,7 +133,7 @@ export function directRoute(
       (status) => {
         const ms = performance.now() - started;
         deps.metrics.http.record([method, route], String(status), ms / 1000);
-        logAccess(deps.logger, log, method, route, status, ms);
+        logAccess(access, requestId, method, route, status, ms);
       },
       (err) => {
         // serve() answers every refusal itself; this is a failure to write at all.

@@ -4,6 +4,7 @@ import Koa from 'koa';
 import pino from 'pino';
 import { AppError } from './errors';
 import { requestContext } from './http';
+import { REDACT_PATHS } from './logger';
 
 /** Starts a Koa app with requestContext and a route with a secret in its path; returns its log lines. */
 async function withApp(fn: (url: string) => Promise<void>): Promise<Record<string, unknown>[]> {
@@ -15,10 +16,17 @@ async function withApp(fn: (url: string) => Promise<void>): Promise<Record<strin
     },
   });
   const app = new Koa();
-  app.use(requestContext(pino({ level: 'info' }, sink)));
+  // Redacting as every service's logger does (createLogger).
+  app.use(
+    requestContext(pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink)),
+  );
   const router = new Router();
   router.get('/i/:token', (ctx) => {
     ctx.body = { ok: true };
+  });
+  router.get('/noted', (ctx) => {
+    ctx.state.log.info({ token: 'SECRETTOKEN987654321', note: 'seen' }, 'noted');
+    ctx.body = {};
   });
   router.get('/boom', () => {
     throw new Error('driver says: relation "secret_table" does not exist');
@@ -50,6 +58,21 @@ describe('requestContext', () => {
     });
     expect(JSON.stringify(lines)).not.toContain('SECRETTOKEN');
     expect(lines[0]).toMatchObject({ route: '/i/:token', status: 200, requestId: 'req-1' });
+  });
+
+  it("writes the access line with the request id and redacts the request's own lines as before", async () => {
+    const lines = await withApp(async (url) => {
+      await fetch(`${url}/noted`, { headers: { 'x-request-id': 'req-2' } });
+    });
+    expect(JSON.stringify(lines)).not.toContain('SECRETTOKEN');
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'noted', requestId: 'req-2', token: '[redacted]', note: 'seen' }),
+      expect.objectContaining({ msg: 'request', requestId: 'req-2', route: '/noted', status: 200 }),
+    ]);
+    const access = lines[1];
+    expect(Object.keys(access).sort()).toEqual(
+      ['level', 'time', 'pid', 'hostname', 'requestId', 'method', 'route', 'status', 'ms', 'msg'].sort(),
+    );
   });
 
   it('answers errors with the catalogue body, hides unexpected ones, and echoes the request id', async () => {

@@ -20,6 +20,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * as its route template so that secrets in paths (link tokens) never reach the logs.
  */
 export function requestContext(logger: Logger): Middleware {
+  const access = accessLogger(logger);
   return async (ctx: Context, next: Next) => {
     const requestId = requestIdOf(ctx.get('x-request-id'));
     const started = process.hrtime.bigint();
@@ -40,7 +41,8 @@ export function requestContext(logger: Logger): Middleware {
       if (isFailure(appError)) ctx.state.log.error({ err }, 'request failed');
     } finally {
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      logAccess(logger, log, ctx.method, route, ctx.status, Number(process.hrtime.bigint() - started) / 1e6);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logAccess(access, requestId, ctx.method, route, ctx.status, ms);
     }
   };
 }
@@ -51,12 +53,21 @@ export function requestIdOf(given: string | undefined): string {
 }
 
 /**
- * Writes a request's access line, at info whatever its status, when that level is enabled,
- * through `log`, which gives the request's logger. `route` is a template, never the raw path.
+ * The logger of access lines (see logAccess): `logger` without its redaction. An access line
+ * holds only the fields logAccess gives it, none of them secret (the path as its route template),
+ * and redaction cost each line more than writing it (~8 of ~17 µs): one line per request.
+ */
+export function accessLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: [] });
+}
+
+/**
+ * Writes a request's access line through `access` (see accessLogger), at info whatever its
+ * status, when that level is enabled. `route` is a template, never the raw path.
  */
 export function logAccess(
-  logger: Logger,
-  log: () => Logger,
+  access: Logger,
+  requestId: string,
   method: string,
   route: string,
   status: number,
@@ -64,7 +75,8 @@ export function logAccess(
 ): void {
   // Every status at info: a 503 is as often a refusal by the rules (a halted campaign's link) or
   // a readiness probe while starting or draining; a failure logs its own error line, with its cause.
-  if (logger.isLevelEnabled('info')) log().info({ method, route, status, ms }, 'request');
+  // The request id is a field of the line: a child logger per request would cost more than it.
+  if (access.isLevelEnabled('info')) access.info({ requestId, method, route, status, ms }, 'request');
 }
 
 /** Reads the request body as UTF-8 text; past `limitBytes` it refuses with 413 `payload_too_large`. */
