@@ -286,7 +286,8 @@ function hasWrk() {
 
 /**
  * Loads `url` (with `paths`, the paths of its origin in turn, one a request) with the chosen
- * generator (`wrk`, `autocannon`, or `each-once`: every path once, see runEachOnce) and returns requests/s and latency percentiles (ms), with
+ * generator (`wrk`, `autocannon`, or `each-once`: every path once, see runEachOnce) and returns
+ * requests/s and latency percentiles (ms), with
  * non-2xx counted, and what each request cost the whole machine in CPU (every process: load
  * generator, services, stores), also per process, with the share of time the host took from this
  * machine: throughput drifts with the machine's speed, CPU per request much less so.

@@ -120,6 +120,22 @@ describe('first opens of many links at once (a launch)', () => {
     expect(server.batches).toHaveLength(1);
   });
 
+  it('refuse a short answer as unavailable and cache none of it', async () => {
+    server.shortAnswers = true;
+    try {
+      const cache = new RecipientCache(client, 60_000, 1_000_000);
+      const outcomes = await Promise.allSettled([token(40), token(41)].map((t) => cache.resolve(t)));
+      expect(outcomes.map((o) => o.status === 'rejected' && o.reason.code)).toEqual([
+        'unavailable',
+        'unavailable',
+      ]);
+      expect(cache.peek(token(40))).toBeUndefined();
+      expect(cache.peek(token(41))).toBeUndefined();
+    } finally {
+      server.shortAnswers = false;
+    }
+  });
+
   it('ask one token a call when the recipient service predates ResolveLinks', async () => {
     const older = new TestResolveLinkServer(false);
     for (let i = 0; i < 3; i++) older.recipients.set(token(i), recipient(i));

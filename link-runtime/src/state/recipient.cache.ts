@@ -124,8 +124,9 @@ export class RecipientCache {
   }
 
   private async resolveSeveral(lookups: Lookup[]): Promise<(LinkedRecipient | null)[]> {
+    let res: { results: { recipient: RecipientMessage | null }[] };
     try {
-      const res = await inSharedSpan(
+      res = await inSharedSpan(
         'ResolveLinks shared',
         lookups.map((l) => l.traceContext),
         { 'outreach.links_shared': lookups.length },
@@ -137,12 +138,17 @@ export class RecipientCache {
             { deadlineMs: DEADLINE_MS },
           ),
       );
-      return lookups.map((_, i) => res.results[i]?.recipient ?? null);
     } catch (err) {
       // A recipient service without ResolveLinks: coalescedUnary asks for each token alone.
       if ((err as ServiceError).code === status.UNIMPLEMENTED) throw err;
       throw lookupFailure(err);
     }
+    // A short answer would have the missing tokens cached as absent: refuse it whole instead.
+    if (res.results.length !== lookups.length)
+      throw new AppError('unavailable', undefined, {
+        cause: new Error(`ResolveLinks answered ${res.results.length} of ${lookups.length} tokens`),
+      });
+    return res.results.map((r) => r.recipient ?? null);
   }
 }
 

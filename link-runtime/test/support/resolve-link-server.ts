@@ -14,6 +14,8 @@ export class TestResolveLinkServer {
   calls = 0;
   /** The tokens of each ResolveLinks call answered. */
   batches: string[][] = [];
+  /** When set, ResolveLinks answers one token fewer than it was asked (a broken server). */
+  shortAnswers = false;
   private server = new Server();
   port = 0;
 
@@ -40,7 +42,8 @@ export class TestResolveLinkServer {
     if (this.batched)
       handlers.ResolveLinks = unary<{ tokens: string[] }, unknown>(logger, 'ResolveLinks', async (req) => {
         this.batches.push(req.tokens);
-        return { results: req.tokens.map((token) => ({ recipient: this.recipients.get(token), token })) };
+        const results = req.tokens.map((token) => ({ recipient: this.recipients.get(token), token }));
+        return { results: this.shortAnswers ? results.slice(1) : results };
       });
     this.server.addService(proto.outreach.v1.RecipientService.service, handlers as never);
     this.port = await new Promise<number>((resolve, reject) =>
