@@ -6,7 +6,6 @@ import {
   type ConversationRecord,
   countCampaignConversations,
   insertConversations,
-  loadRecipientFacts,
   loadRecipientsFacts,
   rollUpConversations,
 } from '../src/admission/conversations.repository';
@@ -46,6 +45,10 @@ function conversation(recipientId: string, campaignId: string, startedAtMs: numb
     startedAt: new Date(startedAtMs),
   };
 }
+
+/** One recipient's facts, as a rebuild reads them. */
+const factsOf = async (recipientId: string, since: Date | null) =>
+  (await loadRecipientsFacts(pool, [{ recipientId, since }]))[0];
 
 const rowsOf = async (recipientId: string) =>
   Number(
@@ -115,8 +118,8 @@ describe('rolling up old conversations', () => {
     );
     const since = new Date(NOW - 30 * DAY);
     const before = {
-      a: await loadRecipientFacts(pool, a, since),
-      b: await loadRecipientFacts(pool, b, since),
+      a: await factsOf(a, since),
+      b: await factsOf(b, since),
       campaign: await countCampaignConversations(pool, campaign),
     };
     expect([before.a.count, before.b.count, before.campaign]).toEqual([9, 5, 14]);
@@ -126,8 +129,8 @@ describe('rolling up old conversations', () => {
     for (let n = 3; n === 3; folded.push(n)) n = await rollUpConversations(pool, CUTOFF, 3);
     expect(folded.reduce((x, y) => x + y, 0)).toBe(11);
 
-    expect(await loadRecipientFacts(pool, a, since)).toEqual(before.a);
-    expect(await loadRecipientFacts(pool, b, since)).toEqual(before.b);
+    expect(await factsOf(a, since)).toEqual(before.a);
+    expect(await factsOf(b, since)).toEqual(before.b);
     expect(await countCampaignConversations(pool, campaign)).toBe(before.campaign);
     // The recent rows and the unannounced one are still rows; the rest went into counts.
     expect(await rowsOf(a)).toBe(2);
@@ -157,7 +160,7 @@ describe('rolling up old conversations', () => {
     expect(await countCampaignConversations(pool, campaigns[0])).toBe(1500);
     expect(await countCampaignConversations(pool, campaigns[1])).toBe(1500);
     for (const r of recipients) {
-      expect((await loadRecipientFacts(pool, r, null)).count).toBe(250);
+      expect((await factsOf(r, null)).count).toBe(250);
       expect(await rowsOf(r)).toBe(0);
     }
   });
@@ -171,7 +174,7 @@ describe('rolling up old conversations', () => {
     const stop = rollUpPeriodically({ pool, logger, clock: () => new Date(NOW) }, 400, 60_000);
     await stop();
     expect(await rowsOf(r)).toBe(1);
-    expect((await loadRecipientFacts(pool, r, null)).count).toBe(2);
+    expect((await factsOf(r, null)).count).toBe(2);
     expect(lines.some((l) => l.msg === 'old conversations rolled up' && Number(l.folded) >= 1)).toBe(true);
   });
 

@@ -118,15 +118,6 @@ export async function loadRecipientsFacts(pool: Pool, queries: FactsQuery[]): Pr
   }));
 }
 
-/** One recipient's facts (see loadRecipientsFacts). */
-export async function loadRecipientFacts(
-  pool: Pool,
-  recipientId: string,
-  since: Date | null,
-): Promise<RecipientFacts> {
-  return (await loadRecipientsFacts(pool, [{ recipientId, since }]))[0];
-}
-
 /** A campaign's conversations in the durable record (rows and rolled-up count, read together). */
 export async function countCampaignConversations(pool: Pool, campaignId: string): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
