@@ -1,4 +1,4 @@
-import { type Client, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type Client, Metadata } from '@grpc/grpc-js';
 import { MAX_RECIPIENT_LOOKUPS, type RecipientMessage } from '@outreach/contracts';
 import {
   type AppError,
@@ -63,33 +63,32 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
   const read = coalescedUnary(
     single,
     async (batch: Lookup[]): Promise<Outcome[]> => {
-      let res: { results: (ItemRefusal & { recipient: RecipientMessage | null })[] };
-      try {
-        res = await inSharedSpan(
-          'GetRecipients shared',
-          batch.map((l) => l.traceContext),
-          { 'outreach.reads_shared': batch.length },
-          () =>
-            callUnary(
-              client,
-              'GetRecipients',
-              { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
-              { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
-            ),
-        );
-      } catch (err) {
-        // A service without GetRecipients: coalescedUnary reads the batch one call per recipient.
-        if ((err as ServiceError).code === status.UNIMPLEMENTED) throw err;
-        // Each read's refusal names its own request id (an `internal` body carries it).
-        return batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) }));
-      }
+      const res = await inSharedSpan(
+        'GetRecipients shared',
+        batch.map((l) => l.traceContext),
+        { 'outreach.reads_shared': batch.length },
+        () =>
+          callUnary<
+            { lookups: unknown[] },
+            { results: (ItemRefusal & { recipient: RecipientMessage | null })[] }
+          >(
+            client,
+            'GetRecipients',
+            { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
+            { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
+          ),
+      );
       return batch.map((l, i) => {
         const item = res.results[i];
         if (item?.recipient) return { recipient: item.recipient };
         return { refusal: fromItemRefusal(item ?? {}, l.requestId) };
       });
     },
-    MAX_RECIPIENT_LOOKUPS,
+    {
+      maxBatch: MAX_RECIPIENT_LOOKUPS,
+      // Each read's refusal names its own request id (an `internal` body carries it).
+      failed: (err, batch) => batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) })),
+    },
   );
 
   return async (projectId, recipientId, requestId) => {

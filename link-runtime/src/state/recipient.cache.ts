@@ -1,4 +1,4 @@
-import { type Client, type ServiceError, status } from '@grpc/grpc-js';
+import type { Client } from '@grpc/grpc-js';
 import { MAX_LINK_LOOKUPS, type RecipientMessage } from '@outreach/contracts';
 import {
   AppError,
@@ -45,7 +45,12 @@ export class RecipientCache {
   private readonly lookUp = coalescedUnary(
     (lookup: Lookup) => this.resolveOne(lookup.token),
     (lookups: Lookup[]) => this.resolveSeveral(lookups),
-    MAX_LINK_LOOKUPS,
+    {
+      maxBatch: MAX_LINK_LOOKUPS,
+      failed: (err) => {
+        throw lookupFailure(err);
+      },
+    },
   );
   private readonly byId = new Map<string, string>();
   private generation = 0;
@@ -124,25 +129,18 @@ export class RecipientCache {
   }
 
   private async resolveSeveral(lookups: Lookup[]): Promise<(LinkedRecipient | null)[]> {
-    let res: { results: { recipient: RecipientMessage | null }[] };
-    try {
-      res = await inSharedSpan(
-        'ResolveLinks shared',
-        lookups.map((l) => l.traceContext),
-        { 'outreach.links_shared': lookups.length },
-        () =>
-          callUnary<{ tokens: string[] }, { results: { recipient: RecipientMessage | null }[] }>(
-            this.client,
-            'ResolveLinks',
-            { tokens: lookups.map((l) => l.token) },
-            { deadlineMs: DEADLINE_MS },
-          ),
-      );
-    } catch (err) {
-      // A recipient service without ResolveLinks: coalescedUnary asks for each token alone.
-      if ((err as ServiceError).code === status.UNIMPLEMENTED) throw err;
-      throw lookupFailure(err);
-    }
+    const res = await inSharedSpan(
+      'ResolveLinks shared',
+      lookups.map((l) => l.traceContext),
+      { 'outreach.links_shared': lookups.length },
+      () =>
+        callUnary<{ tokens: string[] }, { results: { recipient: RecipientMessage | null }[] }>(
+          this.client,
+          'ResolveLinks',
+          { tokens: lookups.map((l) => l.token) },
+          { deadlineMs: DEADLINE_MS },
+        ),
+    );
     // A short answer would have the missing tokens cached as absent: refuse it whole instead.
     if (res.results.length !== lookups.length)
       throw new AppError('unavailable', undefined, {

@@ -3,7 +3,7 @@ import { coalescedUnary } from './coalesced-unary';
 
 const unimplemented = Object.assign(new Error('12 UNIMPLEMENTED'), { code: status.UNIMPLEMENTED });
 
-function calls(severalFails?: Error) {
+function calls(severalFails?: Error, failed?: (err: unknown, items: string[]) => string[]) {
   const log: string[] = [];
   const call = coalescedUnary(
     async (item: string) => {
@@ -16,7 +16,7 @@ function calls(severalFails?: Error) {
       if (severalFails) throw severalFails;
       return items.map((item) => item.toUpperCase());
     },
-    3,
+    { maxBatch: 3, failed },
   );
   return { log, call };
 }
@@ -43,5 +43,16 @@ test('any other failure of the batched call fails every call of its batch', asyn
   const { log, call } = calls(new Error('deadline'));
   const outcomes = await Promise.allSettled(['a', 'b'].map(call));
   expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+  expect(log).toEqual(['several a,b']);
+});
+
+test('with failed, any other failure of the batched call is answered per item by it', async () => {
+  const { log, call } = calls(new Error('deadline'), (err, items) =>
+    items.map((item) => `${item}: ${(err as Error).message}`),
+  );
+  expect(await Promise.all(['a', 'b'].map(call))).toEqual(['a: deadline', 'b: deadline']);
+  // UNIMPLEMENTED still falls back to single calls, not to failed.
+  const older = calls(unimplemented, () => ['never']);
+  expect(await Promise.all(['c', 'd'].map(older.call))).toEqual(['C', 'D']);
   expect(log).toEqual(['several a,b']);
 });
