@@ -26,7 +26,6 @@ const DEADLINE_MS = 3000;
 interface Entry {
   recipient: LinkedRecipient | null;
   expiresAt: number;
-  generation: number;
 }
 
 /**
@@ -98,7 +97,7 @@ export class RecipientCache {
     const recipient = await this.lookUp({ token, traceContext: currentTraceContext() });
     // An invalidation arrived during the call: the answer may predate it, so don't keep it.
     if (generation === this.generation) {
-      this.entries.set(token, { recipient, expiresAt: this.now() + this.ttlMs, generation });
+      this.entries.set(token, { recipient, expiresAt: this.now() + this.ttlMs });
       if (recipient) this.byId.set(recipient.id, token);
     }
     return recipient;
