@@ -19,11 +19,7 @@ if (process.env.ACCESS_LINE_CHILD !== '1') {
 }
 
 const { accessLogger, createLogger, logAccess } = require('../packages/platform/dist');
-
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
+const { arg, median } = require('./lib');
 const LINES = arg('lines', 200000);
 const ROUNDS = arg('rounds', 5);
 
@@ -58,7 +54,6 @@ async function measure(write) {
   // Alternating, so that a change of the machine's speed touches both alike.
   for (let round = 0; round < ROUNDS; round++)
     for (const [name, write] of Object.entries(ways)) results[name].push(await measure(write));
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
   const summary = Object.fromEntries(
     Object.entries(results).map(([name, xs]) => [
       name,

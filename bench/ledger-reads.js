@@ -9,11 +9,11 @@ const path = require('node:path');
 const fs = require('node:fs');
 const { Pool } = require('pg');
 const { migrate } = require('../packages/platform/dist');
+const { arg, median } = require('./lib');
 const { conversationsOverTime } = require('../campaign-service/dist/dashboard/usage-chart');
 const { billableUsage } = require('../campaign-service/dist/billing/statements.service');
 
-const argIndex = process.argv.indexOf('--conversations');
-const CONVERSATIONS = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 1_000_000;
+const CONVERSATIONS = arg('conversations', 1_000_000);
 const SERVER = 'postgres://postgres@127.0.0.1:5432';
 const MONTH = '2026-02';
 
@@ -32,7 +32,7 @@ async function timed(fn) {
     await fn();
     runs.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
-  return runs.sort((a, b) => a - b)[2];
+  return median(runs);
 }
 
 async function main() {

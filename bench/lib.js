@@ -314,4 +314,22 @@ async function load({ generator = 'autocannon', backendNames, ...opts }) {
 
 const round = (x) => Math.round(x * 10) / 10;
 
-module.exports = { freePort, forkReady, spawnService, stopAll, load, hasWrk };
+/** The value given after `--name` on the command line, or undefined. */
+function argText(name) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+/** The number given after `--name`, or `def`. */
+function arg(name, def) {
+  const text = argText(name);
+  return text === undefined ? def : Number(text);
+}
+
+/** The median of `xs` (the lower of the middle two when even). */
+function median(xs) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+module.exports = { freePort, forkReady, spawnService, stopAll, load, hasWrk, argText, arg, median };

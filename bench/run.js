@@ -23,15 +23,19 @@ const YAML = require('yaml');
 const { deleteStreams } = require('../packages/platform/dist/nats');
 const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
 const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
-const { freePort, forkReady, hasWrk, spawnService, stopAll, load: loadWith } = require('./lib');
+const {
+  arg,
+  argText,
+  freePort,
+  forkReady,
+  hasWrk,
+  median,
+  spawnService,
+  stopAll,
+  load: loadWith,
+} = require('./lib');
 
 const root = path.resolve(__dirname, '..');
-/** The value given after `--name`, or undefined. */
-const argText = (name) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-};
-const arg = (name, def) => (argText(name) === undefined ? def : Number(argText(name)));
 const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 50);
 const BULK_CONNECTIONS = arg('bulk-connections', 2);
@@ -89,11 +93,6 @@ async function dropStoresOf(env) {
 }
 
 /** Median of numbers (the lower middle one for an even count). */
-function median(xs) {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}
-
 /** Each process's median CPU per request over the rounds (0 in a round where it used none). */
 function medianByProcess(rounds) {
   const labels = new Set(rounds.flatMap((r) => Object.keys(r.cpuMicrosByProcess ?? {})));
