@@ -120,7 +120,7 @@ export const CONFIG_SPEC = {
     default: 50,
     min: 0,
     max: 500,
-    doc: 'how long written admissions wait to be announced together in one usage event (0: those of one event-loop turn)',
+    doc: 'least time between usage events: written admissions wait up to this long to be announced together in one (0: those of one event-loop turn)',
   },
   COUNTER_REBUILD_GRACE_MS: {
     type: 'int',

@@ -197,11 +197,10 @@ export class Admission {
 
   constructor(private readonly deps: AdmissionDeps) {
     this.commits = new GroupCommit((rows) => this.write(rows), deps.groupCommitMs);
-    this.announcements = new GroupCommit(
-      (batches) => this.announce(batches),
-      deps.usagePublishMs,
-      MAX_BATCHES_PER_ANNOUNCEMENT,
-    );
+    this.announcements = new GroupCommit((batches) => this.announce(batches), deps.usagePublishMs, {
+      maxBatch: MAX_BATCHES_PER_ANNOUNCEMENT,
+      spaced: true,
+    });
     this.confirmed = new GroupCommit((ids) => deleteBatches(deps.pool, ids), 20);
   }
 
@@ -415,10 +414,10 @@ export class Admission {
   }
 
   /**
-   * Publishes the batches written within `usagePublishMs` of each other as one event under a
-   * new id, then confirms every one of them. Each JetStream message costs the servers about the
-   * same whatever it carries (its store, two deliveries and their acks), so under load one
-   * event per interval instead of one per write. If it is not confirmed, each batch stays
+   * Publishes the batches written since the last event as one event under a new id (events
+   * start at least `usagePublishMs` apart), then confirms every one of them. Each JetStream
+   * message costs the servers about the same whatever it carries (its store, two deliveries and
+   * their acks), so under load one event per interval instead of one per write. If it is not confirmed, each batch stays
    * unconfirmed and the sweeper republishes it under its own id: the consumers apply each
    * batch once whichever event brings it.
    */

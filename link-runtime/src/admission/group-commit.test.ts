@@ -66,7 +66,7 @@ describe('GroupCommit', () => {
         if (calls === 1) throw new Error('disk full');
       },
       1000,
-      2,
+      { maxBatch: 2 },
     );
     const first = Promise.allSettled([gc.add(1), gc.add(2)]);
     const third = gc.add(3);
@@ -74,5 +74,50 @@ describe('GroupCommit', () => {
     await gc.close(); // writes the waiting item without waiting for the timer
     await expect(third).resolves.toBeUndefined();
     expect(calls).toBe(2);
+  });
+
+  it('when spaced, starts the next write no sooner than delayMs after the last began', async () => {
+    const began: number[] = [];
+    const batches: number[][] = [];
+    const { promise: firstStarted, resolve: started } = deferred();
+    const gc = new GroupCommit<number>(
+      async (items) => {
+        began.push(performance.now());
+        batches.push(items);
+        if (batches.length === 1) started();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      },
+      60,
+      { spaced: true },
+    );
+    const first = gc.add(1);
+    await firstStarted;
+    await Promise.all([first, gc.add(2), gc.add(3)]);
+    expect(batches).toEqual([[1], [2, 3]]);
+    // Timers fire late, never early; a millisecond's leeway for the clocks' rounding.
+    expect(began[1] - began[0]).toBeGreaterThanOrEqual(59);
+  });
+
+  it('when spaced, close writes what waits without waiting for the spacing', async () => {
+    const batches: number[][] = [];
+    const { promise: firstStarted, resolve: started } = deferred();
+    const gc = new GroupCommit<number>(
+      async (items) => {
+        batches.push(items);
+        if (batches.length === 1) started();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      },
+      10_000,
+      { maxBatch: 2, spaced: true },
+    );
+    // A full batch is written at once, so the first write needs no timer.
+    const first = [gc.add(1), gc.add(2)];
+    await firstStarted;
+    const third = gc.add(3);
+    const closing = performance.now();
+    await gc.close();
+    await Promise.all([...first, third]);
+    expect(batches).toEqual([[1, 2], [3]]);
+    expect(performance.now() - closing).toBeLessThan(5_000);
   });
 });

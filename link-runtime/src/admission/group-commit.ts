@@ -1,23 +1,40 @@
+/** Options of a GroupCommit. */
+export interface GroupCommitOptions {
+  /** Most items in one write (default 500); a queue that reaches it is written at once. */
+  maxBatch?: number;
+  /**
+   * Writes also start at least `delayMs` apart: under load, one write per `delayMs` carrying
+   * all that arrived meanwhile, for writes that cost about the same whatever they carry.
+   */
+  spaced?: boolean;
+}
+
 /**
  * Batches concurrent writes into one, one write at a time: callers `add` an item and wait.
  * When nothing is being written, the items that arrive within `delayMs` are written together
  * (with 0, those added in the same turn of the event loop, until its check phase);
  * while a write is in progress, arriving items wait for it and go together in the next one
- * (at most `maxBatch` per write). So batches grow with the load by themselves, and a quiet
- * moment costs only `delayMs`. Every caller learns the result of its own batch's write; a
- * failure fails only the callers of that batch.
+ * (at most `maxBatch` per write; with `spaced`, no sooner than `delayMs` after it began). So
+ * batches grow with the load by themselves, and a quiet moment costs only `delayMs`. Every
+ * caller learns the result of its own batch's write; a failure fails only the callers of that batch.
  */
 export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private writing = false;
+  private closing = false;
   private readonly idle: (() => void)[] = [];
+  private readonly maxBatch: number;
+  private readonly spaced: boolean;
 
   constructor(
     private readonly flush: (items: T[]) => Promise<void>,
     private readonly delayMs: number,
-    private readonly maxBatch = 500,
-  ) {}
+    { maxBatch = 500, spaced = false }: GroupCommitOptions = {},
+  ) {
+    this.maxBatch = maxBatch;
+    this.spaced = spaced && delayMs > 0;
+  }
 
   /** Resolves once `item` is durably written together with its batch. */
   add(item: T): Promise<void> {
@@ -33,6 +50,7 @@ export class GroupCommit<T> {
 
   /** Writes whatever waits now and resolves once nothing is left to write. */
   async close(): Promise<void> {
+    this.closing = true;
     if (!this.writing) this.drain();
     if (!this.writing) return;
     await new Promise<void>((resolve) => this.idle.push(resolve));
@@ -50,6 +68,7 @@ export class GroupCommit<T> {
       return;
     }
     this.writing = true;
+    const began = Date.now();
     this.flush(batch.map((b) => b.item))
       .then(
         () => {
@@ -61,8 +80,12 @@ export class GroupCommit<T> {
       )
       .finally(() => {
         this.writing = false;
-        // What arrived during the write goes now: it has waited one write already.
-        this.drain();
+        const full = this.queue.length >= this.maxBatch;
+        const wait = this.spaced && !this.closing && !full ? began + this.delayMs - Date.now() : 0;
+        // What arrived during the write goes now, as it has waited one write already; when
+        // spaced, once `delayMs` has passed since this write began, unless a batch is full.
+        if (wait > 0 && this.queue.length > 0) this.timer = setTimeout(() => this.drain(), wait);
+        else this.drain();
       });
   }
 }
