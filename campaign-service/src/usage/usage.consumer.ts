@@ -63,40 +63,45 @@ export async function recordUsageBatch(pool: Pool, batch: Usage[]): Promise<numb
 /** Where this service records the usage batches it applied. */
 export const APPLIED_USAGE_TABLES = ['campaigns.applied_usage_batches'] as const;
 
+// Quarter hours as the ledger bins them (012: date_bin of 15 minutes from 2000-01-01 UTC, an
+// instant a whole number of quarter hours after the Unix epoch, so bins align with the epoch's).
+const QUARTER_MS = 15 * 60 * 1000;
+
 /**
  * Records written batches of conversations (UsageStarts events) exactly once, in one
  * statement: the batch ids are recorded in `applied_usage_batches`, and only the newly recorded
  * batches add to their campaigns' totals and quarter-hour counts, binned as the ledger's
- * triggers bin (012). A batch delivered again, alone or with others, changes nothing. Returns
- * how many conversations were recorded now.
+ * triggers bin (012). A batch's starts are counted here by campaign and quarter hour first, so
+ * the statement gets a row per batch, campaign and quarter, not one per conversation. A batch
+ * delivered again, alone or with others, changes nothing. Returns how many conversations were
+ * recorded now.
  */
 export async function recordUsageStarts(pool: Pool, batches: readonly UsageStartsBatch[]): Promise<number> {
-  const batchIds: string[] = [];
-  const campaignIds: string[] = [];
-  const startedAtMs: number[] = [];
+  const counts = new Map<string, { batchId: string; campaignId: string; quarterMs: number; n: number }>();
   const distinct = distinctBatches(batches);
   for (const batch of distinct)
     for (const r of batch.recipients)
       for (const ms of r.startedAtMs) {
-        batchIds.push(batch.batchId);
-        campaignIds.push(r.campaignId);
-        startedAtMs.push(ms);
+        const quarterMs = Math.floor(ms / QUARTER_MS) * QUARTER_MS;
+        const key = `${batch.batchId} ${r.campaignId} ${quarterMs}`;
+        const count = counts.get(key);
+        if (count) count.n++;
+        else counts.set(key, { batchId: batch.batchId, campaignId: r.campaignId, quarterMs, n: 1 });
       }
   if (distinct.length === 0) return 0;
+  const rows = [...counts.values()];
   const result = await pool.query<{ recorded: number }>({
-    name: 'campaigns-record-usage-starts',
+    name: 'campaigns-record-usage-quarters',
     text: `WITH incoming AS (
-             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u (batch_id, campaign_id, started_ms)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[]) AS u (batch_id, campaign_id, quarter_ms, n)
            ), applied AS (
              INSERT INTO applied_usage_batches (batch_id)
              SELECT DISTINCT batch_id FROM incoming ORDER BY batch_id
              ON CONFLICT (batch_id) DO NOTHING
              RETURNING batch_id
            ), quarters AS (
-             SELECT i.campaign_id,
-                    date_bin('15 minutes', TIMESTAMPTZ 'epoch' + i.started_ms * INTERVAL '1 millisecond',
-                             TIMESTAMPTZ '2000-01-01 00:00:00+00') AS quarter,
-                    count(*) AS n
+             SELECT i.campaign_id, TIMESTAMPTZ 'epoch' + i.quarter_ms * INTERVAL '1 millisecond' AS quarter,
+                    sum(i.n) AS n
                FROM applied a JOIN incoming i USING (batch_id)
               GROUP BY 1, 2
            ), totals AS (
@@ -111,7 +116,12 @@ export async function recordUsageStarts(pool: Pool, batches: readonly UsageStart
              ON CONFLICT (campaign_id, quarter) DO UPDATE SET conversations = q.conversations + EXCLUDED.conversations
            )
            SELECT coalesce((SELECT sum(n) FROM quarters), 0)::int AS recorded`,
-    values: [batchIds, campaignIds, startedAtMs],
+    values: [
+      rows.map((r) => r.batchId),
+      rows.map((r) => r.campaignId),
+      rows.map((r) => r.quarterMs),
+      rows.map((r) => r.n),
+    ],
   });
   return result.rows[0].recorded;
 }
