@@ -1,8 +1,8 @@
 import { subjects, type UsageStarts } from '@outreach/contracts';
 import { newId, streamNames } from '@outreach/platform';
 import { JSONCodec } from 'nats';
-import { eventSized, type UsageBatchEvent } from '../src/admission/admission.service';
 import type { OpenLink } from '../src/admission/link-checks';
+import { eventSized, type UsageBatchEvent } from '../src/admission/usage-announcer';
 import { type AdmissionFixture, startAdmission } from './support/admission';
 import { activeCampaign, device, recipient } from './support/fixtures';
 

@@ -1,28 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type RecipientStarts,
-  subjects,
-  type UsageAdmittedBatch,
-  type UsageStarts,
-  type UsageStartsBatch,
-} from '@outreach/contracts';
+import type { RecipientStarts, UsageStartsBatch } from '@outreach/contracts';
 import {
   AppError,
   batchPerTurn,
-  type Clock,
-  type JetStreamClient,
   newId,
-  publishJson,
   randomBase62,
-  runPeriodically,
   sharedFromWhileRunning,
   sharedWhileRunning,
   TIMED_OUT,
   within,
 } from '@outreach/platform';
 import type Redis from 'ioredis';
-import type { Pool } from 'pg';
-import type { Logger } from 'pino';
 import { conversationKey } from '../conversations/conversations.store';
 import {
   ADMIT_SCRIPT,
@@ -36,13 +24,9 @@ import {
 import {
   type ConversationRecord,
   countCampaignConversations,
-  deleteBatches,
   type FactsQuery,
   insertConversations,
-  listLegacyUnpublished,
-  listUnconfirmed,
   loadRecipientsFacts,
-  markLegacyPublished,
   type RecipientFacts,
   type UsageBatch,
 } from './conversations.repository';
@@ -55,6 +39,7 @@ import {
   linkDisabled,
   type OpenLink,
 } from './link-checks';
+import { UsageAnnouncer, type UsageAnnouncerDeps } from './usage-announcer';
 
 /** Redis keys of one start: the recipient's counters, the campaign's, and the conversation's record. */
 export function startKeys(
@@ -83,20 +68,8 @@ const MAX_FACTS_PER_READ = 100;
 // Counters outlive any window; when they expire they are rebuilt from PostgreSQL like after a flush.
 const COUNTER_TTL_SECONDS = 30 * 24 * 3600;
 
-// Written batches announced together at most, and conversations one usage event carries at
-// most: a start instant each (~14 bytes) and a recipient's ids (~100 bytes) per recipient of a
-// batch, so an event stays well under NATS's default 1 MB payload limit.
-const MAX_BATCHES_PER_ANNOUNCEMENT = 100;
-const MAX_EVENT_CONVERSATIONS = 2000;
-
 // How long a rebuild waits for this instance's admissions still being written (see seed()).
 const REBUILD_WAIT_MS = 5000;
-
-/** A written batch, as its usage event carries it. */
-export interface UsageBatchEvent {
-  id: string;
-  batch: UsageStartsBatch;
-}
 
 /** The epochs an admission was counted under: what its release must match (RELEASE_SCRIPT). */
 interface Counted {
@@ -110,15 +83,10 @@ const admitScript = new LuaScript(ADMIT_SCRIPT);
 const seedScript = new LuaScript(SEED_SCRIPT);
 const releaseScript = new LuaScript(RELEASE_SCRIPT);
 
-/** Dependencies of the admission step. */
-export interface AdmissionDeps {
+/** Dependencies of the admission step (and of the announcer of its usage). */
+export interface AdmissionDeps extends UsageAnnouncerDeps {
   redis: Redis;
-  pool: Pool;
-  js: JetStreamClient;
   redisPrefix: string;
-  natsPrefix: string;
-  clock: Clock;
-  logger: Logger;
   groupCommitMs: number;
   /** After Redis lost the counters, how long rebuilds wait for other replicas' writes (see seed()). */
   rebuildGraceMs: number;
@@ -126,8 +94,6 @@ export interface AdmissionDeps {
   conversationTtlSeconds: number;
   /** Whether the admission writes the conversation's Redis record, or leaves it to its first message. */
   recordAtStart: boolean;
-  /** How long written batches wait to be announced together in one usage event (0: one turn). */
-  usagePublishMs: number;
   /** Told of each seeding of missing counters: whether the record held anything to restore. */
   onSeeded?: (outcome: 'empty' | 'restored') => void;
 }
@@ -144,19 +110,14 @@ export interface Admitted {
  * services that show it. Admissions are written to PostgreSQL in batches before they are
  * acknowledged, each batch together with its outbox row (a UsageStartsBatch: the batch's
  * start instants by recipient), which is announced in a UsageStarts event and republished until
- * JetStream confirms it.
+ * JetStream confirms it (see UsageAnnouncer).
  */
 export class Admission {
   private readonly commits: GroupCommit<ConversationRecord>;
-  /** Written batches waiting to be announced together (see `announce`). */
-  private readonly announcements: GroupCommit<UsageBatchEvent>;
-  private readonly confirmed: GroupCommit<string>;
-  /** Stops the sweeper (see `startSweeper`). */
-  private stopSweeper: (() => Promise<void>) | undefined;
+  /** Announces written batches in usage events. */
+  private readonly usage: UsageAnnouncer;
   /** Admissions counted in Redis whose durable record is not written yet. */
   private readonly unwritten = new Set<Promise<void>>();
-  /** Usage events being published (close waits for them). */
-  private readonly publishing = new Set<Promise<void>>();
   /**
    * A campaign's conversations in the durable record, one count shared by the rebuilds that ask
    * while it is under way. Sharing a count begun before a rebuild's own waits ended is safe: while
@@ -197,11 +158,7 @@ export class Admission {
 
   constructor(private readonly deps: AdmissionDeps) {
     this.commits = new GroupCommit((rows) => this.write(rows), deps.groupCommitMs);
-    this.announcements = new GroupCommit((batches) => this.announce(batches), deps.usagePublishMs, {
-      maxBatch: MAX_BATCHES_PER_ANNOUNCEMENT,
-      spaced: true,
-    });
-    this.confirmed = new GroupCommit((ids) => deleteBatches(deps.pool, ids), 20);
+    this.usage = new UsageAnnouncer(deps);
   }
 
   /** Throws the refusal a new conversation would get now, consuming nothing. */
@@ -240,21 +197,13 @@ export class Admission {
 
   /** Republishes, now and then every `intervalMs`, the events JetStream has not confirmed. */
   startSweeper(intervalMs: number): void {
-    this.stopSweeper = runPeriodically(
-      () => this.sweep(intervalMs),
-      intervalMs,
-      this.deps.logger,
-      'usage event sweep failed',
-    );
+    this.usage.startSweeper(intervalMs);
   }
 
   /** Writes what waits, publishes it and stops the sweeper. */
   async close(): Promise<void> {
-    await this.stopSweeper?.();
     await this.commits.close();
-    await this.announcements.close();
-    await Promise.all(this.publishing);
-    await this.confirmed.close();
+    await this.usage.close();
   }
 
   /** Marks a recipient's counters for a rebuild (its limits changed, so its window may have). */
@@ -409,109 +358,8 @@ export class Admission {
     const batch: UsageStartsBatch = { batchId: id, recipients: startsByRecipient(rows) };
     const outbox: UsageBatch = { id, event: JSON.stringify(batch), createdAt: this.deps.clock() };
     await insertConversations(this.deps.pool, rows, outbox);
-    // Not awaited: the start is durable now, and a failed announcement is the sweeper's to retry.
-    this.announcements.add({ id, batch }).catch(() => undefined);
+    this.usage.announce({ id, batch });
   }
-
-  /**
-   * Publishes the batches written since the last event as one event under a new id (events
-   * start at least `usagePublishMs` apart), then confirms every one of them. Each JetStream
-   * message costs the servers about the same whatever it carries (its store, two deliveries and
-   * their acks), so under load one event per interval instead of one per write. If it is not confirmed, each batch stays
-   * unconfirmed and the sweeper republishes it under its own id: the consumers apply each
-   * batch once whichever event brings it.
-   */
-  private async announce(batches: UsageBatchEvent[]): Promise<void> {
-    const { usageStarts } = subjects(this.deps.natsPrefix);
-    await Promise.all(
-      eventSized(batches).map((group) => {
-        // A lone batch goes under its own id, as the sweeper would republish it.
-        const eventId = group.length === 1 ? group[0].id : newId('usb');
-        const event: UsageStarts = { eventId, batches: group.map((b) => b.batch) };
-        const confirm = () => Promise.all(group.map((b) => this.confirmed.add(b.id))).then(() => undefined);
-        return this.publish(usageStarts, eventId, event, confirm);
-      }),
-    );
-  }
-
-  /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`. */
-  private publish(subject: string, id: string, event: unknown, confirm: () => Promise<void>): Promise<void> {
-    const published = this.publishOnce(subject, id, event, confirm);
-    this.publishing.add(published);
-    void published.then(() => this.publishing.delete(published));
-    return published;
-  }
-
-  private async publishOnce(
-    subject: string,
-    id: string,
-    event: unknown,
-    confirm: () => Promise<void>,
-  ): Promise<void> {
-    try {
-      await publishJson(this.deps.js, subject, event, id);
-      await confirm();
-    } catch (err) {
-      this.deps.logger.warn({ err, batchId: id }, 'usage event not confirmed yet; will retry');
-    }
-  }
-
-  private async sweep(graceMs: number): Promise<void> {
-    const before = new Date(this.deps.clock().getTime() - graceMs);
-    const names = subjects(this.deps.natsPrefix);
-    // A page at a time, published together: a backlog left by a NATS outage drains quickly.
-    const batches = await listUnconfirmed(this.deps.pool, before, 200);
-    await Promise.all(
-      batches.map((batch) => {
-        const confirm = () => this.confirmed.add(batch.id);
-        const stored = JSON.parse(batch.event) as UsageStartsBatch | UsageAdmittedBatch;
-        // Each batch only ever goes on the subject of the form it was written in (an older
-        // version wrote UsageAdmittedBatch), so no conversation is applied under both schemes.
-        if ('conversations' in stored)
-          return this.publish(names.usageAdmittedBatch, batch.id, stored, confirm);
-        const event: UsageStarts = { eventId: batch.id, batches: [stored] };
-        return this.publish(names.usageStarts, batch.id, event, confirm);
-      }),
-    );
-    // Conversations the previous version wrote and did not announce: a batch each, under its id.
-    const legacy = await listLegacyUnpublished(this.deps.pool, before, 200);
-    await Promise.all(
-      legacy.map((row) =>
-        this.publish(names.usageAdmittedBatch, row.id, legacyBatchEvent(row.id, row), () =>
-          markLegacyPublished(this.deps.pool, row.id, this.deps.clock()),
-        ),
-      ),
-    );
-  }
-}
-
-/**
- * Groups batches in order so that no group's event carries more than MAX_EVENT_CONVERSATIONS
- * conversations (a batch larger than that alone goes in a group of its own).
- */
-export function eventSized(batches: readonly UsageBatchEvent[]): UsageBatchEvent[][] {
-  const groups: UsageBatchEvent[][] = [];
-  let current: UsageBatchEvent[] = [];
-  let size = 0;
-  for (const batch of batches) {
-    const n = conversationsOf(batch.batch);
-    if (current.length > 0 && size + n > MAX_EVENT_CONVERSATIONS) {
-      groups.push(current);
-      current = [];
-      size = 0;
-    }
-    current.push(batch);
-    size += n;
-  }
-  if (current.length > 0) groups.push(current);
-  return groups;
-}
-
-/** How many conversations a written batch holds. */
-function conversationsOf(batch: UsageStartsBatch): number {
-  let n = 0;
-  for (const r of batch.recipients) n += r.startedAtMs.length;
-  return n;
 }
 
 /** The conversations of a written batch by recipient, each recipient's in the order they were admitted. */
@@ -527,20 +375,4 @@ function startsByRecipient(rows: readonly ConversationRecord[]): RecipientStarts
     entry.startedAtMs.push(row.startedAt.getTime());
   }
   return [...byRecipient.values()];
-}
-
-/** The event of a conversation the version before usage batches wrote and never announced. */
-function legacyBatchEvent(batchId: string, row: ConversationRecord): UsageAdmittedBatch {
-  return {
-    batchId,
-    conversations: [
-      {
-        conversationId: row.id,
-        recipientId: row.recipientId,
-        campaignId: row.campaignId,
-        projectId: row.projectId,
-        startedAt: row.startedAt.toISOString(),
-      },
-    ],
-  };
 }
