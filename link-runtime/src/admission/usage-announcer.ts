@@ -92,9 +92,9 @@ export class UsageAnnouncer {
    * Publishes the batches written since the last event as one event under a new id (events
    * start at least `usagePublishMs` apart), then confirms every one of them. Each JetStream
    * message costs the servers about the same whatever it carries (its store, two deliveries and
-   * their acks), so under load one event per interval instead of one per write. If it is not confirmed, each batch stays
-   * unconfirmed and the sweeper republishes it under its own id: the consumers apply each
-   * batch once whichever event brings it.
+   * their acks), so under load one event per interval instead of one per write. If it is not
+   * confirmed, each batch stays unconfirmed and the sweeper republishes it under its own id: the
+   * consumers apply each batch once whichever event brings it.
    */
   private async announceTogether(batches: UsageBatchEvent[]): Promise<void> {
     const { usageStarts } = subjects(this.deps.natsPrefix);
