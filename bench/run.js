@@ -15,6 +15,8 @@
  * runs --rounds times between runs of its baseline; figures and ratios are the medians.
  */
 const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
 const path = require('node:path');
 const Redis = require('ioredis');
 const { connect } = require('nats');
@@ -133,6 +135,50 @@ async function settle(url) {
   await c.query('VACUUM (ANALYZE)');
   await c.query('CHECKPOINT');
   await c.end();
+}
+
+/**
+ * Starts the same-page baseline with the bytes and headers the link runtime sends for `link`'s page
+ * to a browser (all but those node:http adds itself), and returns its load run.
+ */
+async function samePageBaseline(children, link) {
+  // node:http, not fetch, which would decode the body: the baseline sends the encoded bytes.
+  const raw = await new Promise((resolve, reject) => {
+    http
+      .get(link, { headers: BROWSER_HEADERS }, (r) => {
+        const chunks = [];
+        r.on('data', (c) => chunks.push(c));
+        r.on('end', () =>
+          resolve({ status: r.statusCode, headers: r.rawHeaders, body: Buffer.concat(chunks) }),
+        );
+      })
+      .on('error', reject);
+  });
+  if (raw.status !== 200) throw new Error(`the bench link's page answered ${raw.status}`);
+  const skip = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+  const headers = [];
+  for (let i = 0; i < raw.headers.length; i += 2)
+    if (!skip.has(raw.headers[i].toLowerCase())) headers.push(raw.headers[i], raw.headers[i + 1]);
+  const file = path.join(os.tmpdir(), `outreach-bench-page-${process.pid}`);
+  fs.writeFileSync(file, raw.body);
+  const port = await freePort();
+  children.push(
+    await forkReady(path.join(__dirname, 'baselines/same-page.js'), {
+      PORT: String(port),
+      PAGE_FILE: file,
+      PAGE_HEADERS: JSON.stringify(headers),
+    }),
+  );
+  fs.rmSync(file); // read at start-up
+  return () => {
+    log('baseline: bare node:http sending the same page');
+    return load({
+      url: `http://127.0.0.1:${port}/`,
+      headers: BROWSER_HEADERS,
+      connections: CONNECTIONS,
+      duration: DURATION,
+    });
+  };
 }
 
 async function baselines(children, dbUrl) {
@@ -387,12 +433,22 @@ async function main() {
       if ((await fetch(`${link}/conversations`, { method: 'POST' })).status === 201) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const linkRounds = { bare: [], durableInsert: [], pageLoads: [], starts: [], startsSpread: [] };
+    const linkRounds = {
+      bare: [],
+      samePage: [],
+      durableInsert: [],
+      pageLoads: [],
+      starts: [],
+      startsSpread: [],
+    };
+    const samePage = wanted('pages') ? await samePageBaseline(children, link) : undefined;
     for (let round = 1; (wanted('pages') || wanted('starts')) && round <= ROUNDS; round++) {
       linkRounds.bare.push(await baseline.bare());
       // What answering after a durable write costs at the least, whatever else a start does.
       if (wanted('starts')) linkRounds.durableInsert.push(await baseline.durableInsert());
-      if (wanted('pages')) {
+      if (samePage) {
+        // What sending the page's own bytes costs at the least, whatever else a page view does.
+        linkRounds.samePage.push(await samePage());
         log(`link runtime: page loads (round ${round}/${ROUNDS})`);
         linkRounds.pageLoads.push(
           await load({ url: link, headers: BROWSER_HEADERS, connections: CONNECTIONS, duration: DURATION }),
@@ -461,6 +517,7 @@ async function main() {
       );
     if (linkRounds.bare.length) linkRounds.bare.push(await baseline.bare());
     if (linkRounds.durableInsert.length) linkRounds.durableInsert.push(await baseline.durableInsert());
+    if (samePage) linkRounds.samePage.push(await samePage());
 
     if (readRounds.reads.length) {
       base.koaGrpc = summarize(readRounds.koaGrpc);
@@ -470,6 +527,7 @@ async function main() {
     }
     if (linkRounds.bare.length) base.bare = summarize(linkRounds.bare);
     if (linkRounds.durableInsert.length) base.durableInsert = summarize(linkRounds.durableInsert);
+    if (linkRounds.samePage.length) base.samePage = summarize(linkRounds.samePage);
     if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
     if (linkRounds.starts.length) results.starts = summarize(linkRounds.starts);
     if (linkRounds.startsSpread.length) results.startsSpread = summarize(linkRounds.startsSpread);
@@ -493,6 +551,8 @@ async function main() {
       startsVsBare: ratio(linkRounds.starts, linkRounds.bare),
       startsSpreadVsBare: ratio(linkRounds.startsSpread, linkRounds.bare),
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
+      // No target: the part of a page view's cost that is the link runtime's own work.
+      pageLoadsVsSamePage: ratio(linkRounds.pageLoads, linkRounds.samePage),
       // Each durable-insert round ran between two bare ones, each start round between two of its.
       durableInsertVsBare: ratio(linkRounds.durableInsert.slice(0, -1), linkRounds.bare),
       startsVsDurableInsert: ratio(linkRounds.starts, linkRounds.durableInsert),
@@ -507,6 +567,7 @@ async function main() {
       starts: pick(starts),
       startsSpread: pick(results.startsSpread),
       bare: pick(base.bare),
+      samePage: pick(base.samePage),
       durableInsert: pick(base.durableInsert),
       launchFirstPageLoads: pick(results.launch?.firstPageLoads),
       launchPageLoadsAgain: pick(results.launch?.pageLoadsAgain),
