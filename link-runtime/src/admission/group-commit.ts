@@ -68,7 +68,7 @@ export class GroupCommit<T> {
       return;
     }
     this.writing = true;
-    const began = Date.now();
+    const began = performance.now();
     this.flush(batch.map((b) => b.item))
       .then(
         () => {
@@ -81,7 +81,7 @@ export class GroupCommit<T> {
       .finally(() => {
         this.writing = false;
         const full = this.queue.length >= this.maxBatch;
-        const wait = this.spaced && !this.closing && !full ? began + this.delayMs - Date.now() : 0;
+        const wait = this.spaced && !this.closing && !full ? began + this.delayMs - performance.now() : 0;
         // What arrived during the write goes now, as it has waited one write already; when
         // spaced, once `delayMs` has passed since this write began, unless a batch is full.
         if (wait > 0 && this.queue.length > 0) this.timer = setTimeout(() => this.drain(), wait);
