@@ -411,17 +411,19 @@ async function main() {
     }
     if (aloneRounds.reads.length) aloneRounds.koaGrpc.push(await baseline.koaGrpc(1));
 
-    // Link runtime: an active campaign with an unlimited recipient.
+    // Link runtime: an active campaign with an unlimited recipient, and one with a lifetime cap
+    // it never reaches (so each of its page views asks the counters, as most customers' links do).
     const live = await s.campaign(1500);
     const lr = await (
       await fetch(`${gw}/recipients`, {
         method: 'POST',
         headers: auth,
-        body: JSON.stringify({ campaignId: live.id, items: [{}] }),
+        body: JSON.stringify({ campaignId: live.id, items: [{}, { maxTotalInteractions: 1_000_000_000 }] }),
       })
     ).json();
     await adminCall(ports, 'POST', `${s.p}/campaigns/${live.id}/launch`);
     const link = lr.results[0].link;
+    const cappedLink = lr.results[1].link;
     // Starts spread over 1,000 recipients of the campaign in turn, as customers open their own
     // links: a write's conversations then belong to many recipients, not one.
     const spreadPaths = wanted('starts')
@@ -438,6 +440,7 @@ async function main() {
       samePage: [],
       durableInsert: [],
       pageLoads: [],
+      pageLoadsCapped: [],
       starts: [],
       startsSpread: [],
     };
@@ -452,6 +455,15 @@ async function main() {
         log(`link runtime: page loads (round ${round}/${ROUNDS})`);
         linkRounds.pageLoads.push(
           await load({ url: link, headers: BROWSER_HEADERS, connections: CONNECTIONS, duration: DURATION }),
+        );
+        log(`link runtime: page loads of a capped link (round ${round}/${ROUNDS})`);
+        linkRounds.pageLoadsCapped.push(
+          await load({
+            url: cappedLink,
+            headers: BROWSER_HEADERS,
+            connections: CONNECTIONS,
+            duration: DURATION,
+          }),
         );
       }
       if (wanted('starts')) {
@@ -529,6 +541,7 @@ async function main() {
     if (linkRounds.durableInsert.length) base.durableInsert = summarize(linkRounds.durableInsert);
     if (linkRounds.samePage.length) base.samePage = summarize(linkRounds.samePage);
     if (linkRounds.pageLoads.length) results.pageLoads = summarize(linkRounds.pageLoads);
+    if (linkRounds.pageLoadsCapped.length) results.pageLoadsCapped = summarize(linkRounds.pageLoadsCapped);
     if (linkRounds.starts.length) results.starts = summarize(linkRounds.starts);
     if (linkRounds.startsSpread.length) results.startsSpread = summarize(linkRounds.startsSpread);
     // A ratio is the median of the per-round ratios, each round against the mean of the baselines
@@ -553,6 +566,9 @@ async function main() {
       pageLoadsVsBare: ratio(linkRounds.pageLoads, linkRounds.bare),
       // No target: the part of a page view's cost that is the link runtime's own work.
       pageLoadsVsSamePage: ratio(linkRounds.pageLoads, linkRounds.samePage),
+      // No target either: a page view that asks the counters in Redis, against the same bare server
+      // as page loads (its round ran right after theirs, between the same two bare runs).
+      pageLoadsCappedVsBare: ratio(linkRounds.pageLoadsCapped, linkRounds.bare),
       // Each durable-insert round ran between two bare ones, each start round between two of its.
       durableInsertVsBare: ratio(linkRounds.durableInsert.slice(0, -1), linkRounds.bare),
       startsVsDurableInsert: ratio(linkRounds.starts, linkRounds.durableInsert),
@@ -564,6 +580,7 @@ async function main() {
       readsOneConnection: pick(readsOneConnection),
       koaGrpcOneConnection: pick(base.koaGrpcOneConnection),
       pageLoads: pick(pageLoads),
+      pageLoadsCapped: pick(results.pageLoadsCapped),
       starts: pick(starts),
       startsSpread: pick(results.startsSpread),
       bare: pick(base.bare),
