@@ -3,8 +3,8 @@
 // (device, campaign, API key, one recipient link) and prints how to use it. Ctrl-C stops all.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
+const { waitForPorts } = require('./lib/ports');
 const { waitGrpc, waitHttp } = require('./lib/wait');
 
 const root = path.resolve(__dirname, '..');
@@ -39,38 +39,6 @@ const PORT_VARS = [
   'CAMPAIGN_GRPC_PORT',
   'RECIPIENT_GRPC_PORT',
 ];
-
-/** Whether `port` can be listened on at `host` now, as a service would (SO_REUSEADDR, as Node sets it). */
-function canListen(port, host) {
-  return new Promise((resolve) => {
-    const probe = net.createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen({ port, host }, () => probe.close(() => resolve(true)));
-  });
-}
-
-/**
- * Waits until every service port can be listened on. 50051 and 50052 lie in Linux's ephemeral
- * range (32768–60999), so right after another run an outgoing connection may hold one of them for
- * a while; a port still taken after `timeoutMs` is named with the variable that moves it.
- */
-async function waitForPorts(timeoutMs = 30_000) {
-  const host = env.HOST ?? '0.0.0.0';
-  const until = Date.now() + timeoutMs;
-  const told = new Set();
-  for (const name of PORT_VARS) {
-    const port = Number(env[name]);
-    while (!(await canListen(port, host))) {
-      if (Date.now() >= until)
-        throw new Error(
-          `port ${port} is in use: stop what holds it (ss -ltnp 'sport = :${port}'), or set ${name} to another port`,
-        );
-      if (!told.has(port)) console.log(`  port ${port} (${name}) is in use; waiting for it to free up...`);
-      told.add(port);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
 
 function startService({ name }) {
   const log = fs.openSync(path.join(logDir, `${name}.log`), 'a');
@@ -191,7 +159,10 @@ process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
 (async () => {
-  await waitForPorts();
+  await waitForPorts(
+    PORT_VARS.map((name) => ({ name, port: Number(env[name]) })),
+    { host: env.HOST ?? '0.0.0.0' },
+  );
   // Start all first: a service's readiness may depend on another being up.
   for (const s of services) startService(s);
   await Promise.all(
