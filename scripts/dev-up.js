@@ -4,8 +4,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { waitForPorts } = require('./lib/ports');
-const { waitGrpc, waitHttp } = require('./lib/wait');
+const { waitForPorts, waitGrpc, waitHttp } = require('./lib/wait');
 
 const root = path.resolve(__dirname, '..');
 const logDir = path.join(root, '.dev/logs');

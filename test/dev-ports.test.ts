@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { freePort } from './support/system';
 
 // scripts/ is plain JavaScript, run by node directly.
-const { waitForPorts } = require('../scripts/lib/ports') as {
+const { waitForPorts } = require('../scripts/lib/wait') as {
   waitForPorts: (
     ports: { name: string; port: number }[],
     options: { host?: string; timeoutMs?: number; say?: (line: string) => void },
