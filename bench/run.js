@@ -16,7 +16,6 @@
  */
 const fs = require('node:fs');
 const http = require('node:http');
-const os = require('node:os');
 const path = require('node:path');
 const Redis = require('ioredis');
 const { connect } = require('nats');
@@ -159,17 +158,14 @@ async function samePageBaseline(children, link) {
   const headers = [];
   for (let i = 0; i < raw.headers.length; i += 2)
     if (!skip.has(raw.headers[i].toLowerCase())) headers.push(raw.headers[i], raw.headers[i + 1]);
-  const file = path.join(os.tmpdir(), `outreach-bench-page-${process.pid}`);
-  fs.writeFileSync(file, raw.body);
   const port = await freePort();
   children.push(
     await forkReady(path.join(__dirname, 'baselines/same-page.js'), {
       PORT: String(port),
-      PAGE_FILE: file,
+      PAGE_BASE64: raw.body.toString('base64'),
       PAGE_HEADERS: JSON.stringify(headers),
     }),
   );
-  fs.rmSync(file); // read at start-up
   return () => {
     log('baseline: bare node:http sending the same page');
     return load({

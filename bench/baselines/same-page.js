@@ -1,10 +1,9 @@
 // Baseline: a bare node:http server sending, for every request, the bytes and headers the link
-// runtime sent for its page once (read from PAGE_FILE and PAGE_HEADERS): what answering with
+// runtime sent for its page once (PAGE_BASE64 and PAGE_HEADERS): what answering with
 // that page costs Node and the kernel at the least, with no link to resolve and nothing to decide.
 const http = require('node:http');
-const fs = require('node:fs');
 
-const body = fs.readFileSync(process.env.PAGE_FILE);
+const body = Buffer.from(process.env.PAGE_BASE64, 'base64');
 // Name/value pairs, as the link runtime passes them to writeHead.
 const headers = JSON.parse(process.env.PAGE_HEADERS);
 http
