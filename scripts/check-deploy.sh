@@ -87,9 +87,10 @@ mkdir -p "$OUT"
 
 # name | extra helm arguments | validator flags
 variants=(
-  "defaults||--expect-trial"
-  "external|-f $CHART/values-external.yaml|--expect-service-monitor --external-secrets=outreach-stores,outreach-app"
-  "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --external-secrets=outreach-assistant"
+  "defaults||--expect-trial --expect-network-policies"
+  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app"
+  "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
+  "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
 )
 for v in "${variants[@]}"; do
   IFS='|' read -r name helm_args flags <<<"$v"
@@ -126,14 +127,18 @@ if [[ -f $OUT/defaults.yaml ]]; then
     d.spec.template.spec.containers[0].ports[0].containerPort = "http";
     const ing = docs.find((o) => o.kind === "Ingress");
     ing.spec.rules[0].http.paths = ing.spec.rules[0].http.paths.filter((p) => p.path !== "/i");
+    const np = docs.find((o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("-recipient-service"));
+    const grpc = np.spec.ingress.find((r) => r.ports.some((p) => p.port === "grpc"));
+    const clients = grpc.from[0].podSelector.matchExpressions[0];
+    clients.values = clients.values.filter((c) => c !== "link-runtime");
     fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
   ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
-  broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial)
+  broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
   if [[ $? -ne 0 ]] && grep -q 'no readinessProbe' <<<"$broken" && grep -q 'must be integer' <<<"$broken" &&
-    grep -q 'no route for /i' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error and a missing route"
+    grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route and a closed gRPC caller"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error and a missing route" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route and a closed gRPC caller" "$broken"
   fi
 fi
 

@@ -2,10 +2,12 @@
 // Validates rendered Kubernetes manifests offline and checks the chart's own promises.
 //
 //   node scripts/validate-manifests.js <rendered.yaml> [--expect-trial] [--expect-service-monitor]
+//     [--expect-network-policies]
 //
 // Every object is validated against the Kubernetes OpenAPI schema through the matching
 // kubernetes-models class; then each workload is checked for probes, resources and a
-// non-root security context, and the Ingress for the three routes. Prints one line per
+// non-root security context, the Ingress for the three routes, and (--expect-network-policies)
+// that the NetworkPolicies admit exactly what the services need. Prints one line per
 // check, `ok <name>` or `not ok <name>` with the reasons indented below, and exits 1 if
 // any failed.
 
@@ -19,6 +21,7 @@ const file = args.find((a) => !a.startsWith('--'));
 const label = (args.find((a) => a.startsWith('--label=')) ?? `--label=${path.basename(file ?? '')}`).slice(8);
 const expectTrial = args.includes('--expect-trial');
 const expectServiceMonitor = args.includes('--expect-service-monitor');
+const expectNetworkPolicies = args.includes('--expect-network-policies');
 if (!file) {
   console.error('usage: validate-manifests.js <rendered.yaml> [--label=NAME] [--expect-trial]');
   process.exit(2);
@@ -251,6 +254,120 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   const monitors = byKind('ServiceMonitor').length;
   if (expectServiceMonitor)
     check('a ServiceMonitor per service', monitors === 4 ? [] : [`${monitors} ServiceMonitors`]);
+}
+
+// ---- NetworkPolicies ------------------------------------------------------------------------
+// Each service's pods must stay reachable on every port they declare, their gRPC port only from
+// the services whose code calls it, and each trial store from every pod that is given its URL.
+if (expectNetworkPolicies) {
+  const policies = byKind('NetworkPolicy');
+  const policyOf = (labels) =>
+    policies.find((p) => {
+      const sel = p.spec?.podSelector?.matchLabels ?? {};
+      return Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => sel[k] === v);
+    });
+  const componentOf = (o) => o.metadata?.labels?.['app.kubernetes.io/component'];
+  const release = workloads[0]?.metadata?.labels?.['app.kubernetes.io/instance'];
+  /** The components a rule's peers admit, or null when it admits more than this release's pods. */
+  const admitted = (rule) => {
+    if (!rule.from?.length) return null;
+    const components = new Set();
+    for (const peer of rule.from) {
+      const sel = peer.podSelector;
+      if (
+        !sel ||
+        peer.namespaceSelector ||
+        peer.ipBlock ||
+        sel.matchLabels?.['app.kubernetes.io/instance'] !== release
+      )
+        return null;
+      const named = sel.matchLabels?.['app.kubernetes.io/component'];
+      if (named) components.add(named);
+      for (const e of sel.matchExpressions ?? [])
+        if (e.key === 'app.kubernetes.io/component' && e.operator === 'In')
+          for (const v of e.values) components.add(v);
+    }
+    return components;
+  };
+  const rulesFor = (policy, port) =>
+    (policy.spec?.ingress ?? []).filter(
+      (r) => !r.ports || r.ports.some((p) => p.port === port.name || p.port === port.containerPort),
+    );
+  // Who calls each gRPC service, read from the services' own configuration.
+  const callers = {};
+  for (const svc of Object.keys(SERVICES)) {
+    const config = fs.readFileSync(path.join(__dirname, '..', svc, 'src/config.ts'), 'utf8');
+    for (const [, target] of config.matchAll(/\b([A-Z]+)_SERVICE_ADDR\b/g)) {
+      const callee = `${target.toLowerCase()}-service`;
+      callers[callee] ??= new Set();
+      callers[callee].add(svc);
+    }
+  }
+  const problems = [];
+  for (const svc of Object.keys(SERVICES)) {
+    const d = byKind('Deployment').find((o) => componentOf(o) === svc);
+    if (!d) continue;
+    const policy = policyOf(d.spec.selector.matchLabels);
+    if (!policy) {
+      problems.push(`${svc}: no NetworkPolicy selects its pods`);
+      continue;
+    }
+    if (!(policy.spec.policyTypes ?? []).includes('Ingress'))
+      problems.push(`${id(policy)}: not an Ingress policy`);
+    for (const port of d.spec.template.spec.containers[0].ports ?? []) {
+      const rules = rulesFor(policy, port);
+      if (rules.length === 0) {
+        problems.push(`${svc}: port ${port.name} is admitted by no rule`);
+        continue;
+      }
+      if (port.name !== 'grpc') continue;
+      const want = [...(callers[svc] ?? [])].sort();
+      for (const rule of rules) {
+        const got = admitted(rule);
+        if (!got) problems.push(`${svc}: grpc is open beyond this release's pods`);
+        else if ([...got].sort().join() !== want.join())
+          problems.push(
+            `${svc}: grpc admits [${[...got].sort().join(', ')}], its callers are [${want.join(', ')}]`,
+          );
+      }
+    }
+  }
+  // Each trial store admits every pod given its URL (rendered env), and only this release's pods.
+  const storeOf = { DATABASE_URL: 'postgresql', REDIS_URL: 'redis', NATS_URL: 'nats' };
+  for (const store of Object.values(storeOf)) {
+    const w = workloads.find((o) => componentOf(o) === store);
+    if (!w) continue;
+    const policy = policyOf(w.spec.selector.matchLabels);
+    if (!policy) {
+      problems.push(`trial ${store}: no NetworkPolicy selects its pods`);
+      continue;
+    }
+    const port = w.spec.template.spec.containers[0].ports[0];
+    const users = [...workloads, ...byKind('Job')].filter((o) =>
+      (o.spec.template.spec.containers ?? []).some((c) =>
+        (c.env ?? []).some((e) => e.valueFrom?.secretKeyRef && storeOf[e.name] === store),
+      ),
+    );
+    for (const rule of rulesFor(policy, port)) {
+      const got = admitted(rule);
+      if (!got) problems.push(`trial ${store}: ${port.name} is open beyond this release's pods`);
+      else
+        for (const u of users) {
+          const component = u.spec.template.metadata?.labels?.['app.kubernetes.io/component'];
+          if (!got.has(component))
+            problems.push(`trial ${store}: ${component} reads its URL but is not admitted`);
+        }
+    }
+    if (rulesFor(policy, port).length === 0)
+      problems.push(`trial ${store}: port ${port.name} is admitted by no rule`);
+  }
+  check(
+    'NetworkPolicies: every service port reachable, gRPC only from its callers, stores only from their users',
+    problems,
+  );
+} else {
+  const policies = byKind('NetworkPolicy').length;
+  check('no NetworkPolicy is rendered', policies === 0 ? [] : [`${policies} NetworkPolicies`]);
 }
 
 // ---- report ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 {{/*
-Everything one service needs: Deployment, Service (+ headless Service for gRPC), PDB, HPA and
-ServiceMonitor. Call with (dict "root" $ "component" "gateway"); each service's own template
-file makes that call, so every service stays visible in templates/.
+Everything one service needs: Deployment, Service (+ headless Service for gRPC), PDB, HPA,
+ServiceMonitor and NetworkPolicy. Call with (dict "root" $ "component" "gateway"); each service's
+own template file makes that call, so every service stays visible in templates/.
 */}}
 {{- define "outreach.component" -}}
 {{- $root := .root }}
@@ -322,6 +322,24 @@ spec:
         # component name, which is also the `service` label every metric carries.
         - sourceLabels: [__meta_kubernetes_service_label_app_kubernetes_io_component]
           targetLabel: service
+{{- end }}
+{{- if $root.Values.networkPolicy.enabled }}
+{{- $np := $root.Values.networkPolicy }}
+{{- $rules := list }}
+{{- if $v.httpPort }}
+{{- $http := dict "ports" (list (dict "port" "http" "protocol" "TCP")) }}
+{{- with $np.httpFrom }}{{ $_ := set $http "from" . }}{{ end }}
+{{- $rules = append $rules $http }}
+{{- end }}
+{{- with index (include "outreach.grpcClients" $root | fromYaml) $component }}
+{{- $from := include "outreach.peerComponents" (dict "root" $root "components" .) | fromYamlArray }}
+{{- $rules = append $rules (dict "ports" (list (dict "port" "grpc" "protocol" "TCP")) "from" $from) }}
+{{- end }}
+{{- $metrics := dict "ports" (list (dict "port" "metrics" "protocol" "TCP")) }}
+{{- with $np.metricsFrom }}{{ $_ := set $metrics "from" . }}{{ end }}
+{{- $rules = append $rules $metrics }}
+---
+{{ include "outreach.networkPolicy" (dict "root" $root "component" $component "rules" (toYaml $rules)) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -164,3 +164,49 @@ Renders nothing for an optional credential that is not configured.
 {{- define "outreach.terminationGracePeriodSeconds" -}}
 {{- add .Values.preStopSleepSeconds (div (add .Values.config.shutdownTimeoutMs 999) 1000) .Values.terminationGraceMarginSeconds }}
 {{- end }}
+
+{{/*
+The services that call each gRPC service (each reads that service's *_SERVICE_ADDR), as YAML:
+{service: [clients]}. The gRPC port's NetworkPolicy admits only these; the deploy checks compare
+the list with the services' config.
+*/}}
+{{- define "outreach.grpcClients" -}}
+recipient-service: [gateway, link-runtime, campaign-service]
+campaign-service: [gateway, recipient-service]
+{{- end }}
+
+{{/*
+A NetworkPolicy peer matching this release's pods of the given components:
+(dict "root" $ "components" (list "gateway" ...)).
+*/}}
+{{- define "outreach.peerComponents" -}}
+- podSelector:
+    matchLabels:
+      app.kubernetes.io/name: {{ include "outreach.name" .root }}
+      app.kubernetes.io/instance: {{ .root.Release.Name }}
+    matchExpressions:
+      - key: app.kubernetes.io/component
+        operator: In
+        values: {{ toJson .components }}
+{{- end }}
+
+{{/*
+A NetworkPolicy admitting ingress to one component's pods only as the rules say; egress stays
+open. Call with (dict "root" $ "component" "redis" "rules" <YAML list of ingress rules>).
+*/}}
+{{- define "outreach.networkPolicy" -}}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "outreach.componentName" . }}
+  labels:
+    {{- include "outreach.labels" .root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "outreach.selectorLabels" . | nindent 6 }}
+  policyTypes: [Ingress]
+  ingress:
+    {{- .rules | nindent 4 }}
+{{- end }}
