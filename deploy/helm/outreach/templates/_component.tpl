@@ -332,7 +332,7 @@ spec:
 {{- $rules = append $rules $http }}
 {{- end }}
 {{- with index (include "outreach.grpcClients" $root | fromYaml) $component }}
-{{- $from := include "outreach.peerComponents" (dict "root" $root "components" .) | fromYamlArray }}
+{{- $from := (include "outreach.peerComponents" (dict "root" $root "components" .) | fromYaml).from }}
 {{- $rules = append $rules (dict "ports" (list (dict "port" "grpc" "protocol" "TCP")) "from" $from) }}
 {{- end }}
 {{- $metrics := dict "ports" (list (dict "port" "metrics" "protocol" "TCP")) }}

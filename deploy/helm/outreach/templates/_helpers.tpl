@@ -176,18 +176,19 @@ campaign-service: [gateway, recipient-service]
 {{- end }}
 
 {{/*
-A NetworkPolicy peer matching this release's pods of the given components:
-(dict "root" $ "components" (list "gateway" ...)).
+NetworkPolicy peers matching this release's pods of the given components, as YAML {from: [...]}
+(read with fromYaml): (dict "root" $ "components" (list "gateway" ...)).
 */}}
 {{- define "outreach.peerComponents" -}}
-- podSelector:
-    matchLabels:
-      app.kubernetes.io/name: {{ include "outreach.name" .root }}
-      app.kubernetes.io/instance: {{ .root.Release.Name }}
-    matchExpressions:
-      - key: app.kubernetes.io/component
-        operator: In
-        values: {{ toJson .components }}
+from:
+  - podSelector:
+      matchLabels:
+        app.kubernetes.io/name: {{ include "outreach.name" .root }}
+        app.kubernetes.io/instance: {{ .root.Release.Name }}
+      matchExpressions:
+        - key: app.kubernetes.io/component
+          operator: In
+          values: {{ toJson .components }}
 {{- end }}
 
 {{/*
