@@ -26,7 +26,9 @@ export const metadataSchema = {
   $id: `${S}metadata`,
   type: 'object',
   maxProperties: LIMITS.metadataKeys,
-  propertyNames: { pattern: `^[A-Za-z0-9_-]{1,${LIMITS.metadataKeyLength}}$` },
+  // `__proto__` fits the key rule but would be dropped, not stored: JavaScript objects (ours, the
+  // gRPC maps', most clients') take it as their prototype instead of a key. Refused, not lost.
+  propertyNames: { pattern: `^(?!__proto__$)[A-Za-z0-9_-]{1,${LIMITS.metadataKeyLength}}$` },
   additionalProperties: {
     anyOf: [
       { type: 'string', maxLength: LIMITS.metadataValueLength },

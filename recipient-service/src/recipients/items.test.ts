@@ -81,6 +81,13 @@ describe('validateCreateItem', () => {
     });
   });
 
+  it('metadata: the key __proto__ is refused, not silently dropped', () => {
+    // As a request body arrives: JSON.parse makes __proto__ an own key.
+    const item = JSON.parse('{"metadata":{"__proto__":"x","plan":"pro"}}');
+    expect(errorOf(item).details).toMatchObject({ pointer: '/metadata/__proto__', rule: 'propertyNames' });
+    expect(check({ metadata: { proto: 'x', __proto_: 'y' } }).ok).toBe(true);
+  });
+
   it('metadata: a 500-character value passes, 501 fail', () => {
     expect(check({ metadata: { k: 'v'.repeat(500) } }).ok).toBe(true);
     expect(errorOf({ metadata: { k: 'v'.repeat(501) } }).details.pointer).toBe('/metadata/k');
