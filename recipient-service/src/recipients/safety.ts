@@ -47,8 +47,12 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   },
   {
     id: 'invisible_characters',
-    description: 'contains zero-width, invisible or bidirectional-override characters',
-    pattern: '[\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF]',
+    description:
+      'contains invisible format characters (Unicode category Cf): zero-width, bidirectional controls, tag characters, soft hyphens',
+    // The whole category, not a list of ranges: tag characters (U+E0000 block) spell out hidden
+    // ASCII text, and a list would miss whatever Unicode adds next. Emoji built with them
+    // (zero-width joiner sequences, subdivision flags) are refused too.
+    pattern: '\\p{Cf}',
     flags: 'u',
   },
 ];
