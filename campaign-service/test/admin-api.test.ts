@@ -405,6 +405,33 @@ describe('campaign lifecycle', () => {
   });
 });
 
+describe('campaign order', () => {
+  it('lists campaigns created at the same instant by id, in byte order whatever the database locale', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const window = { startDate: '2026-06-01T00:00:00.000Z', endDate: '2026-06-30T00:00:00.000Z' };
+    const ids: string[] = [];
+    // Base62 ids mix cases, where byte order and a language's collation disagree.
+    for (let i = 0; i < 12; i++) ids.push(await campaign(p, d, window));
+    const byteOrder = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    // As a database created with an English locale would compare them (the test database is C).
+    await db.query('ALTER TABLE campaigns.campaigns ALTER COLUMN id TYPE text COLLATE "en-x-icu"');
+    try {
+      const english = await db.query('SELECT id FROM campaigns.campaigns WHERE project_id = $1 ORDER BY id', [
+        p,
+      ]);
+      expect(english.rows.map((r) => r.id)).not.toEqual(byteOrder);
+      const list = await rpc.call('ListCampaigns', { projectId: p });
+      expect(list.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder);
+      const http = await api('GET', `/admin/v1/projects/${p}/campaigns`);
+      expect(http.body.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder);
+    } finally {
+      await db.query('ALTER TABLE campaigns.campaigns ALTER COLUMN id TYPE text COLLATE "default"');
+    }
+  });
+});
+
 describe('budgets', () => {
   it('adds top-offs capturing the price in force and reports the allowance', async () => {
     clock.set('2026-05-10T12:00:00.000Z');

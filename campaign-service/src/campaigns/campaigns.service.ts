@@ -438,8 +438,10 @@ export async function listCampaigns(
   state?: CampaignState,
 ): Promise<CampaignView[]> {
   await assertProject(deps.pool, projectId);
+  // Ids compared as bytes: a database created with a language's locale would otherwise order
+  // mixed-case ids differently from one created with C.
   const { rows } = await deps.pool.query<UsageRow>(
-    `${SELECT_WITH_USAGE} WHERE c.project_id = $1 ORDER BY c.created_at, c.id`,
+    `${SELECT_WITH_USAGE} WHERE c.project_id = $1 ORDER BY c.created_at, c.id COLLATE "C"`,
     [projectId],
   );
   // One instant for the whole list, so every campaign is judged at the same moment.
