@@ -298,6 +298,25 @@ describe('CreateRecipients', () => {
     expect(full.details).toEqual({ reason: 'cap_exceeded', cap: 5, existing: 5, requested: 1 });
   });
 
+  it('answers a batch that creates nothing with its duplicates, even when the cap was lowered below the count', async () => {
+    await h.publishCampaign({ id: 'cmp_lowered', recipientCap: 5 });
+    expect((await create('cmp_lowered', items({ externalId: 'a' }, { externalId: 'b' }, {}))).created).toBe(
+      3,
+    );
+    // The dashboard lowers the cap below what the campaign holds.
+    await h.publishCampaign({ id: 'cmp_lowered', recipientCap: 2 });
+    // A retried batch adds nobody, so it takes the campaign past nothing: its duplicates, not a 409.
+    const retry = await create('cmp_lowered', items({ externalId: 'a' }, { externalId: 'b' }));
+    expect(retry).toMatchObject({ created: 0, failed: 2 });
+    expect(retry.results.map((r: { status: string }) => r.status)).toEqual(['duplicate', 'duplicate']);
+    const more = await h.refusal('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_lowered',
+      itemsJson: items({ externalId: 'a' }, { externalId: 'c' }),
+    });
+    expect(more.details).toEqual({ reason: 'cap_exceeded', cap: 2, existing: 3, requested: 1 });
+  });
+
   it('never exceeds the cap when parallel batches race it', async () => {
     await h.publishCampaign({ id: 'cmp_race', recipientCap: 50 });
     const batches = Array.from({ length: 12 }, (_, b) =>

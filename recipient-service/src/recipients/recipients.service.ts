@@ -256,7 +256,9 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         if (!now) throw new AppError('not_found');
         // Facts may have changed while we validated; the locked row is the truth.
         assertEditable(now);
-        if (now.recipientCap !== null && now.recipientCount > now.recipientCap) {
+        // A batch that adds nobody takes the campaign past nothing, even where the dashboard has
+        // lowered the cap below the count: its duplicates are the answer, as on any retry.
+        if (toCreate.length > 0 && now.recipientCap !== null && now.recipientCount > now.recipientCap) {
           throw capExceeded(now.recipientCap, now.recipientCount - toCreate.length, toCreate.length);
         }
         return { created: toCreate, existing, device: now.deviceId };
