@@ -457,6 +457,42 @@ describe('DeleteRecipient and BulkDeleteRecipients', () => {
     });
   });
 
+  it('refuses PATCH, DELETE and bulk delete with not_editable once the campaign completed, by its end date or a halt, and allows them while upcoming', async () => {
+    const HOUR = 3600_000;
+    const ago = (hours: number) => new Date(Date.now() - hours * HOUR).toISOString();
+    const ended = { launchedAt: ago(3), startDate: ago(2), endDate: ago(1) };
+    const halted = { launchedAt: ago(3), startDate: ago(2), haltedAt: ago(1) };
+    const upcoming = { launchedAt: ago(1) }; // launched, starting in a day (the harness's default)
+    for (const [id, facts] of [
+      ['cmp_ended', ended],
+      ['cmp_halted', halted],
+      ['cmp_upcoming', upcoming],
+    ] as const) {
+      await h.publishCampaign({ id });
+      const [a, b] = await createIn(id, {}, {});
+      await h.publishCampaign({ id, ...facts });
+      if (id === 'cmp_upcoming') {
+        expect(await patch(a.id, { label: 'still editable' })).toMatchObject({ label: 'still editable' });
+        expect(await h.call('DeleteRecipient', { projectId: P, recipientId: a.id })).toMatchObject({
+          success: true,
+        });
+        expect(await h.call('BulkDeleteRecipients', { projectId: P, ids: [b.id] })).toMatchObject({
+          deleted: 1,
+        });
+        continue;
+      }
+      const refusals = [
+        await patchRefusal(a.id, { label: 'late' }),
+        await h.refusal('DeleteRecipient', { projectId: P, recipientId: a.id }),
+        await h.refusal('BulkDeleteRecipients', { projectId: P, ids: [a.id, b.id] }),
+      ];
+      for (const err of refusals) {
+        expect(err.code).toBe('conflict');
+        expect(err.details).toMatchObject({ reason: 'not_editable', state: 'completed' });
+      }
+    }
+  });
+
   it('bulk deletes all of a project in editable campaigns and lists the skipped ones', async () => {
     const Q = 'prj_bulk_all';
     await h.publishCampaign({ id: 'cmp_all_draft', projectId: Q });
