@@ -178,7 +178,7 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await expectAccessible(page, 'campaign page');
 
       // ---- an API key, shown once
-      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByRole('link', { name: 'API Keys' }).click();
       await page.getByLabel(/^Name\b/).fill('CRM sync');
       await page.getByLabel('Rate limit (requests a minute)').fill('120');
       await page.getByRole('button', { name: 'Create key' }).click();

@@ -42,8 +42,8 @@ export function registerApiKeyRoutes(r: Router, deps: DashboardDeps): void {
       ctx,
       layout(
         pc,
-        'API keys',
-        html`<h1>API keys</h1>
+        'API Keys',
+        html`<h1>API Keys</h1>
 ${
   extra.created
     ? html`<section class="notice ok" aria-labelledby="new-key-title">

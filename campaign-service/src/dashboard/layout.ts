@@ -27,7 +27,7 @@ function nav(pc: PageContext): SafeHtml {
   return html`<nav aria-label="Project sections" class="sections"><ul>
     ${link('campaigns', `${base}/campaigns`, 'Campaigns')}
     ${link('devices', `${base}/devices`, 'Devices')}
-    ${link('api-keys', `${base}/api-keys`, 'API keys')}
+    ${link('api-keys', `${base}/api-keys`, 'API Keys')}
     ${link('billing', `${base}/billing`, 'Billing')}
     ${link('members', `${base}/members`, 'Operators')}
   </ul></nav>`;
