@@ -11,5 +11,6 @@ export * from './limits';
 export * from './mappers';
 export * from './prompt';
 export * from './proto';
+export * from './safety-rules';
 export * from './schemas';
 export * from './validation';

@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { compileSafetyRules, DEFAULT_SAFETY_RULES, findSafetyViolation, loadSafetyRules } from './safety';
+import { DEFAULT_SAFETY_RULES } from '@outreach/contracts';
+import { compileSafetyRules, findSafetyViolation, loadSafetyRules } from './safety';
 
 const rules = loadSafetyRules();
 const ruleOf = (text: string) => findSafetyViolation(text, rules)?.id ?? null;
