@@ -3,7 +3,6 @@
  * backends): keys come from the campaign service's admin API, revocation travels through
  * its outbox and NATS. Every response is checked against the OpenAPI document.
  */
-import { createServer } from 'node:net';
 import type { RunningService } from '@outreach/platform';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -11,15 +10,8 @@ import { start as startCampaigns } from '../../campaign-service/src/server';
 import { start as startRecipients } from '../../recipient-service/src/server';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
 import { untilRefused } from '../../test/support/revocation';
+import { freePort } from '../../test/support/system';
 import { start as startGateway } from '../src/server';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
 type Reply = { status: number; body: any; text: string; headers: Headers };

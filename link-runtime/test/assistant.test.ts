@@ -1,21 +1,11 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { composeSystemPrompt, selectKnowledge } from '@outreach/contracts';
+import { freePort } from '../../test/support/system';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
 let h: Harness;
 const model = new FakeOpenAi();
 let metricsPort = 0;
-
-/** A port that was free a moment ago (METRICS_PORT=0 means off, so the test picks one). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   const baseUrl = await model.start();

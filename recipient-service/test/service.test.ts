@@ -1,20 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { loadHealthProto } from '@outreach/contracts';
 import { ConfigError, callUnary } from '@outreach/platform';
+import { freePort } from '../../test/support/system';
 import { start } from '../src/server';
 import { type Harness, items, startHarness } from './helpers';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let h: Harness;
 let metricsPort: number;
