@@ -2,22 +2,10 @@
 const { execFile, execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
-
-/** A free loopback port. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
+const { freePort } = require('../scripts/lib/wait');
 
 /** Forks a baseline script that sends 'ready' over IPC once listening. */
 function forkReady(script, env) {

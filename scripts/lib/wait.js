@@ -1,5 +1,6 @@
 // Waiting for services to become ready (HTTP /readyz, or grpc.health.v1 for gRPC-only services),
-// and for the ports they will listen on to be free.
+// and for the ports they will listen on to be free; picking free ports for them.
+const fs = require('node:fs');
 const net = require('node:net');
 const grpc = require('@grpc/grpc-js');
 
@@ -68,4 +69,38 @@ async function waitForPorts(ports, { host = '0.0.0.0', timeoutMs = 30_000, say =
   }
 }
 
-module.exports = { waitHttp, waitGrpc, waitForPorts };
+/** The lowest port Linux hands out to outgoing connections and `listen(0)`. */
+function ephemeralLow() {
+  try {
+    return Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    return 32768;
+  }
+}
+
+/**
+ * A TCP port on 127.0.0.1 that is free now and, unlike one from `listen(0)`, stays free until the
+ * service started next binds it: it lies below the kernel's ephemeral range, which outgoing
+ * connections and every other `listen(0)` draw from (a port from that range was once taken
+ * between the pick and a gRPC service's bind: EADDRINUSE in a test run).
+ */
+async function freePort() {
+  const first = 10_000;
+  const low = ephemeralLow();
+  if (low - first >= 1_000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = first + Math.floor(Math.random() * (low - first));
+      if (await canListen(port, '127.0.0.1')) return port;
+    }
+  }
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+module.exports = { waitHttp, waitGrpc, waitForPorts, freePort };

@@ -1,51 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { RunningService } from '@outreach/platform';
 import { createTestNamespace, type TestNamespace } from './isolation';
 
-/** Lowest and highest port Linux hands out to outgoing connections and `listen(0)`. */
-function ephemeralRange(): [number, number] {
-  try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
-    return [Number(low), Number(high)];
-  } catch {
-    return [32768, 60999];
-  }
-}
+// scripts/ is plain JavaScript, run by node directly; the bench picks its ports the same way.
+const ports = require('../../scripts/lib/wait') as { freePort: () => Promise<number> };
 
-/** Whether `port` can be listened on at 127.0.0.1 right now. */
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/**
- * A TCP port on loopback that is free now and, unlike one from `listen(0)`, stays free until a
- * service binds it: it lies below the kernel's ephemeral range, which outgoing connections and
- * every other `listen(0)` of parallel test workers draw from (a port from that range was once
- * taken between the pick and the bind: EADDRINUSE in a gRPC service's start).
- */
-export async function freePort(): Promise<number> {
-  const [low] = ephemeralRange();
-  const first = 10_000;
-  if (low - first >= 1_000) {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const port = first + Math.floor(Math.random() * (low - first));
-      if (await bindable(port)) return port;
-    }
-  }
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free TCP port on loopback that no outgoing connection can take before it is bound. */
+export const freePort = ports.freePort;
 
 /** The whole system running in this process, on its own namespace of the real stores. */
 export interface TestSystem {
