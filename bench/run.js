@@ -9,14 +9,13 @@
  * package) when installed, else autocannon in this process.
  * Results (figures and ratios against the targets) go to bench/results/.
  *
- * Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
- *        [--only reads,starts] [--generator wrk|autocannon] [--log-level warn|info]
- * (needs `npm run build` first; --only picks scenarios: bulk, reads, pages, starts, launch). Each scenario
- * runs --rounds times between runs of its baseline; figures and ratios are the medians.
+ * Usage: see USAGE below (`node bench/run.js --help`). Each scenario runs --rounds times
+ * between runs of its baseline; figures and ratios are the medians.
  */
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
+const { parseArgs } = require('node:util');
 const Redis = require('ioredis');
 const { connect } = require('nats');
 const { Client } = require('pg');
@@ -24,34 +23,81 @@ const YAML = require('yaml');
 const { deleteStreams } = require('../packages/platform/dist/nats');
 const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
 const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
-const {
-  arg,
-  argText,
-  freePort,
-  forkReady,
-  hasWrk,
-  median,
-  spawnService,
-  stopAll,
-  load: loadWith,
-} = require('./lib');
+const { freePort, forkReady, hasWrk, median, spawnService, stopAll, load: loadWith } = require('./lib');
 
 const root = path.resolve(__dirname, '..');
-const DURATION = arg('duration', 5);
-const CONNECTIONS = arg('connections', 50);
-const BULK_CONNECTIONS = arg('bulk-connections', 2);
-const ROUNDS = arg('rounds', 5);
+const SCENARIOS = ['bulk', 'reads', 'pages', 'starts', 'launch'];
+const USAGE = `Usage: node bench/run.js [--duration 5] [--rounds 5] [--connections 50] [--bulk-connections 2]
+       [--only ${SCENARIOS.join(',')}] [--generator wrk|autocannon] [--log-level warn|info]
+Needs \`npm run build\` first. Runs every scenario (about 10 minutes) unless --only picks some;
+seconds per round (--duration), rounds, and connections are positive integers.`;
+
+/** The command line, strictly: an unknown option or a bad value stops the run before it starts anything. */
+function options() {
+  const fail = (message) => {
+    console.error(`${message}\n${USAGE}`);
+    process.exit(2);
+  };
+  let values;
+  try {
+    ({ values } = parseArgs({
+      strict: true,
+      options: {
+        duration: { type: 'string' },
+        rounds: { type: 'string' },
+        connections: { type: 'string' },
+        'bulk-connections': { type: 'string' },
+        only: { type: 'string' },
+        generator: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    fail(err.message);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const count = (name, def) => {
+    if (values[name] === undefined) return def;
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) fail(`--${name} must be a positive integer, not ${values[name]}`);
+    return n;
+  };
+  const only = values.only === undefined ? null : values.only.split(',');
+  const unknown = (only ?? []).filter((s) => !SCENARIOS.includes(s));
+  if (unknown.length > 0) fail(`unknown scenario ${unknown.join(', ')} in --only`);
+  if (values.generator !== undefined && !['wrk', 'autocannon'].includes(values.generator))
+    fail(`unknown --generator ${values.generator}`);
+  if (values['log-level'] !== undefined && !['warn', 'info'].includes(values['log-level']))
+    fail(`unknown --log-level ${values['log-level']}`);
+  return {
+    duration: count('duration', 5),
+    rounds: count('rounds', 5),
+    connections: count('connections', 50),
+    bulkConnections: count('bulk-connections', 2),
+    only: only && new Set(only),
+    generator: values.generator,
+    logLevel: values['log-level'],
+  };
+}
+const OPTIONS = options();
+const DURATION = OPTIONS.duration;
+const CONNECTIONS = OPTIONS.connections;
+const BULK_CONNECTIONS = OPTIONS.bulkConnections;
+const ROUNDS = OPTIONS.rounds;
 // The services' log level: warn by default, as every earlier run; the chart's default is info,
 // which adds an access line per request (`--log-level info` measures that).
-const LOG_LEVEL = argText('log-level') ?? 'warn';
+const LOG_LEVEL = OPTIONS.logLevel ?? 'warn';
 // wrk (native, its own process) when installed: autocannon parses every response in JavaScript on
 // the same two cores, and for the page it spends more per request than the server does.
-const GENERATOR = argText('generator') ?? (hasWrk() ? 'wrk' : 'autocannon');
-if (!['wrk', 'autocannon'].includes(GENERATOR)) throw new Error(`unknown --generator ${GENERATOR}`);
+const GENERATOR = OPTIONS.generator ?? (hasWrk() ? 'wrk' : 'autocannon');
 // What every load is run with; main adds the names of the bench database's backends.
 const loadOptions = { generator: GENERATOR };
 const load = (opts) => loadWith({ ...loadOptions, ...opts });
-const ONLY = argText('only') === undefined ? null : new Set(argText('only').split(','));
+const ONLY = OPTIONS.only;
 const wanted = (name) => !ONLY || ONLY.has(name);
 // The services start with the flags the chart gives them in production (its `nodeFlags`).
 const NODE_FLAGS =
@@ -297,7 +343,7 @@ async function main() {
   log(`load generator: ${GENERATOR}`);
   log(`services' node flags: ${NODE_FLAGS.join(' ') || '(none)'}`);
   log(`services' log level: ${LOG_LEVEL}`);
-  if (GENERATOR === 'autocannon' && argText('generator') === undefined)
+  if (GENERATOR === 'autocannon' && OPTIONS.generator === undefined)
     log(
       'wrk is not installed (apt-get install wrk): autocannon runs in this process and competes with what it measures; its figures are not comparable with runs made with wrk',
     );
@@ -305,6 +351,28 @@ async function main() {
   const db = await freshDatabase();
   loadOptions.backendNames = db.backendNames;
   const cleanups = [];
+  // Ctrl-C, a kill, or a reader that went away (`| head`) must not leave the services running
+  // and the run's database, keys and streams behind.
+  let tornDown;
+  const teardown = () => {
+    tornDown ??= (async () => {
+      await stopAll(children);
+      await db.drop().catch(() => undefined);
+      for (const cleanup of cleanups)
+        await cleanup().catch((err) => console.error('cleanup failed:', err.message));
+    })();
+    return tornDown;
+  };
+  const abort = (why) => {
+    console.error(`bench: ${why}; stopping the services and dropping what the run made`);
+    void teardown().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', () => abort('interrupted'));
+  process.once('SIGTERM', () => abort('terminated'));
+  process.stdout.on('error', (err) => {
+    if (err.code !== 'EPIPE') throw err;
+    abort('its output was closed');
+  });
   const results = {
     machine: { cpus: require('node:os').cpus().length, node: process.version },
     loadGenerator: GENERATOR,
@@ -602,10 +670,7 @@ async function main() {
       'page loads p99 < 20 ms at 50 connections': target(pageLoads, pageLoads?.p99 < 20),
     };
   } finally {
-    await stopAll(children);
-    await db.drop().catch(() => undefined);
-    for (const cleanup of cleanups)
-      await cleanup().catch((err) => console.error('cleanup failed:', err.message));
+    await teardown();
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
