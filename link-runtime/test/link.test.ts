@@ -276,6 +276,44 @@ describe('the refusal table, on the page and on a start', () => {
     expect(p.html).toContain('This conversation is currently unavailable.');
   });
 
+  it('when several refusals apply, the one earliest in the table wins, on the page and on a start', async () => {
+    // One start leaves the lifetime cap reached, the window full and the budget used up.
+    const l = await h.link({
+      recipient: { maxTotalInteractions: 1, maxInteractionsPerWindow: 1, windowSeconds: 600 },
+      campaign: { includedConversations: 1 },
+    });
+    const start = () => post(`${h.base}/i/${l.token}/conversations`);
+    expect((await start()).status).toBe(201);
+    const refusedAs = async (status: number, code: string, reason?: string) => {
+      await waitFor(async () => {
+        const r = await start();
+        return r.body.code === code && (reason === undefined || r.body.details.reason === reason);
+      });
+      expect((await start()).status).toBe(status);
+      expect((await page(l.token)).status).toBe(status);
+    };
+    await refusedAs(403, 'link_disabled');
+    // Then each earlier check is made to fail too, from the allow-list up to the campaign.
+    const outside = await h.publisher.device({ ...l.device, ipAllowList: ['10.0.0.0/8'] });
+    await refusedAs(403, 'forbidden');
+    await h.publisher.device({ ...outside, isActive: false });
+    await refusedAs(503, 'unavailable', 'device_inactive');
+    await h.publisher.campaign({ ...l.campaign, haltedAt: new Date().toISOString() });
+    await refusedAs(503, 'unavailable', 'campaign_not_active');
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
+
+    // A full window comes before a used-up budget.
+    const w = await h.link({
+      recipient: { maxInteractionsPerWindow: 1, windowSeconds: 600 },
+      campaign: { includedConversations: 1 },
+    });
+    expect((await post(`${h.base}/i/${w.token}/conversations`)).status).toBe(201);
+    const r = await post(`${h.base}/i/${w.token}/conversations`);
+    expect(r.status).toBe(429);
+    expect(r.body.code).toBe('cooldown');
+    expect((await page(w.token)).status).toBe(429);
+  });
+
   it('a fixed-price campaign is uncapped even with included conversations set', async () => {
     const l = await h.link({ campaign: { budgetMode: 'fixed', includedConversations: 1 } });
     for (let i = 0; i < 3; i++) expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
