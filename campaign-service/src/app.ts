@@ -1,4 +1,5 @@
 import {
+  type AccessLogMode,
   AppError,
   healthRoutes,
   type Lifecycle,
@@ -16,6 +17,8 @@ import type { RecipientsForwarder } from './recipients/recipients.client';
 /** What the HTTP app is built from; nothing here listens. */
 export interface HttpAppDeps {
   domain: CampaignDeps;
+  /** Which requests get an access line (ACCESS_LOG). */
+  accessLog?: AccessLogMode;
   recipients: RecipientsForwarder;
   adminToken: string;
   lifecycle: Lifecycle;
@@ -29,7 +32,7 @@ export interface HttpAppDeps {
 export function buildHttpApp(deps: HttpAppDeps): Koa {
   const app = new Koa();
   app.proxy = false;
-  app.use(requestContext(deps.domain.logger));
+  app.use(requestContext(deps.domain.logger, { accessLog: deps.accessLog }));
   app.use(async (ctx, next) => {
     const started = performance.now();
     try {

@@ -110,6 +110,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
     const app = buildHttpApp({
       domain,
+      accessLog: config.ACCESS_LOG,
       recipients: recipientsForwarder(recipientClient),
       adminToken,
       lifecycle,

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import {
+  type AccessLogMode,
   AppError,
   healthRoutes,
   type Lifecycle,
@@ -25,6 +26,8 @@ import { recipientRoutes } from './routes/recipients.routes';
 /** Everything the gateway app is built from. */
 export interface GatewayDeps {
   logger: Logger;
+  /** Which requests get an access line (ACCESS_LOG). */
+  accessLog?: AccessLogMode;
   redis: Redis;
   redisPrefix: string;
   backends: Backends;
@@ -65,7 +68,7 @@ export function buildApp(deps: GatewayDeps): Koa {
   recipientRoutes(api, deps.backends, idempotency({ redis: deps.redis, prefix: deps.redisPrefix }));
 
   app.use(countRequests(deps.metrics, [api]));
-  app.use(requestContext(deps.logger));
+  app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
   app.use(
     healthRoutes(deps.lifecycle, {
       redis: async () => (await deps.redis.ping()) === 'PONG',

@@ -77,6 +77,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
   const app = buildApp({
     logger,
+    accessLog: config.ACCESS_LOG,
     redis,
     redisPrefix: config.REDIS_PREFIX,
     backends,

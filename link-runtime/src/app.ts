@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import {
+  type AccessLogMode,
   AppError,
   type Clock,
   healthRoutes,
@@ -32,6 +33,8 @@ import type { StateCache } from './state/state.cache';
 /** Everything the link app is built from; nothing here listens or connects. */
 export interface LinkAppDeps {
   logger: Logger;
+  /** Which requests get an access line (ACCESS_LOG), on every route. */
+  accessLog?: AccessLogMode;
   clock: Clock;
   lifecycle: Lifecycle;
   readiness: Record<string, ReadinessCheck>;
@@ -68,7 +71,7 @@ export function linkRequestListener(deps: LinkAppDeps): RequestListener {
  */
 export function buildLinkApp(deps: LinkAppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy });
-  app.use(requestContext(deps.logger));
+  app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
   app.use(async (ctx, next) => {
     const started = performance.now();
     let status: number | undefined;

@@ -132,6 +132,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
     const listener = linkRequestListener({
       logger,
+      accessLog: config.ACCESS_LOG,
       clock,
       lifecycle,
       readiness: {

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  type AccessLogMode,
   type AppError,
-  accessLogger,
+  accessLog,
   isFailure,
-  logAccess,
   methodNotAllowed,
   requestIdOf,
   toAppError,
@@ -108,11 +108,11 @@ export interface DirectRoute {
  * access line around `serve`, as the app's middleware does for its routes.
  */
 export function directRoute(
-  deps: { logger: Logger; metrics: LinkMetrics },
+  deps: { logger: Logger; metrics: LinkMetrics; accessLog?: AccessLogMode },
   spec: DirectRoute,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { route } = spec;
-  const access = accessLogger(deps.logger);
+  const access = accessLog(deps.logger, deps.accessLog);
   return (req, res) => {
     const match = spec.path.exec(req.url ?? '');
     if (!match) return false;
@@ -133,7 +133,7 @@ export function directRoute(
       (status) => {
         const ms = performance.now() - started;
         deps.metrics.http.record([method, route], String(status), ms / 1000);
-        logAccess(access, requestId, method, route, status, ms);
+        access(requestId, method, route, status, ms);
       },
       (err) => {
         // serve() answers every refusal itself; this is a failure to write at all.

@@ -15,7 +15,7 @@ export interface Harness {
   publisher: StatePublisher;
   /** The service's clock: frozen at `fixed` when set, else real time. */
   clock: { fixed: number | null };
-  /** What the service logged at warn level and above, as parsed JSON lines. */
+  /** What the service logged at the harness's level (warn unless asked) and above, as parsed JSON lines. */
   logs: Record<string, unknown>[];
   /** Publishes a device and a campaign and registers one recipient; waits until the link is live. */
   link(options?: {
@@ -32,15 +32,24 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Starts a link runtime exactly as main does, with the namespace env plus `env`. */
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+/**
+ * Starts a link runtime exactly as main does, with the namespace env plus `env`; `logs` keeps
+ * what it logs at `logLevel` (default warn) and above.
+ */
+export async function startHarness(
+  env: Record<string, string> = {},
+  options: { logLevel?: string } = {},
+): Promise<Harness> {
   const ns = await createTestNamespace();
   const recipients = new TestResolveLinkServer();
   const addr = await recipients.start();
   const publisher = await StatePublisher.connect(ns.env.NATS_URL, ns.natsPrefix);
   const clock: { fixed: number | null } = { fixed: null };
   const logs: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line)) });
+  const logger = pino(
+    { level: options.logLevel ?? 'warn' },
+    { write: (line: string) => logs.push(JSON.parse(line)) },
+  );
   const service = await start(
     { ...ns.env, LINK_PORT: '0', HOST: '127.0.0.1', RECIPIENT_SERVICE_ADDR: addr, ...env },
     { clock: () => new Date(clock.fixed ?? Date.now()), logger },

@@ -10,9 +10,11 @@ type ValueOf<S extends VarSpec> = S extends { type: 'int' }
   ? number
   : S extends { type: 'bool' }
     ? boolean
-    : S extends { default: string } | { required: true }
-      ? string
-      : S extends { type: 'enum'; default: string }
+    : S extends { type: 'enum'; values: readonly (infer V)[] }
+      ? S extends { default: string }
+        ? V
+        : V | undefined
+      : S extends { default: string } | { required: true }
         ? string
         : string | undefined;
 
@@ -102,6 +104,12 @@ export const COMMON_CONFIG = {
     values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     default: 'info',
     doc: 'pino log level',
+  },
+  ACCESS_LOG: {
+    type: 'enum',
+    values: ['all', 'errors', 'off'],
+    default: 'all',
+    doc: 'which HTTP requests get an access line (at info): all, errors (status 400 and up) or off',
   },
   DATABASE_URL: {
     type: 'url',

@@ -3,11 +3,14 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import pino from 'pino';
 import { AppError } from './errors';
-import { requestContext } from './http';
+import { type AccessLogMode, accessLog, requestContext } from './http';
 import { REDACT_PATHS } from './logger';
 
 /** Starts a Koa app with requestContext and a route with a secret in its path; returns its log lines. */
-async function withApp(fn: (url: string) => Promise<void>): Promise<Record<string, unknown>[]> {
+async function withApp(
+  fn: (url: string) => Promise<void>,
+  accessLogMode?: AccessLogMode,
+): Promise<Record<string, unknown>[]> {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -18,7 +21,9 @@ async function withApp(fn: (url: string) => Promise<void>): Promise<Record<strin
   const app = new Koa();
   // Redacting as every service's logger does (createLogger).
   app.use(
-    requestContext(pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink)),
+    requestContext(pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink), {
+      accessLog: accessLogMode,
+    }),
   );
   const router = new Router();
   router.get('/i/:token', (ctx) => {
@@ -104,5 +109,30 @@ describe('requestContext', () => {
     // The access lines themselves are no errors, whatever their status: alerts on error lines
     // must not fire for a closed campaign's link or a readiness probe while starting.
     expect(lines.filter((l) => l.msg === 'request').map((l) => l.level)).toEqual([30, 30, 30]);
+  });
+
+  it('writes access lines for every request, only for those of status 400 and up, or for none, as ACCESS_LOG says', async () => {
+    const statuses = async (mode?: AccessLogMode) =>
+      (
+        await withApp(async (url) => {
+          for (const p of ['/i/T0KEN', '/refuse', '/closed', '/missing']) await fetch(url + p);
+        }, mode)
+      )
+        .filter((l) => l.msg === 'request')
+        .map((l) => l.status);
+    expect(await statuses()).toEqual([200, 409, 503, 404]);
+    expect(await statuses('all')).toEqual([200, 409, 503, 404]);
+    expect(await statuses('errors')).toEqual([409, 503, 404]);
+    expect(await statuses('off')).toEqual([]);
+  });
+});
+
+describe('accessLog', () => {
+  it('writes nothing below info, whatever the mode', () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
+    accessLog(logger, 'all')('r', 'GET', '/x', 500, 1);
+    accessLog(logger, 'errors')('r', 'GET', '/x', 500, 1);
+    expect(lines).toEqual([]);
   });
 });

@@ -16,11 +16,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * First middleware of every HTTP service: assigns the request id (the client's if it is
  * sane), a child logger, and turns every thrown error into the catalogue's JSON body.
- * 5xx are logged at error, others at info; bodies are never logged, and the path is logged
- * as its route template so that secrets in paths (link tokens) never reach the logs.
+ * Failures are logged at error; each request gets an access line as `options.accessLog` says
+ * (see accessLog). Bodies are never logged, and the path is logged as its route template so
+ * that secrets in paths (link tokens) never reach the logs.
  */
-export function requestContext(logger: Logger): Middleware {
-  const access = accessLogger(logger);
+export function requestContext(logger: Logger, options: { accessLog?: AccessLogMode } = {}): Middleware {
+  const access = accessLog(logger, options.accessLog);
   return async (ctx: Context, next: Next) => {
     const requestId = requestIdOf(ctx.get('x-request-id'));
     const started = process.hrtime.bigint();
@@ -42,7 +43,7 @@ export function requestContext(logger: Logger): Middleware {
     } finally {
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logAccess(access, requestId, ctx.method, route, ctx.status, ms);
+      access(requestId, ctx.method, route, ctx.status, ms);
     }
   };
 }
@@ -52,31 +53,34 @@ export function requestIdOf(given: string | undefined): string {
   return given && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/**
- * The logger of access lines (see logAccess): `logger` without its redaction. An access line
- * holds only the fields logAccess gives it, none of them secret (the path as its route template),
- * and redaction cost each line more than writing it (~8 of ~17 µs): one line per request.
- */
-export function accessLogger(logger: Logger): Logger {
-  return logger.child({}, { redact: [] });
-}
+/** Which requests get an access line: every one, only refused or failed ones (status ≥ 400), or none. */
+export type AccessLogMode = 'all' | 'errors' | 'off';
 
-/**
- * Writes a request's access line through `access` (see accessLogger), at info whatever its
- * status, when that level is enabled. `route` is a template, never the raw path.
- */
-export function logAccess(
-  access: Logger,
+/** Writes one request's access line (or, by the mode, nothing). `route` is a template, never the raw path. */
+export type AccessLog = (
   requestId: string,
   method: string,
   route: string,
   status: number,
   ms: number,
-): void {
-  // Every status at info: a 503 is as often a refusal by the rules (a halted campaign's link) or
-  // a readiness probe while starting or draining; a failure logs its own error line, with its cause.
-  // The request id is a field of the line: a child logger per request would cost more than it.
-  if (access.isLevelEnabled('info')) access.info({ requestId, method, route, status, ms }, 'request');
+) => void;
+
+/**
+ * The access-line writer of a service. Lines go at info whatever their status: a 503 is as often
+ * a refusal by the rules (a halted campaign's link) or a readiness probe while starting or
+ * draining; a failure logs its own error line, with its cause. They go through `logger` without
+ * its redaction: a line holds only these fields, none of them secret, and redaction cost each
+ * line more than writing it (~8 of ~17 µs). The request id is a field of the line: a child
+ * logger per request would cost more than it.
+ */
+export function accessLog(logger: Logger, mode: AccessLogMode = 'all'): AccessLog {
+  if (mode === 'off') return () => {};
+  const access = logger.child({}, { redact: [] });
+  const lowest = mode === 'errors' ? 400 : 0;
+  return (requestId, method, route, status, ms) => {
+    if (status >= lowest && access.isLevelEnabled('info'))
+      access.info({ requestId, method, route, status, ms }, 'request');
+  };
 }
 
 /** Reads the request body as UTF-8 text; past `limitBytes` it refuses with 413 `payload_too_large`. */

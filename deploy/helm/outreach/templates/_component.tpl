@@ -99,6 +99,10 @@ spec:
               valueFrom:
                 fieldRef:
                   fieldPath: metadata.name
+            {{- with $v.accessLog }}
+            - name: ACCESS_LOG
+              value: {{ . | quote }}
+            {{- end }}
             {{- range $v.secretEnv }}
             {{- with include "outreach.secretEnvVar" (dict "root" $root "name" .) | trim }}
             {{- . | nindent 12 }}
