@@ -2,8 +2,7 @@
 /**
  * What one access line costs the process that writes it, in CPU, in one process: as every
  * request's line was written until session 12 (a child logger per request, through the service
- * logger's redaction) and as it is now (`logAccess` through `accessLogger`: the request id as a
- * field, no redaction). Both go through the services' real logger (createLogger) to stdout,
+ * logger's redaction) and as it is now (`accessLog`: the request id as a field, no redaction). Both go through the services' real logger (createLogger) to stdout,
  * which this script points at /dev/null by running itself again with stdout ignored.
  *
  * Usage: node bench/access-line.js [--lines 200000] [--rounds 5]   (after `npm run build`)
@@ -18,20 +17,20 @@ if (process.env.ACCESS_LINE_CHILD !== '1') {
   process.exit(run.status ?? 1);
 }
 
-const { accessLogger, createLogger, logAccess } = require('../packages/platform/dist');
+const { accessLog, createLogger } = require('../packages/platform/dist');
 const { arg, median } = require('./lib');
 const LINES = arg('lines', 200000);
 const ROUNDS = arg('rounds', 5);
 
 const logger = createLogger('link-runtime', 'info');
-const access = accessLogger(logger);
+const access = accessLog(logger, 'all');
 const ways = {
   // Until session 12: the request's child logger (made for its access line), then the line.
   childPerRequest: (i) =>
     logger
       .child({ requestId: `req-${i}` })
       .info({ method: 'GET', route: '/i/:token', status: 200, ms: 1.25 }, 'request'),
-  accessLogger: (i) => logAccess(access, `req-${i}`, 'GET', '/i/:token', 200, 1.25),
+  accessLog: (i) => access(`req-${i}`, 'GET', '/i/:token', 200, 1.25),
 };
 
 /** CPU microseconds per line of `write`, after a warm-up, including the writes to stdout. */
@@ -50,7 +49,7 @@ async function measure(write) {
 }
 
 (async () => {
-  const results = { childPerRequest: [], accessLogger: [] };
+  const results = { childPerRequest: [], accessLog: [] };
   // Alternating, so that a change of the machine's speed touches both alike.
   for (let round = 0; round < ROUNDS; round++)
     for (const [name, write] of Object.entries(ways)) results[name].push(await measure(write));
@@ -64,8 +63,7 @@ async function measure(write) {
     ]),
   );
   summary.ratio =
-    Math.round(
-      (summary.accessLogger.medianMicrosPerLine / summary.childPerRequest.medianMicrosPerLine) * 1000,
-    ) / 1000;
+    Math.round((summary.accessLog.medianMicrosPerLine / summary.childPerRequest.medianMicrosPerLine) * 1000) /
+    1000;
   console.error(JSON.stringify(summary, null, 2));
 })();

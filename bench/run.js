@@ -88,9 +88,15 @@ const DURATION = OPTIONS.duration;
 const CONNECTIONS = OPTIONS.connections;
 const BULK_CONNECTIONS = OPTIONS.bulkConnections;
 const ROUNDS = OPTIONS.rounds;
-// The services' log level: warn by default, as every earlier run; the chart's default is info,
-// which adds an access line per request (`--log-level info` measures that).
-const LOG_LEVEL = OPTIONS.logLevel ?? 'warn';
+// The services run as the chart runs them in production: its node flags, log level and access
+// lines (`config.accessLog`, and a service's own `accessLog`). Until session 14 the bench ran
+// them at warn, with no access lines at all; `--log-level warn` still does.
+const CHART = YAML.parse(fs.readFileSync(path.join(root, 'deploy/helm/outreach/values.yaml'), 'utf8'));
+const NODE_FLAGS = CHART.nodeFlags ?? [];
+const LOG_LEVEL = OPTIONS.logLevel ?? CHART.config.logLevel;
+const ACCESS_LOG = Object.fromEntries(
+  Object.entries(CHART.services).map(([name, s]) => [name, s.accessLog ?? CHART.config.accessLog]),
+);
 // wrk (native, its own process) when installed: autocannon parses every response in JavaScript on
 // the same two cores, and for the page it spends more per request than the server does.
 const GENERATOR = OPTIONS.generator ?? (hasWrk() ? 'wrk' : 'autocannon');
@@ -99,9 +105,6 @@ const loadOptions = { generator: GENERATOR };
 const load = (opts) => loadWith({ ...loadOptions, ...opts });
 const ONLY = OPTIONS.only;
 const wanted = (name) => !ONLY || ONLY.has(name);
-// The services start with the flags the chart gives them in production (its `nodeFlags`).
-const NODE_FLAGS =
-  YAML.parse(fs.readFileSync(path.join(root, 'deploy/helm/outreach/values.yaml'), 'utf8')).nodeFlags ?? [];
 
 // What a phone's browser sends with a page request (Chrome's values).
 const BROWSER_HEADERS = { 'accept-encoding': 'gzip, deflate, br, zstd', 'accept-language': 'en-US,en;q=0.9' };
@@ -291,17 +294,13 @@ async function startSystem(children, dbUrl) {
     PUBLIC_BASE_URL: `http://127.0.0.1:${ports.link}`,
   };
   const main = (s) => [...NODE_FLAGS, path.join(root, s, 'dist/main.js')];
+  const service = (name, ready) =>
+    spawnService(name, main(name), { ...env, ACCESS_LOG: ACCESS_LOG[name] }, ready);
   const started = [
-    spawnService('campaign-service', main('campaign-service'), env, () =>
-      waitHttp(`http://127.0.0.1:${ports.dashboard}/readyz`),
-    ),
-    spawnService('recipient-service', main('recipient-service'), env, () =>
-      waitGrpc(`127.0.0.1:${ports.recipientGrpc}`),
-    ),
-    spawnService('link-runtime', main('link-runtime'), env, () =>
-      waitHttp(`http://127.0.0.1:${ports.link}/readyz`),
-    ),
-    spawnService('gateway', main('gateway'), env, () => waitHttp(`http://127.0.0.1:${ports.gateway}/readyz`)),
+    service('campaign-service', () => waitHttp(`http://127.0.0.1:${ports.dashboard}/readyz`)),
+    service('recipient-service', () => waitGrpc(`127.0.0.1:${ports.recipientGrpc}`)),
+    service('link-runtime', () => waitHttp(`http://127.0.0.1:${ports.link}/readyz`)),
+    service('gateway', () => waitHttp(`http://127.0.0.1:${ports.gateway}/readyz`)),
   ];
   children.push(...started);
   await Promise.all(started.map((c) => c.ready));
@@ -342,7 +341,11 @@ async function seed(ports) {
 async function main() {
   log(`load generator: ${GENERATOR}`);
   log(`services' node flags: ${NODE_FLAGS.join(' ') || '(none)'}`);
-  log(`services' log level: ${LOG_LEVEL}`);
+  log(
+    `services' log level: ${LOG_LEVEL}; access lines: ${Object.entries(ACCESS_LOG)
+      .map(([name, mode]) => `${name} ${mode}`)
+      .join(', ')}`,
+  );
   if (GENERATOR === 'autocannon' && OPTIONS.generator === undefined)
     log(
       'wrk is not installed (apt-get install wrk): autocannon runs in this process and competes with what it measures; its figures are not comparable with runs made with wrk',
@@ -378,6 +381,7 @@ async function main() {
     loadGenerator: GENERATOR,
     serviceNodeFlags: NODE_FLAGS,
     logLevel: LOG_LEVEL,
+    accessLog: ACCESS_LOG,
     durationSeconds: DURATION,
     rounds: ROUNDS,
     connections: CONNECTIONS,
