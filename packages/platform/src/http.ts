@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
+import type { COMMON_CONFIG } from './config';
 import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
 import { TIMED_OUT, within } from './within';
@@ -53,8 +54,8 @@ export function requestIdOf(given: string | undefined): string {
   return given && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Which requests get an access line: every one, only refused or failed ones (status ≥ 400), or none. */
-export type AccessLogMode = 'all' | 'errors' | 'off';
+/** Which requests get an access line (ACCESS_LOG): every one, only refused or failed ones (status ≥ 400), or none. */
+export type AccessLogMode = (typeof COMMON_CONFIG.ACCESS_LOG.values)[number];
 
 /** Writes one request's access line (or, by the mode, nothing). `route` is a template, never the raw path. */
 export type AccessLog = (
