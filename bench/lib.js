@@ -46,7 +46,8 @@ async function stopAll(children) {
     children.map(
       (c) =>
         new Promise((resolve) => {
-          if (c.exitCode !== null) return resolve();
+          // Gone already: exited, or killed by a signal (exitCode stays null then).
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
           c.stopping = true;
           c.once('exit', resolve);
           c.kill('SIGTERM');

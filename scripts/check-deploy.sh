@@ -110,6 +110,8 @@ done
 # The guards must refuse bad input, or the checks above prove little.
 check_fails "values.schema.json refuses an unknown log level" \
   "$HELM" template outreach "$CHART" --set config.logLevel=loud
+check_fails "values.schema.json refuses an unknown access log mode" \
+  "$HELM" template outreach "$CHART" --set services.link-runtime.accessLog=off
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 out=$("$HELM" template outreach "$CHART" --set trial.enabled=false 2>&1)

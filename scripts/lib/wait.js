@@ -69,6 +69,9 @@ async function waitForPorts(ports, { host = '0.0.0.0', timeoutMs = 30_000, say =
   }
 }
 
+/** Ports this process's freePort has handed out. */
+const handedOut = new Set();
+
 /** The lowest port Linux hands out to outgoing connections and `listen(0)`. */
 function ephemeralLow() {
   try {
@@ -90,7 +93,12 @@ async function freePort() {
   if (low - first >= 1_000) {
     for (let attempt = 0; attempt < 50; attempt++) {
       const port = first + Math.floor(Math.random() * (low - first));
+      // A port handed out a moment ago is free until its service binds it: never hand it out
+      // twice, and claim it before probing, as calls made together probe at the same time.
+      if (handedOut.has(port)) continue;
+      handedOut.add(port);
       if (await canListen(port, '127.0.0.1')) return port;
+      handedOut.delete(port);
     }
   }
   return new Promise((resolve, reject) => {

@@ -10,6 +10,13 @@ export interface SafetyRuleSpec {
 }
 
 /**
+ * Not right after a negation that opens its clause ("Never ignore …", "Don't forget …", "You must
+ * not tell …"): those ask the opposite. Only at a clause's start, so "Why not ignore …" still counts.
+ */
+const NOT_NEGATED =
+  "(?<!(?:^|[.!?;:,\\n])\\s*(?:(?:please|you|and|but)\\s+)?(?:do\\s+not|don['’]t|never|must\\s+not|must\\s+never|mustn['’]t|should\\s+not|should\\s+never|shouldn['’]t|cannot|can['’]t)\\s+)";
+
+/**
  * The built-in rules. They catch instructions that try to subvert the assistant's base
  * prompt or smuggle prompt structure into the custom-instructions block.
  */
@@ -18,17 +25,20 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     id: 'ignore_previous_instructions',
     description:
       'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, or everything above',
-    // Not after "not", "never", "cannot" or "n't": "never ignore the previous instructions" asks
-    // the opposite.
-    pattern:
-      "(?<!(?:\\bnot|\\bnever|\\bcannot|n['’]t)\\s+)\\b(?:ignore|disregard|forget)\\s+(?:(?:(?:all|any|the|your|of|these|those|my)\\s+)*(?:previous|prior|above|earlier|preceding|system)\\s+(?:instructions?|prompts?|rules?|directions?|messages?)\\b|(?:(?:all|any|of|the)\\s+)*(?:everything|anything)\\s+(?:above|so\\s+far)\\b)",
+    pattern: `${NOT_NEGATED}\\b(?:ignore|disregard|forget)\\s+(?:(?:(?:all|any|the|your|of|these|those|my)\\s+)*(?:previous|prior|above|earlier|preceding|system)\\s+(?:instructions?|prompts?|rules?|directions?|messages?)\\b|(?:(?:all|any|of|the)\\s+)*(?:everything|anything)\\s+(?:above|so\\s+far)\\b)`,
     flags: 'iu',
   },
   {
     id: 'reveal_system_prompt',
     description: 'asks the assistant to reveal, print, show, tell or say what its system prompt is',
-    pattern:
-      '\\b(?:reveal|print|show|display|output|repeat|leak|tell|give|send|share|what\\s+(?:is|are|was|were))\\s+(?:(?:me|us|the|your|its|full|entire|whole|exact)\\s+)*(?:system|initial|hidden|original)\\s+(?:prompt|instructions?|message)\\b',
+    // Showing, printing … the system, initial, hidden or original prompt or message; telling,
+    // giving, sending, sharing or saying the system (or hidden) prompt itself, not "the initial
+    // message" an operator may well want sent; and asking what the system prompt is.
+    pattern: [
+      '\\b(?:reveal|print|show|display|output|repeat|leak)\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)\\s+(?:prompt|instructions?|message)\\b',
+      `${NOT_NEGATED}\\b(?:tell|give|send|share|say)\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:system|hidden)\\s+prompt\\b`,
+      "\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:system|hidden)\\s+(?:prompt|instructions?)\\b",
+    ].join('|'),
     flags: 'iu',
   },
   {

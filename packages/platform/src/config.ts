@@ -105,11 +105,12 @@ export const COMMON_CONFIG = {
     default: 'info',
     doc: 'pino log level',
   },
+  // `none`, not `off`: Helm reads values as YAML 1.1, where an unquoted off is false.
   ACCESS_LOG: {
     type: 'enum',
-    values: ['all', 'errors', 'off'],
+    values: ['all', 'errors', 'none'],
     default: 'all',
-    doc: 'which HTTP requests get an access line (at info): all, errors (status 400 and up) or off',
+    doc: 'which HTTP requests get an access line (at info): all, errors (status 400 and up) or none',
   },
   DATABASE_URL: {
     type: 'url',

@@ -123,7 +123,7 @@ describe('requestContext', () => {
     expect(await statuses()).toEqual([200, 409, 503, 404]);
     expect(await statuses('all')).toEqual([200, 409, 503, 404]);
     expect(await statuses('errors')).toEqual([409, 503, 404]);
-    expect(await statuses('off')).toEqual([]);
+    expect(await statuses('none')).toEqual([]);
   });
 });
 

@@ -75,7 +75,7 @@ export type AccessLog = (
  * logger per request would cost more than it.
  */
 export function accessLog(logger: Logger, mode: AccessLogMode = 'all'): AccessLog {
-  if (mode === 'off') return () => {};
+  if (mode === 'none') return () => {};
   const access = logger.child({}, { redact: [] });
   const lowest = mode === 'errors' ? 400 : 0;
   return (requestId, method, route, status, ms) => {
