@@ -411,21 +411,25 @@ describe('campaign order', () => {
     const p = await project();
     const d = await device(p);
     const window = { startDate: '2026-06-01T00:00:00.000Z', endDate: '2026-06-30T00:00:00.000Z' };
-    const ids: string[] = [];
-    // Base62 ids mix cases, where byte order and a language's collation disagree.
-    for (let i = 0; i < 12; i++) ids.push(await campaign(p, d, window));
-    const byteOrder = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     // As a database created with an English locale would compare them (the test database is C).
     await db.query('ALTER TABLE campaigns.campaigns ALTER COLUMN id TYPE text COLLATE "en-x-icu"');
     try {
-      const english = await db.query('SELECT id FROM campaigns.campaigns WHERE project_id = $1 ORDER BY id', [
-        p,
-      ]);
-      expect(english.rows.map((r) => r.id)).not.toEqual(byteOrder);
+      const ids: string[] = [];
+      const byteOrder = () => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const english = async () =>
+        (
+          await db.query('SELECT id FROM campaigns.campaigns WHERE project_id = $1 ORDER BY id', [p])
+        ).rows.map((r) => r.id);
+      // Random base62 ids, until the two orders disagree somewhere (a lowercase id that English
+      // puts before an uppercase one): otherwise the list would pass whichever order it used.
+      while (ids.length < 12 || JSON.stringify(await english()) === JSON.stringify(byteOrder())) {
+        if (ids.length >= 60) throw new Error('60 random ids ordered alike in both collations');
+        ids.push(await campaign(p, d, window));
+      }
       const list = await rpc.call('ListCampaigns', { projectId: p });
-      expect(list.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder);
+      expect(list.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder());
       const http = await api('GET', `/admin/v1/projects/${p}/campaigns`);
-      expect(http.body.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder);
+      expect(http.body.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder());
     } finally {
       await db.query('ALTER TABLE campaigns.campaigns ALTER COLUMN id TYPE text COLLATE "default"');
     }
