@@ -17,7 +17,13 @@ import type { GrantCache } from './grant-cache';
 import { authenticate } from './middleware/authenticate';
 import { countRequests } from './middleware/count-requests';
 import { idempotency } from './middleware/idempotency';
-import { keyLimitOf, rateLimitPerAddress, rateLimitPerKey } from './middleware/rate-limit';
+import {
+  DEFAULT_FAILED_AUTH_PER_MINUTE,
+  DEFAULT_PUBLIC_PER_MINUTE,
+  keyLimitOf,
+  rateLimitPerAddress,
+  rateLimitPerKey,
+} from './middleware/rate-limit';
 import { buildOpenApi } from './openapi';
 import { RateLimiter } from './rate-limiter';
 import { campaignRoutes } from './routes/campaigns.routes';
@@ -56,7 +62,7 @@ export function buildApp(deps: GatewayDeps): Koa {
   const publicRouter = new Router();
   publicRouter.get(
     '/api/v1/openapi.json',
-    rateLimitPerAddress(limiter, deps.publicPerMinute ?? 600, refusals),
+    rateLimitPerAddress(limiter, deps.publicPerMinute ?? DEFAULT_PUBLIC_PER_MINUTE, refusals),
     (ctx) => {
       ctx.type = 'application/json';
       ctx.body = openApi;
@@ -86,7 +92,7 @@ export function buildApp(deps: GatewayDeps): Koa {
     authenticate({
       cache: deps.grants,
       limiter,
-      failedAuthPerMinute: deps.failedAuthPerMinute ?? 30,
+      failedAuthPerMinute: deps.failedAuthPerMinute ?? DEFAULT_FAILED_AUTH_PER_MINUTE,
       refusals,
       keyLimit: keyLimitOf,
     }),

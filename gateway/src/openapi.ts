@@ -1,6 +1,11 @@
 import { ALL_SCHEMAS, DEFAULT_SAFETY_RULES, LIMITS, SCOPES, schemaId } from '@outreach/contracts';
 import { ERROR_CATALOGUE } from '@outreach/platform';
-import { DEFAULT_KEY_LIMIT } from './middleware/rate-limit';
+import { IDEMPOTENCY_TTL_MS } from './middleware/idempotency';
+import {
+  DEFAULT_FAILED_AUTH_PER_MINUTE,
+  DEFAULT_KEY_LIMIT,
+  DEFAULT_PUBLIC_PER_MINUTE,
+} from './middleware/rate-limit';
 import { WINDOW_SECONDS } from './rate-limiter';
 
 /**
@@ -74,23 +79,23 @@ const OVERVIEW = `Read the campaigns of a project and manage their recipients: t
 - **Ids** are opaque strings of a type prefix and a random part: \`prj_…\` project, \`cmp_…\` campaign, \`rcp_…\` recipient, \`dev_…\` device, \`key_…\` API key. Compare them as whole strings; never parse them.
 - **Instants** are ISO 8601 in UTC with milliseconds, e.g. \`2026-11-22T10:00:00.000Z\`.
 - A field without a value is present with \`null\`, unless its schema marks it optional. Unknown fields in a body or query string are refused with 400, never ignored. Responses may gain fields within v1; ignore those you do not know.
-- Bodies are JSON (\`Content-Type: application/json\`), at most ${LIMITS.bodyBytes} bytes (1 MiB).
+- Bodies are JSON (\`Content-Type: application/json\`), at most ${LIMITS.bodyBytes} bytes.
 - **\`X-Request-Id\`** is on every response: your own value when you send one of 1 to 128 letters, digits, \`.\`, \`_\`, \`:\` or \`-\`, otherwise a new one. An incoming W3C \`traceparent\` is continued through the services when the instance has tracing enabled.
 
 ## Authentication
 \`Authorization: Bearer <API key>\`. A key belongs to one project and carries scopes. Refusals are the same on every endpoint: 401 \`unauthorized\` with \`WWW-Authenticate: Bearer\` (no usable key: missing, malformed, unknown, revoked or expired); 429 \`rate_limited\` once a client address has used up its failed authentications, before any key is looked at; 429 \`rate_limited\` when the key's budget is used up (counted right after authentication, so every authenticated request spends it); 403 \`forbidden\` with \`details.reason = "project_mismatch"\` when \`{projectId}\` is not the key's project, whether or not it exists; 403 \`forbidden\` with \`details.requiredScope\` when the key lacks the scope.
 
 ## Rate limits
-Each key has a budget per ${WINDOW_SECONDS}-second window (fixed, started by the first request counted in it): the limit set for the key in the dashboard, else ${DEFAULT_KEY_LIMIT} requests. The budget is shared by every gateway instance; refused requests are not counted. Failed authentications are limited per client address (by default 30 a minute), and this document per address too. Every response, errors included, carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` (Unix time in whole seconds), \`X-RateLimit-Used\` and the IETF draft headers \`RateLimit-Policy\` and \`RateLimit\`; their figures are those of the budget that applied (policy \`per-key\`, \`auth-failures\` or \`per-address\`). Only a 503 \`unavailable\` because the rate-limit store itself cannot be reached has none: the counts live in that store, and made-up figures would mislead a client pacing itself by them; it is retryable. Past a limit: 429 \`rate_limited\`, \`retryable: true\`, an integer \`Retry-After\` in seconds and \`details = {limit, windowSeconds, retryAfterSeconds}\`.
+Each key has a budget per ${WINDOW_SECONDS}-second window (fixed, started by the first request counted in it): the limit set for the key in the dashboard, else ${DEFAULT_KEY_LIMIT} requests. The budget is shared by every gateway instance; refused requests are not counted. Failed authentications are limited per client address (by default ${DEFAULT_FAILED_AUTH_PER_MINUTE} a minute), and this document per address too (${DEFAULT_PUBLIC_PER_MINUTE} a minute). Every response, errors included, carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` (Unix time in whole seconds), \`X-RateLimit-Used\` and the IETF draft headers \`RateLimit-Policy\` and \`RateLimit\`; their figures are those of the budget that applied (policy \`per-key\`, \`auth-failures\` or \`per-address\`). Only a 503 \`unavailable\` because the rate-limit store itself cannot be reached has none: the counts live in that store, and made-up figures would mislead a client pacing itself by them; it is retryable. Past a limit: 429 \`rate_limited\`, \`retryable: true\`, an integer \`Retry-After\` in seconds and \`details = {limit, windowSeconds, retryAfterSeconds}\`.
 
 ## Errors
-Every refusal has the body \`{code, error, retryable, hint, details}\`; program against \`code\` and \`details.reason\`, not the wording of \`error\`. Validation refusals are 400 \`invalid_request\` naming the field as a JSON pointer (\`details.pointer\`) and the rule (\`details.rule\`; every problem in \`details.problems\`); malformed JSON has \`details.reason = "malformed_json"\`. A path under /api that does not exist is 404 \`not_found\`; a method a path does not support is 405 \`method_not_allowed\` with an \`Allow\` header; a body over 1 MiB is 413 \`payload_too_large\`; a body not declared as JSON is 415 \`unsupported_media_type\`. A backing service that is down or misses its deadline gives 503 \`unavailable\` (\`retryable: true\`); anything unexpected is 500 \`internal\` with \`details.requestId\`. No response carries a stack trace or a driver message.
+Every refusal has the body \`{code, error, retryable, hint, details}\`; program against \`code\` and \`details.reason\`, not the wording of \`error\`. Validation refusals are 400 \`invalid_request\` naming the field as a JSON pointer (\`details.pointer\`) and the rule (\`details.rule\`; every problem in \`details.problems\`); malformed JSON has \`details.reason = "malformed_json"\`. A path under /api that does not exist is 404 \`not_found\`; a method a path does not support is 405 \`method_not_allowed\` with an \`Allow\` header; a body over ${LIMITS.bodyBytes} bytes is 413 \`payload_too_large\`; a body not declared as JSON is 415 \`unsupported_media_type\`. A backing service that is down or misses its deadline gives 503 \`unavailable\` (\`retryable: true\`); anything unexpected is 500 \`internal\` with \`details.requestId\`. No response carries a stack trace or a driver message.
 
 ## Editable campaigns
 Recipients can be created, updated and deleted only while their campaign is \`draft\` or \`upcoming\`; otherwise the write is 409 \`conflict\` with \`details.reason = "not_editable"\`.
 
 ## Idempotency
-POST and PATCH accept \`Idempotency-Key\`: the first response under a key is kept for 24 hours per API key and replayed byte for byte (\`Idempotent-Replayed: true\`) for the same request; the same key with another method, path or body is 422 \`idempotency_key_reused\`; while the first request still runs, 409 \`idempotency_in_progress\`. Server errors (5xx) are not kept.`;
+POST and PATCH accept \`Idempotency-Key\`: the first response under a key is kept for ${IDEMPOTENCY_TTL_MS / 3_600_000} hours per API key and replayed byte for byte (\`Idempotent-Replayed: true\`) for the same request; the same key with another method, path or body is 422 \`idempotency_key_reused\`; while the first request still runs, 409 \`idempotency_in_progress\`. Server errors (5xx) are not kept.`;
 
 /** What the campaign list and the campaign component say about a campaign's state. */
 const CAMPAIGN_STATE = `The state is derived from facts at the moment of each request, never stored as a flag that a timer must flip, so a read never shows a stale state: \`draft\` until the campaign is launched in the dashboard; after launch \`upcoming\` before \`startDate\`, \`active\` from \`startDate\` until \`endDate\`, and \`completed\` from \`endDate\` or from a halt, whichever comes first. \`completed\` is final. A launch is refused once \`endDate\` has passed; a halt is possible while \`upcoming\` or \`active\`. Recipients are writable only while \`draft\` or \`upcoming\`; links work only while \`active\`.`;
@@ -115,8 +120,7 @@ const idempotencyKey = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  description:
-    'Makes the request safe to retry: the first response under this key is replayed for 24 hours. 1 to 255 visible ASCII characters.',
+  description: `Makes the request safe to retry: the first response under this key is replayed for ${IDEMPOTENCY_TTL_MS / 3_600_000} hours. 1 to 255 visible ASCII characters.`,
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 

@@ -6,6 +6,12 @@ import { type RateLimiter, type RateLimitState, rateLimited, rateLimitHeaders } 
 /** Requests per minute of a key that has no limit of its own. */
 export const DEFAULT_KEY_LIMIT = 600;
 
+/** Failed authentications a client address may make per minute, unless configured otherwise. */
+export const DEFAULT_FAILED_AUTH_PER_MINUTE = 30;
+
+/** Requests for the API document a client address may make per minute, unless configured otherwise. */
+export const DEFAULT_PUBLIC_PER_MINUTE = 600;
+
 /** The per-minute limit of a grant's key. */
 export function keyLimitOf(grant: Grant): number {
   return grant.rateLimitPerMinute > 0 ? grant.rateLimitPerMinute : DEFAULT_KEY_LIMIT;
