@@ -98,6 +98,8 @@ check(`every object matches its Kubernetes schema (${objects.length} objects)`, 
 
 // ---- workloads --------------------------------------------------------------------------
 const byKind = (kind) => objects.filter((o) => o.kind === kind);
+/** An object's (or, given a pod template, its pods') component label. */
+const componentOf = (o) => o.metadata?.labels?.['app.kubernetes.io/component'];
 const workloads = [...byKind('Deployment'), ...byKind('StatefulSet')];
 const configMap = byKind('ConfigMap')[0];
 const shutdownMs = Number(configMap?.data?.SHUTDOWN_TIMEOUT_MS ?? 10000);
@@ -125,7 +127,7 @@ for (const w of workloads) {
 // The four services: the right probes, graceful termination, metrics port.
 for (const [svc, spec] of Object.entries(SERVICES)) {
   const problems = [];
-  const d = byKind('Deployment').find((o) => o.metadata?.labels?.['app.kubernetes.io/component'] === svc);
+  const d = byKind('Deployment').find((o) => componentOf(o) === svc);
   if (!d) {
     check(`${svc} is deployed`, [`no Deployment labelled app.kubernetes.io/component=${svc}`]);
     continue;
@@ -242,7 +244,7 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
 
 // ---- trial stores and ServiceMonitors --------------------------------------------------------
 {
-  const names = workloads.map((w) => w.metadata.labels?.['app.kubernetes.io/component']);
+  const names = workloads.map(componentOf);
   const stores = ['postgresql', 'redis', 'nats'];
   const present = stores.filter((s) => names.includes(s));
   check(
@@ -266,7 +268,6 @@ if (expectNetworkPolicies) {
       const sel = p.spec?.podSelector?.matchLabels ?? {};
       return Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => sel[k] === v);
     });
-  const componentOf = (o) => o.metadata?.labels?.['app.kubernetes.io/component'];
   const release = workloads[0]?.metadata?.labels?.['app.kubernetes.io/instance'];
   /** The components a rule's peers admit, or null when it admits more than this release's pods. */
   const admitted = (rule) => {
@@ -353,7 +354,7 @@ if (expectNetworkPolicies) {
       if (!got) problems.push(`trial ${store}: ${port.name} is open beyond this release's pods`);
       else
         for (const u of users) {
-          const component = u.spec.template.metadata?.labels?.['app.kubernetes.io/component'];
+          const component = componentOf(u.spec.template);
           if (!got.has(component))
             problems.push(`trial ${store}: ${component} reads its URL but is not admitted`);
         }
