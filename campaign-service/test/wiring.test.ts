@@ -1,6 +1,7 @@
 import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { loadRecipientsProto } from '@outreach/contracts';
 import { AppError, ConfigError, type RunningService, toServiceError } from '@outreach/platform';
+import { freePort } from '../../test/support/system';
 import { adminClient, createTestNamespace, serviceEnv, start } from './helpers';
 
 type Ns = Awaited<ReturnType<typeof createTestNamespace>>;
@@ -146,9 +147,7 @@ it('serves Prometheus metrics with request counters when METRICS_PORT is set', a
   await m.stop();
   // METRICS_PORT=0 means off; a real port is needed to serve them.
   expect(m.ports.metrics).toBeUndefined();
-  const withMetrics = await start(
-    serviceEnv(ns, { METRICS_PORT: String(20000 + Math.floor(Math.random() * 20000)) }),
-  );
+  const withMetrics = await start(serviceEnv(ns, { METRICS_PORT: String(await freePort()) }));
   try {
     await adminClient(withMetrics)('GET', '/admin/v1/projects');
     const text = await (await fetch(`http://127.0.0.1:${withMetrics.ports.metrics}/metrics`)).text();

@@ -1,3 +1,4 @@
+import { freePort } from '../../test/support/system';
 import { expectRateLimitHeaders, type Harness, startHarness } from './support/harness';
 
 let h: Harness;
@@ -50,14 +51,8 @@ test('paths outside /api are 404 without authentication', async () => {
 });
 
 test('metrics count requests by route template and rate-limit refusals', async () => {
-  // METRICS_PORT 0 means off, so ask the OS for a free port first.
-  const net = await import('node:net');
-  const port = await new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+  // METRICS_PORT 0 means off, so pick a free port first.
+  const port = await freePort();
   const g = await startHarness({}, { METRICS_PORT: String(port) });
   try {
     const { key } = g.backends.data.addKey('prj_a', ['recipients:read'], { rateLimitPerMinute: 1 });
