@@ -1,11 +1,14 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS } from '@outreach/contracts';
 import {
   addGrpcHealth,
+  bindGrpc,
   type Clock,
   ConfigError,
+  closeServer,
   connectNats,
   createLogger,
   createMetrics,
@@ -13,8 +16,10 @@ import {
   ensureStreams,
   Lifecycle,
   type Logger,
+  listen,
   loadConfig,
   migrate,
+  Opened,
   pruneAppliedPeriodically,
   type RunningService,
   randomBase62,
@@ -23,6 +28,7 @@ import {
   serveMetrics,
   streamNames,
   systemClock,
+  within,
 } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { buildHttpApp } from './app';
@@ -82,18 +88,28 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createMetrics('campaign-service');
 
-  const pool = schemaPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
-  // What is already running when a later start step fails; closed in reverse order.
-  const closers: Array<[string, () => Promise<unknown> | unknown]> = [];
+  const opened = new Opened();
   try {
+    const pool = opened.add(
+      'postgres',
+      schemaPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger),
+      (p) => p.end(),
+    );
     await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
-    const nc = await connectNats(config.NATS_URL, 'campaign-service', logger);
-    closers.push(['nats', () => nc.drain()]);
+    const nc = opened.add('nats', await connectNats(config.NATS_URL, 'campaign-service', logger), (c) =>
+      c.drain(),
+    );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
     const js = nc.jetstream();
 
-    const relay = new OutboxRelay(pool, js, logger, config.SCHEDULER_INTERVAL_MS);
+    // Stopped after the servers: what their last requests committed is still published.
+    const relay = opened.add(
+      'outbox relay',
+      new OutboxRelay(pool, js, logger, config.SCHEDULER_INTERVAL_MS),
+      (r) => r.stop(),
+    );
+    relay.start();
     const domain: CampaignDeps = {
       pool,
       clock,
@@ -102,11 +118,60 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       knowledgeEntries: config.KNOWLEDGE_ENTRIES,
       afterCommit: () => relay.kick(),
     };
-    const recipientClient = createRecipientClient(config.RECIPIENT_SERVICE_ADDR);
+    const recipientClient = opened.add(
+      'recipient client',
+      createRecipientClient(config.RECIPIENT_SERVICE_ADDR),
+      (c) => c.close(),
+    );
+    opened.add('usage consumer', await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger), (stop) =>
+      stop(),
+    );
+    opened.add(
+      'applied-usage pruning',
+      pruneAppliedPeriodically(
+        { pool, logger, clock },
+        APPLIED_USAGE_TABLES,
+        config.USAGE_DEDUP_RETENTION_DAYS,
+      ),
+      (stop) => stop(),
+    );
+    const scheduler = opened.add(
+      'scheduler',
+      new LifecycleScheduler(pool, js, config.NATS_PREFIX, clock, logger, config.SCHEDULER_INTERVAL_MS),
+      (sch) => sch.stop(),
+    );
+    scheduler.start();
+
+    registerPoolMetrics(metrics.registry, pool);
+    const events = streamNames(config.NATS_PREFIX).events;
+    registerConsumerLag(
+      metrics.registry,
+      jsm,
+      ['usage', 'usage-batches', 'usage-starts'].map((name) => ({
+        stream: events,
+        consumer: durableName(config.NATS_PREFIX, name),
+      })),
+    );
+    registerBudgetMetrics(metrics.registry, domain);
+    const ports: Record<string, number> = {};
+    if (config.METRICS_PORT > 0) {
+      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
+    }
+
     const readiness = {
       postgres: () => pool.query('SELECT 1'),
       nats: async () => !nc.isClosed() && nc.info !== undefined,
     };
+    const grpc = opened.add('grpc', new Server(GRPC_CHANNEL_OPTIONS), (server) =>
+      within(
+        new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+        config.SHUTDOWN_TIMEOUT_MS / 2,
+      ).then(() => server.forceShutdown()),
+    );
+    addCampaignService(grpc, domain, metrics);
+    addGrpcHealth(grpc, lifecycle, readiness);
+    ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT);
 
     const app = buildHttpApp({
       domain,
@@ -118,79 +183,15 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       readiness,
       secureCookies: config.NODE_ENV !== 'development',
     });
-    const http = app.listen(config.DASHBOARD_PORT, config.HOST);
-    await new Promise<void>((resolve, reject) => {
-      http.once('listening', resolve);
-      http.once('error', reject);
-    });
-    closers.push(['http', () => new Promise<void>((resolve) => http.close(() => resolve()))]);
+    const http = opened.add('http', createServer(app.callback()), closeServer);
+    ports.http = await listen(http, config.DASHBOARD_PORT, config.HOST);
 
-    const grpc = new Server(GRPC_CHANNEL_OPTIONS);
-    addCampaignService(grpc, domain, metrics);
-    addGrpcHealth(grpc, lifecycle, readiness);
-    const grpcPort = await new Promise<number>((resolve, reject) =>
-      grpc.bindAsync(
-        `${config.HOST}:${config.CAMPAIGN_GRPC_PORT}`,
-        ServerCredentials.createInsecure(),
-        (err, port) => (err ? reject(err) : resolve(port)),
-      ),
-    );
-
-    closers.push(['grpc', () => grpc.forceShutdown()]);
-    const stopUsage = await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger);
-    registerPoolMetrics(metrics.registry, pool);
-    registerConsumerLag(metrics.registry, jsm, [
-      { stream: streamNames(config.NATS_PREFIX).events, consumer: durableName(config.NATS_PREFIX, 'usage') },
-      {
-        stream: streamNames(config.NATS_PREFIX).events,
-        consumer: durableName(config.NATS_PREFIX, 'usage-batches'),
-      },
-      {
-        stream: streamNames(config.NATS_PREFIX).events,
-        consumer: durableName(config.NATS_PREFIX, 'usage-starts'),
-      },
-    ]);
-    const stopPruning = pruneAppliedPeriodically(
-      { pool, logger, clock },
-      APPLIED_USAGE_TABLES,
-      config.USAGE_DEDUP_RETENTION_DAYS,
-    );
-    registerBudgetMetrics(metrics.registry, domain);
-    const scheduler = new LifecycleScheduler(
-      pool,
-      js,
-      config.NATS_PREFIX,
-      clock,
-      logger,
-      config.SCHEDULER_INTERVAL_MS,
-    );
-    scheduler.start();
-    relay.start();
-
-    const metricsServer =
-      config.METRICS_PORT > 0
-        ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST)
-        : undefined;
-
-    // Shutdown order: stop accepting, let in-flight work finish, then NATS, then the pool.
-    lifecycle.onShutdown('http', () => new Promise<void>((resolve) => http.close(() => resolve())));
-    lifecycle.onShutdown('grpc', () => new Promise<void>((resolve) => grpc.tryShutdown(() => resolve())));
-    lifecycle.onShutdown('scheduler', () => scheduler.stop());
-    lifecycle.onShutdown('usage consumer', () => Promise.all([stopUsage(), stopPruning()]));
-    lifecycle.onShutdown('outbox relay', () => relay.stop());
-    lifecycle.onShutdown('recipient client', () => recipientClient.close());
-    lifecycle.onShutdown('nats', () => nc.drain());
-    lifecycle.onShutdown('postgres', () => pool.end());
-    if (metricsServer)
-      lifecycle.onShutdown('metrics', () => new Promise<void>((r) => metricsServer.close(() => r())));
-
-    const ports: Record<string, number> = { http: (http.address() as AddressInfo).port, grpc: grpcPort };
-    if (metricsServer) ports.metrics = (metricsServer.address() as AddressInfo).port;
+    // Stop accepting, let in-flight work finish, then the workers, NATS and the pool.
+    opened.handTo(lifecycle);
     logger.info({ ports }, 'campaign-service started');
     return { name: 'campaign-service', ports, stop: () => lifecycle.shutdown('stop') };
   } catch (err) {
-    for (const [, close] of closers.reverse()) await Promise.resolve(close()).catch(() => undefined);
-    await pool.end().catch(() => undefined);
+    await opened.closeAfterFailedStart(logger);
     throw err;
   }
 }

@@ -1,7 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ApiKeyGrantMessage } from '@outreach/contracts';
 import {
   type Clock,
+  closeServer,
   connectNats,
   createLogger,
   createMetrics,
@@ -9,7 +11,9 @@ import {
   ensureStreams,
   Lifecycle,
   type Logger,
+  listen,
   loadConfig,
+  Opened,
   type RunningService,
   serveMetrics,
   systemClock,
@@ -30,12 +34,6 @@ export interface StartOptions {
   failedAuthPerMinute?: number;
 }
 
-const listen = (server: Server, port: number, host: string) =>
-  new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-
 /** Starts the gateway like `main` does: config, stores, backends, revocation watch, listen. */
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
@@ -43,70 +41,69 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createMetrics('gateway');
-  const redis = createRedis(config.REDIS_URL, logger, { autoPipeliningIgnoredCommands: [GATED_HIT_COMMAND] });
-  const backends = createBackends(
-    { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
-    config.GRPC_DEADLINE_MS,
-  );
-  const grants = new GrantCache(
-    async (keyHash) => {
-      const g = await backends.campaigns<ApiKeyGrantMessage>('VerifyApiKey', { keyHash });
-      return {
-        keyId: g.keyId,
-        projectId: g.projectId,
-        scopes: g.scopes,
-        rateLimitPerMinute: g.rateLimitPerMinute,
-        expiresAt: g.expiresAt ?? null,
-      };
-    },
-    clock,
-    options.grantTtlMs ?? GRANT_TTL_MS,
-  );
-
-  let stopWatch: (() => Promise<void>) | undefined;
-  const nc = await connectNats(config.NATS_URL, 'gateway', logger);
+  const opened = new Opened();
   try {
+    const redis = opened.add(
+      'redis',
+      createRedis(config.REDIS_URL, logger, { autoPipeliningIgnoredCommands: [GATED_HIT_COMMAND] }),
+      (r) => r.quit(),
+    );
+    const backends = opened.add(
+      'grpc',
+      createBackends(
+        { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
+        config.GRPC_DEADLINE_MS,
+      ),
+      (b) => b.close(),
+    );
+    const grants = new GrantCache(
+      async (keyHash) => {
+        const g = await backends.campaigns<ApiKeyGrantMessage>('VerifyApiKey', { keyHash });
+        return {
+          keyId: g.keyId,
+          projectId: g.projectId,
+          scopes: g.scopes,
+          rateLimitPerMinute: g.rateLimitPerMinute,
+          expiresAt: g.expiresAt ?? null,
+        };
+      },
+      clock,
+      options.grantTtlMs ?? GRANT_TTL_MS,
+    );
+
+    const nc = opened.add('nats', await connectNats(config.NATS_URL, 'gateway', logger), (c) => c.drain());
     await ensureStreams(await nc.jetstreamManager(), config.NATS_PREFIX);
-    stopWatch = await watchRevocations(nc.jetstream(), config.NATS_PREFIX, (id) => grants.revoke(id), logger);
+    opened.add(
+      'revocations',
+      await watchRevocations(nc.jetstream(), config.NATS_PREFIX, (id) => grants.revoke(id), logger),
+      (stop) => stop(),
+    );
+
+    const app = buildApp({
+      logger,
+      accessLog: config.ACCESS_LOG,
+      redis,
+      redisPrefix: config.REDIS_PREFIX,
+      backends,
+      grants,
+      metrics,
+      lifecycle,
+      trustProxy: config.TRUST_PROXY,
+      failedAuthPerMinute: options.failedAuthPerMinute,
+    });
+    const ports: Record<string, number> = {};
+    if (config.METRICS_PORT > 0) {
+      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
+    }
+    const server = opened.add('http', createServer(app.callback()), closeServer);
+    ports.http = await listen(server, config.GATEWAY_PORT, config.HOST);
+
+    opened.handTo(lifecycle);
+    logger.info({ ports }, 'gateway listening');
+    return { name: 'gateway', ports, stop: () => lifecycle.shutdown('stop') };
   } catch (err) {
-    await nc.close();
-    redis.disconnect();
-    backends.close();
+    await opened.closeAfterFailedStart(logger);
     throw err;
   }
-
-  const app = buildApp({
-    logger,
-    accessLog: config.ACCESS_LOG,
-    redis,
-    redisPrefix: config.REDIS_PREFIX,
-    backends,
-    grants,
-    metrics,
-    lifecycle,
-    trustProxy: config.TRUST_PROXY,
-    failedAuthPerMinute: options.failedAuthPerMinute,
-  });
-  const server = createServer(app.callback());
-  // Idle keep-alive sockets must not hold shutdown open.
-  lifecycle.onShutdown('idle sockets', () => server.closeIdleConnections());
-  await listen(server, config.GATEWAY_PORT, config.HOST);
-  const ports: Record<string, number> = { http: (server.address() as { port: number }).port };
-  let metricsServer: Server | undefined;
-  if (config.METRICS_PORT > 0) {
-    metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-    ports.metrics = (metricsServer.address() as { port: number }).port;
-  }
-
-  lifecycle.onShutdown('http', () => new Promise<void>((resolve) => server.close(() => resolve())));
-  lifecycle.onShutdown(
-    'metrics',
-    () => new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve())),
-  );
-  lifecycle.onShutdown('revocations', () => stopWatch?.());
-  lifecycle.onShutdown('nats', () => nc.drain());
-  lifecycle.onShutdown('redis', () => redis.quit());
-  lifecycle.onShutdown('grpc', () => backends.close());
-  logger.info({ ports }, 'gateway listening');
-  return { name: 'gateway', ports, stop: () => lifecycle.shutdown('stop') };
 }

@@ -1,9 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, loadRecipientsProto } from '@outreach/contracts';
 import {
   type Clock,
+  closeServer,
   connectNats,
   createLogger,
   createPool,
@@ -11,8 +13,10 @@ import {
   ensureStreams,
   Lifecycle,
   type Logger,
+  listen,
   loadConfig,
   migrate,
+  Opened,
   type RunningService,
   registerPoolMetrics,
   serveMetrics,
@@ -66,32 +70,40 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createLinkMetrics();
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const opened = new Opened();
   try {
     // Admissions are written one batch at a time: a stuck statement must not hold every start.
-    const pool = createPool('link-runtime', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger, {
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    });
-    cleanups.push(() => pool.end());
+    const pool = opened.add(
+      'postgres',
+      createPool('link-runtime', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger, {
+        statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      }),
+      (p) => p.end(),
+    );
     registerPoolMetrics(metrics.registry, pool);
     registerUsageOutbox(metrics.registry, pool, clock);
     await migrateLink(config.DATABASE_URL, logger);
-    const redis = createRedis(config.REDIS_URL, logger);
-    cleanups.push(() => redis.quit());
+    const redis = opened.add('redis', createRedis(config.REDIS_URL, logger), (r) => r.quit());
     // One publish per start: skip the stack trace nats.js captures for every request by default.
-    const nc = await connectNats(config.NATS_URL, 'link-runtime', logger, { noAsyncTraces: true });
-    cleanups.push(() => nc.drain());
+    const nc = opened.add(
+      'nats',
+      await connectNats(config.NATS_URL, 'link-runtime', logger, { noAsyncTraces: true }),
+      (c) => c.drain(),
+    );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
     const js = nc.jetstream();
 
     const proto = loadRecipientsProto();
-    const recipientClient = new proto.outreach.v1.RecipientService(
-      config.RECIPIENT_SERVICE_ADDR,
-      credentials.createInsecure(),
-      GRPC_CHANNEL_OPTIONS,
+    const recipientClient = opened.add(
+      'recipient client',
+      new proto.outreach.v1.RecipientService(
+        config.RECIPIENT_SERVICE_ADDR,
+        credentials.createInsecure(),
+        GRPC_CHANNEL_OPTIONS,
+      ),
+      (c) => c.close(),
     );
-    cleanups.push(async () => recipientClient.close());
     const recipients = new RecipientCache(
       recipientClient,
       config.RECIPIENT_CACHE_TTL_SECONDS * 1000,
@@ -99,25 +111,27 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     registerRecipientCache(metrics.registry, recipients);
 
-    const admission = new Admission({
-      redis,
-      pool,
-      js,
-      redisPrefix: config.REDIS_PREFIX,
-      natsPrefix: config.NATS_PREFIX,
-      clock,
-      logger,
-      groupCommitMs: config.GROUP_COMMIT_MS,
-      rebuildGraceMs: config.COUNTER_REBUILD_GRACE_MS,
-      conversationTtlSeconds: config.CONVERSATION_TTL_SECONDS,
-      recordAtStart: config.CONVERSATION_RECORD_AT_START,
-      usagePublishMs: config.USAGE_PUBLISH_MS,
-      onSeeded: (outcome) => metrics.counterSeeds.inc({ outcome }),
-    });
-    cleanups.push(() => admission.close());
+    const admission = opened.add(
+      'admissions',
+      new Admission({
+        redis,
+        pool,
+        js,
+        redisPrefix: config.REDIS_PREFIX,
+        natsPrefix: config.NATS_PREFIX,
+        clock,
+        logger,
+        groupCommitMs: config.GROUP_COMMIT_MS,
+        rebuildGraceMs: config.COUNTER_REBUILD_GRACE_MS,
+        conversationTtlSeconds: config.CONVERSATION_TTL_SECONDS,
+        recordAtStart: config.CONVERSATION_RECORD_AT_START,
+        usagePublishMs: config.USAGE_PUBLISH_MS,
+        onSeeded: (outcome) => metrics.counterSeeds.inc({ outcome }),
+      }),
+      (a) => a.close(),
+    );
 
-    const state = new StateCache(logger);
-    cleanups.push(() => state.stop());
+    const state = opened.add('state', new StateCache(logger), (s) => s.stop());
     await state.followRecipientChanges(js, config.NATS_PREFIX, (event) => {
       recipients.invalidate(event.token, event.recipientId);
       // Limits may have changed: rebuild the recipient's window counters from the record.
@@ -128,7 +142,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     await state.start(js, config.NATS_PREFIX);
     admission.startSweeper(config.USAGE_REPUBLISH_MS);
     if (config.CONVERSATION_ROLLUP_ENABLED)
-      cleanups.push(rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS));
+      opened.add(
+        'roll-up',
+        rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS),
+        (stop) => stop(),
+      );
 
     const listener = linkRequestListener({
       logger,
@@ -170,37 +188,20 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       },
     });
 
-    const server: Server = await new Promise((resolve, reject) => {
-      const s = createServer(listener).listen(config.LINK_PORT, config.HOST, () => resolve(s));
-      s.once('error', reject);
-    });
-    const ports: Record<string, number> = { http: addressPort(server) };
-    let metricsServer: Server | undefined;
+    const ports: Record<string, number> = {};
     if (config.METRICS_PORT > 0) {
-      metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-      ports.metrics = addressPort(metricsServer);
+      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
     }
+    const server = opened.add('http', createServer(listener), closeServer);
+    ports.http = await listen(server, config.LINK_PORT, config.HOST);
 
-    lifecycle.onShutdown('http', () => closeServer(server));
-    if (metricsServer) lifecycle.onShutdown('metrics', () => closeServer(metricsServer));
-    // Remaining steps in reverse order of creation: admissions flushed before PostgreSQL closes.
-    for (const cleanup of [...cleanups].reverse()) lifecycle.onShutdown('cleanup', cleanup);
+    // The servers stop accepting first, then admissions are flushed, then the stores close.
+    opened.handTo(lifecycle);
     logger.info({ ports }, 'link runtime listening');
     return { name: 'link-runtime', ports, stop: () => lifecycle.shutdown('stop') };
   } catch (err) {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await opened.closeAfterFailedStart(logger);
     throw err;
   }
-}
-
-function addressPort(server: Server): number {
-  const address = server.address();
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
 }

@@ -1,8 +1,11 @@
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { credentials, type Server, ServerCredentials } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, loadCampaignsProto, subjects } from '@outreach/contracts';
 import {
+  bindGrpc,
   type Clock,
+  closeServer,
   connectNats,
   createLogger,
   createMetrics,
@@ -12,6 +15,7 @@ import {
   type Logger,
   loadConfig,
   migrate,
+  Opened,
   pruneAppliedPeriodically,
   publishJson,
   type RunningService,
@@ -56,19 +60,11 @@ export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Pr
   }
 }
 
-function bind(server: Server, address: string): Promise<number> {
-  return new Promise((resolve, reject) =>
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) =>
-      err ? reject(err) : resolve(port),
-    ),
-  );
-}
-
 /**
  * Starts the recipient service: config, PostgreSQL (migrated), NATS streams, the two durable
  * consumers (campaign snapshots, usage) and the pruning of applied usage (at start, then
- * hourly), then the gRPC server. `stop()` shuts down in order: gRPC, consumers, NATS, pool,
- * metrics.
+ * hourly), then the gRPC server. `stop()` closes them newest first: gRPC, consumers, metrics,
+ * NATS, pool.
  */
 export async function start(
   env: NodeJS.ProcessEnv,
@@ -80,19 +76,26 @@ export async function start(
   const safetyRules = loadSafetyRules(config.SAFETY_RULES_FILE);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const ports: Record<string, number> = {};
+  const opened = new Opened();
   try {
-    const pool = createPool('recipient-service', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger);
+    const pool = opened.add(
+      'postgres',
+      createPool('recipient-service', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger),
+      (p) => p.end(),
+    );
     await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
-    const nc = await connectNats(config.NATS_URL, 'recipient-service', logger);
+    const nc = opened.add('nats', await connectNats(config.NATS_URL, 'recipient-service', logger), (c) =>
+      c.drain(),
+    );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
     const js = nc.jetstream();
     const prefix = config.NATS_PREFIX;
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
-    const campaignClient = new CampaignService(
-      config.CAMPAIGN_SERVICE_ADDR,
-      credentials.createInsecure(),
-      GRPC_CHANNEL_OPTIONS,
+    const campaignClient = opened.add(
+      'campaign client',
+      new CampaignService(config.CAMPAIGN_SERVICE_ADDR, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS),
+      (c) => c.close(),
     );
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
@@ -103,6 +106,10 @@ export async function start(
       { stream: streams.events, consumer: usageBatchDurable(prefix) },
       { stream: streams.events, consumer: usageStartsDurable(prefix) },
     ]);
+    if (config.METRICS_PORT > 0) {
+      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
+    }
 
     const service = createRecipientService({
       pool,
@@ -119,35 +126,37 @@ export async function start(
           `recipient-${event.change}-${event.recipientId}-${randomBase62(8)}`,
         ),
     });
-    const server = buildGrpcServer({ service, pool, lifecycle, logger, metrics });
-    const stopCampaigns = await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger });
-    const stopUsage = await consumeUsage({ pool, js, jsm, prefix, logger });
-    const stopPruning = pruneAppliedPeriodically(
-      { pool, logger, clock },
-      APPLIED_USAGE_TABLES,
-      config.USAGE_DEDUP_RETENTION_DAYS,
+    opened.add(
+      'campaign snapshots',
+      await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger }),
+      (stop) => stop(),
     );
-    ports.grpc = await bind(server, `${config.HOST}:${config.RECIPIENT_GRPC_PORT}`);
+    opened.add('usage consumer', await consumeUsage({ pool, js, jsm, prefix, logger }), (stop) => stop());
+    opened.add(
+      'applied-usage pruning',
+      pruneAppliedPeriodically(
+        { pool, logger, clock },
+        APPLIED_USAGE_TABLES,
+        config.USAGE_DEDUP_RETENTION_DAYS,
+      ),
+      (stop) => stop(),
+    );
+    const server = opened.add(
+      'grpc',
+      buildGrpcServer({ service, pool, lifecycle, logger, metrics }),
+      (grpc) =>
+        within(
+          new Promise<void>((resolve) => grpc.tryShutdown(() => resolve())),
+          config.SHUTDOWN_TIMEOUT_MS / 2,
+        ).then(() => grpc.forceShutdown()),
+    );
+    ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT);
 
-    lifecycle.onShutdown('grpc', () =>
-      within(
-        new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
-        config.SHUTDOWN_TIMEOUT_MS / 2,
-      ).then(() => server.forceShutdown()),
-    );
-    lifecycle.onShutdown('consumers', () => Promise.all([stopCampaigns(), stopUsage(), stopPruning()]));
-    lifecycle.onShutdown('campaign client', () => campaignClient.close());
-    lifecycle.onShutdown('nats', () => nc.drain());
-    lifecycle.onShutdown('postgres', () => pool.end());
-    if (config.METRICS_PORT > 0) {
-      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-      const address = metricsServer.address();
-      ports.metrics = typeof address === 'object' && address ? address.port : config.METRICS_PORT;
-      lifecycle.onShutdown('metrics', () => new Promise((resolve) => metricsServer.close(resolve)));
-    }
+    // gRPC stops accepting and drains first, then the consumers, NATS and the pool.
+    opened.handTo(lifecycle);
     logger.info({ ports }, 'recipient service started');
   } catch (err) {
-    await lifecycle.shutdown('start failed').catch(() => undefined);
+    await opened.closeAfterFailedStart(logger);
     throw err;
   }
   return { name: 'recipient-service', ports, lifecycle, stop: () => lifecycle.shutdown('stop') };

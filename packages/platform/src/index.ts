@@ -9,6 +9,7 @@ export * from './grpc-health';
 export * from './http';
 export * from './ids';
 export * from './lifecycle';
+export * from './listen';
 export * from './logger';
 export * from './metrics';
 export * from './nats';

@@ -69,3 +69,32 @@ export class Lifecycle {
     this.logger.info('shutdown complete');
   }
 }
+
+/**
+ * What a service's start has opened so far, each with how to close it. Closing goes newest first,
+ * which is also the shutdown order (servers before the work they feed, stores last): a failed
+ * start closes it all at once, a started service hands it to its Lifecycle as named steps.
+ */
+export class Opened {
+  private readonly steps: Step[] = [];
+
+  /** Records how to close `resource`, just opened, and returns it. */
+  add<T>(name: string, resource: T, close: (resource: T) => unknown): T {
+    this.steps.push({ name, run: () => close(resource) });
+    return resource;
+  }
+
+  /** Registers everything recorded as `lifecycle`'s shutdown steps, newest first. */
+  handTo(lifecycle: Lifecycle): void {
+    for (const { name, run } of this.steps.splice(0).reverse()) lifecycle.onShutdown(name, run);
+  }
+
+  /** Closes everything after a failed start, newest first; close failures are logged, as the start's own error is the one to report. */
+  async closeAfterFailedStart(logger: Logger): Promise<void> {
+    for (const { name, run } of this.steps.splice(0).reverse()) {
+      await Promise.resolve()
+        .then(run)
+        .catch((err: unknown) => logger.warn({ err, step: name }, 'closing after a failed start'));
+    }
+  }
+}

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { listen } from './listen';
 import { RequestMetrics } from './request-metrics';
 import { TIMED_OUT, within } from './within';
 
@@ -53,7 +54,7 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
     res.writeHead(200, { 'Content-Type': registry.contentType });
     res.end(await registry.metrics());
   });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  await listen(server, port, host);
   return server;
 }
 

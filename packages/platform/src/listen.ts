@@ -1,0 +1,33 @@
+import type { Server as HttpServer } from 'node:http';
+import { type Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+
+/** Listens on `port` at `host` and resolves with the bound port; rejects on EADDRINUSE and the like. */
+export function listen(server: HttpServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    // Without a listener the error would be thrown from the event loop and this never settle.
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/** Stops accepting, closes idle keep-alive sockets, and resolves once every connection has ended. */
+export function closeServer(server: HttpServer): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** Binds a plaintext gRPC server, as every service's is, and resolves with the bound port. */
+export function bindGrpc(server: GrpcServer, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    ),
+  );
+}
