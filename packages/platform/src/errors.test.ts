@@ -48,3 +48,41 @@ describe('error catalogue', () => {
     expect(JSON.stringify(hidden)).not.toContain('relation');
   });
 });
+
+describe('toAppError on a store out of reach', () => {
+  /** An Error with the name and code the client libraries give it. */
+  const failure = (message: string, fields: { name?: string; code?: string } = {}) =>
+    Object.assign(new Error(message), fields);
+
+  // As node-postgres, ioredis and Node's sockets report them (seen against stopped servers).
+  it.each([
+    ['a refused connection', failure('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' })],
+    ['a reset connection', failure('read ECONNRESET', { code: 'ECONNRESET' })],
+    [
+      'PostgreSQL terminating the connection',
+      failure('terminating connection due to administrator command', { code: '57P01' }),
+    ],
+    ['PostgreSQL starting up', failure('the database system is starting up', { code: '57P03' })],
+    ['a PostgreSQL connection failure', failure('connection failure', { code: '08006' })],
+    ['pg losing the connection', failure('Connection terminated unexpectedly')],
+    [
+      'ioredis giving up while disconnected',
+      failure('Reached the max retries per request limit (which is 2).', {
+        name: 'MaxRetriesPerRequestError',
+      }),
+    ],
+  ])('%s is unavailable and retryable, without its text', (_, err) => {
+    const body = toAppError(err, 'req-2').toBody();
+    expect(body).toMatchObject({ code: 'unavailable', retryable: true, details: { requestId: 'req-2' } });
+    expect(JSON.stringify(body)).not.toContain(err.message);
+  });
+
+  it.each([
+    ['a SQL error', failure('duplicate key value violates unique constraint', { code: '23505' })],
+    ['a serialization failure', failure('could not serialize access', { code: '40001' })],
+    ['a Redis script error', failure('ERR Error running script', { name: 'ReplyError' })],
+    ['a thrown string', 'boom'],
+  ])('%s stays internal', (_, err) => {
+    expect(toAppError(err).code).toBe('internal');
+  });
+});

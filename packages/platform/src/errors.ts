@@ -195,8 +195,37 @@ export function isFailure(err: AppError): boolean {
   return err.code === 'internal' || err.cause !== undefined;
 }
 
-/** Wraps anything thrown into an AppError; unknown errors become `internal` without leaking their text. */
+/** Node's codes for a connection refused, reset, timed out or with no route. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/**
+ * True when `err` says a store could not be reached: a connection refused or lost, PostgreSQL
+ * shutting down or refusing connections (SQLSTATE class 08, 57P01–57P03), ioredis giving up a
+ * command's retries while disconnected, or pg's pool losing a connection. Such a request may
+ * well succeed when retried, so it is `unavailable`, not `internal`.
+ */
+export function isUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || /^(08...|57P0[123])$/.test(code)))
+    return true;
+  return err.name === 'MaxRetriesPerRequestError' || err.message.startsWith('Connection terminated');
+}
+
+/**
+ * Wraps anything thrown into an AppError: a store out of reach becomes `unavailable`, anything
+ * else unknown `internal`, neither leaking its text.
+ */
 export function toAppError(err: unknown, requestId?: string): AppError {
   if (err instanceof AppError) return err;
-  return new AppError('internal', undefined, { details: requestId ? { requestId } : {}, cause: err });
+  const code = isUnreachable(err) ? 'unavailable' : 'internal';
+  return new AppError(code, undefined, { details: requestId ? { requestId } : {}, cause: err });
 }

@@ -1,0 +1,134 @@
+/**
+ * The whole system while Redis or NATS is down and after it comes back, each on a server of the
+ * test's own: refusals are prompt and retryable, readiness says which store is missing, nothing
+ * admitted is lost or counted twice, and the system recovers without a restart of its own.
+ */
+import { admin, createCampaign, createProject, eventually, type ProjectFixture } from './support/fixtures';
+import { type PrivateStore, startPrivateStore } from './support/private-store';
+import { http, startSystem, type TestSystem } from './support/system';
+
+const api = (fx: ProjectFixture, path: string) => `/api/v1/projects/${fx.projectId}${path}`;
+
+/** A launched campaign, running from in a moment, with one recipient limited to `maxTotal`; its link. */
+async function runningRecipient(sys: TestSystem, fx: ProjectFixture, maxTotal: number) {
+  const c = await createCampaign(sys, fx.projectId, fx.deviceId, {
+    startDate: new Date(Date.now() + 1200).toISOString(),
+  });
+  await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${c.id}/top-offs`, { conversations: 10 });
+  const created = await http('POST', `${sys.gatewayUrl}${api(fx, '/recipients')}`, {
+    token: fx.keys.rw,
+    body: { campaignId: c.id, items: [{ label: 'outage', maxTotalInteractions: maxTotal }] },
+  });
+  expect(created.status).toBe(201);
+  await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${c.id}/launch`);
+  return { campaignId: c.id as string, link: created.body.results[0].link as string };
+}
+
+/** The API's view of a campaign's usage: allowance.used and its one recipient's interactionCount. */
+async function usage(sys: TestSystem, fx: ProjectFixture, campaignId: string) {
+  const { status, body } = await http(
+    'GET',
+    `${sys.gatewayUrl}${api(fx, `/recipients?campaignId=${campaignId}`)}`,
+    {
+      token: fx.keys.read,
+    },
+  );
+  expect(status).toBe(200);
+  return { used: body.allowance.used, interactionCount: body.recipients[0].interactionCount };
+}
+
+/** Calls and returns the status, the error code and how long the answer took. */
+async function timed(method: string, url: string, token?: string) {
+  const at = Date.now();
+  const res = await http(method, url, { token });
+  return { status: res.status, code: res.body?.code, retryable: res.body?.retryable, ms: Date.now() - at };
+}
+
+describe('Redis down, then back empty', () => {
+  let redis: PrivateStore;
+  let sys: TestSystem;
+  let fx: ProjectFixture;
+  beforeAll(async () => {
+    redis = await startPrivateStore('redis');
+    sys = await startSystem({ REDIS_URL: redis.url });
+    fx = await createProject(sys);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+    await redis?.remove();
+  });
+
+  it('refuses promptly as retryable, reports not ready, then recovers with no cap refunded', async () => {
+    const { link } = await runningRecipient(sys, fx, 2);
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 5000);
+
+    await redis.kill();
+    const list = await timed('GET', `${sys.gatewayUrl}${api(fx, '/campaigns')}`, fx.keys.read);
+    expect(list).toMatchObject({ status: 503, code: 'unavailable', retryable: true });
+    const start = await timed('POST', `${link}/conversations`);
+    expect(start).toMatchObject({ status: 503, code: 'unavailable', retryable: true });
+    // Refused, not held: a client's retry policy, not a hanging socket, decides what comes next.
+    expect(Math.max(list.ms, start.ms)).toBeLessThan(3000);
+    // A capped link's page asks the counters too: the customer gets the unavailable page.
+    const page = await http('GET', link);
+    expect(page.status).toBe(503);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    for (const url of [`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`]) {
+      const ready = await http('GET', url);
+      expect(ready.status).toBe(503);
+      expect(ready.text).toContain('redis');
+    }
+
+    await redis.restart();
+    await eventually(async () => (await http('GET', `${sys.linkUrl}/readyz`)).status === 200, 10_000);
+    await eventually(async () => (await http('GET', `${sys.gatewayUrl}/readyz`)).status === 200, 10_000);
+    // The restarted Redis is empty: the counters come back from PostgreSQL, so the one start
+    // before the outage still counts and the lifetime cap of 2 admits exactly one more.
+    const after = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await http('POST', `${link}/conversations`);
+      after.push(`${res.status} ${res.body.code ?? ''}`.trim());
+    }
+    expect(after).toEqual(['201', '403 link_disabled', '403 link_disabled']);
+    expect((await timed('GET', `${sys.gatewayUrl}${api(fx, '/campaigns')}`, fx.keys.read)).status).toBe(200);
+  });
+});
+
+describe('NATS down, then back', () => {
+  let nats: PrivateStore;
+  let sys: TestSystem;
+  let fx: ProjectFixture;
+  beforeAll(async () => {
+    nats = await startPrivateStore('nats');
+    sys = await startSystem({ NATS_URL: nats.url });
+    fx = await createProject(sys);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+    await nats?.remove();
+  });
+
+  it('admits starts meanwhile and counts each once after, and campaign changes reach the links again', async () => {
+    const { campaignId, link } = await runningRecipient(sys, fx, 100);
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 5000);
+    await eventually(async () => (await usage(sys, fx, campaignId)).used === 1, 3000);
+
+    await nats.kill();
+    // Admission needs Redis and PostgreSQL only; the usage events wait for NATS in the record.
+    for (let i = 0; i < 2; i++) expect((await http('POST', `${link}/conversations`)).status).toBe(201);
+    expect(await usage(sys, fx, campaignId)).toEqual({ used: 1, interactionCount: 1 });
+
+    await nats.restart();
+    await eventually(async () => {
+      const now = await usage(sys, fx, campaignId);
+      return now.used === 3 && now.interactionCount === 3;
+    }, 30_000);
+    // Nothing arrives late to count twice.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await usage(sys, fx, campaignId)).toEqual({ used: 3, interactionCount: 3 });
+
+    // The campaign's changes flow again: a halt stops the link's starts.
+    await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${campaignId}/halt`);
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status !== 201, 5000);
+  });
+});
