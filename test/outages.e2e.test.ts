@@ -1,9 +1,12 @@
 /**
  * The whole system while Redis or NATS is down and after it comes back, each on a server of the
- * test's own: refusals are prompt and retryable, readiness says which store is missing, nothing
+ * test's own, and while PostgreSQL is cut off behind a proxy: refusals are prompt and retryable, readiness says which store is missing, nothing
  * admitted is lost or counted twice, and the system recovers without a restart of its own.
  */
+
+import { type FaultProxy, startFaultProxy } from './support/fault-proxy';
 import { admin, createCampaign, createProject, eventually, type ProjectFixture } from './support/fixtures';
+import { TEST_SERVERS } from './support/isolation';
 import { type PrivateStore, startPrivateStore } from './support/private-store';
 import { http, startSystem, type TestSystem } from './support/system';
 
@@ -130,5 +133,66 @@ describe('NATS down, then back', () => {
     // The campaign's changes flow again: a halt stops the link's starts.
     await admin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${campaignId}/halt`);
     await eventually(async () => (await http('POST', `${link}/conversations`)).status !== 201, 5000);
+  });
+});
+
+describe('PostgreSQL cut off, then back', () => {
+  let proxy: FaultProxy;
+  let sys: TestSystem;
+  let fx: ProjectFixture;
+  beforeAll(async () => {
+    const { hostname, port } = new URL(TEST_SERVERS.postgresAdmin);
+    proxy = await startFaultProxy({ host: hostname, port: Number(port || 5432) });
+    const viaProxy = (databaseUrl: string) => {
+      const url = new URL(databaseUrl);
+      url.hostname = '127.0.0.1';
+      url.port = String(proxy.port);
+      return url.toString();
+    };
+    sys = await startSystem(
+      { LOG_LEVEL: 'error' },
+      { envFor: (ns) => ({ DATABASE_URL: viaProxy(ns.env.DATABASE_URL) }) },
+    );
+    fx = await createProject(sys);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+    await proxy?.close();
+  });
+
+  it('refuses reads and starts as retryable, consumes nothing, reports not ready, then recovers', async () => {
+    const { campaignId, link } = await runningRecipient(sys, fx, 100);
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 5000);
+    await eventually(async () => (await usage(sys, fx, campaignId)).used === 1, 3000);
+
+    await proxy.cut();
+    const read = await timed(
+      'GET',
+      `${sys.gatewayUrl}${api(fx, `/recipients?campaignId=${campaignId}`)}`,
+      fx.keys.read,
+    );
+    expect(read).toMatchObject({ status: 503, code: 'unavailable', retryable: true });
+    const start = await timed('POST', `${link}/conversations`);
+    expect(start).toMatchObject({ status: 503, code: 'unavailable', retryable: true });
+    const dashboard = await http('GET', `${sys.adminUrl}/admin/v1/projects/${fx.projectId}/campaigns`, {
+      token: sys.adminToken,
+    });
+    expect(dashboard.status).toBe(503);
+    expect(Math.max(read.ms, start.ms)).toBeLessThan(10_000);
+    for (const url of [`${sys.linkUrl}/readyz`, `${sys.adminUrl}/readyz`]) {
+      const ready = await http('GET', url);
+      expect(ready.status).toBe(503);
+      expect(ready.text).toContain('postgres');
+    }
+
+    await proxy.restore();
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 15_000);
+    // The refused start consumed nothing: two conversations, not three.
+    await eventually(async () => {
+      const now = await usage(sys, fx, campaignId);
+      return now.used === 2 && now.interactionCount === 2;
+    }, 5000);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await usage(sys, fx, campaignId)).toEqual({ used: 2, interactionCount: 2 });
   });
 });

@@ -24,6 +24,8 @@ export interface TestSystem {
 export interface SystemOptions {
   /** Give each service a free METRICS_PORT of its own and report the URLs in `metricsUrls`. */
   metrics?: boolean;
+  /** Variables derived from the namespace (its database URL through a proxy, say); they win over the rest. */
+  envFor?: (ns: TestNamespace) => Record<string, string>;
 }
 
 /**
@@ -53,6 +55,7 @@ export async function startSystem(
     CAMPAIGN_SERVICE_ADDR: `127.0.0.1:${campaignGrpc}`,
     RECIPIENT_SERVICE_ADDR: `127.0.0.1:${recipientGrpc}`,
     ...extraEnv,
+    ...options.envFor?.(ns),
   };
   const services: RunningService[] = [];
   const stop = async () => {

@@ -4,6 +4,7 @@ import {
   type Logger,
   publishJson,
   runInTraceContext,
+  withTransaction,
 } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 
@@ -97,17 +98,13 @@ export class OutboxRelay {
   }
 
   private async publishBatch(): Promise<number> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return withTransaction(this.pool, async (client) => {
       const lock = await client.query<{ ok: boolean }>(
         'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok',
         [RELAY_LOCK],
       );
-      if (!lock.rows[0].ok) {
-        await client.query('ROLLBACK');
-        return 0;
-      }
+      // Another replica is relaying: nothing to do in this (empty) transaction.
+      if (!lock.rows[0].ok) return 0;
       const { rows } = await client.query<{
         id: string;
         subject: string;
@@ -128,13 +125,7 @@ export class OutboxRelay {
           rows.map((r) => r.id),
         ]);
       }
-      await client.query('COMMIT');
       return rows.length;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

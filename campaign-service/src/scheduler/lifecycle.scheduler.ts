@@ -1,5 +1,11 @@
 import { type CampaignLifecycleEvent, subjects } from '@outreach/contracts';
-import { type Clock, type JetStreamClient, type Logger, publishJson } from '@outreach/platform';
+import {
+  type Clock,
+  type JetStreamClient,
+  type Logger,
+  publishJson,
+  withTransaction,
+} from '@outreach/platform';
 import type { Pool } from 'pg';
 
 interface NoticeRow {
@@ -86,9 +92,7 @@ export class LifecycleScheduler {
   }
 
   private async sweep(now: Date): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(this.pool, async (client) => {
       const stale = await client.query<NoticeRow>(
         `SELECT campaign_id, project_id, transition, at FROM lifecycle_notices
           WHERE sent_at IS NULL AND claimed_at <= $1
@@ -96,13 +100,7 @@ export class LifecycleScheduler {
         [new Date(now.getTime() - this.staleAfterMs)],
       );
       for (const row of stale.rows) await this.publish(row, client);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   private async publish(row: NoticeRow, client: { query: Pool['query'] } = this.pool): Promise<void> {

@@ -39,20 +39,39 @@ export function createPool(
   return pool;
 }
 
-/** Runs `fn` in a transaction, committing on success and rolling back on any error. */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+/** What a client checked out of the pool does with an error event: nothing (see `withClient`). */
+const ignoreError = () => undefined;
+
+/**
+ * Runs `fn` with a client of `pool` and releases it after. The pool listens for errors only on
+ * idle clients: one whose connection drops while checked out but between queries (during a NATS
+ * publish, say) would emit `error` to no one and crash the process. Here the drop surfaces as the
+ * rejection of the client's next query instead, and the pool discards the client on release.
+ */
+export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  client.on('error', ignoreError);
   try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+    return await fn(client);
   } finally {
+    client.off('error', ignoreError);
     client.release();
   }
+}
+
+/** Runs `fn` in a transaction, committing on success and rolling back on any error. */
+export function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  });
 }
 
 /**
@@ -64,42 +83,44 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger?: 
   const files = readdirSync(dir)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
     .sort();
-  const client = await pool.connect();
-  const applied: string[] = [];
-  try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    const done = new Set(
-      (
-        await client.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations`)
-      ).rows.map((r) => r.name),
-    );
-    for (const file of files) {
-      if (done.has(file)) continue;
-      const sql = readFileSync(path.join(dir, file), 'utf8');
-      await client.query('BEGIN');
-      try {
-        await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
-        await client.query(sql);
-        await client.query(`INSERT INTO ${quoteIdent(schema)}.schema_migrations (name) VALUES ($1)`, [file]);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+  return withClient(pool, async (client) => {
+    const applied: string[] = [];
+    try {
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const done = new Set(
+        (
+          await client.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations`)
+        ).rows.map((r) => r.name),
+      );
+      for (const file of files) {
+        if (done.has(file)) continue;
+        const sql = readFileSync(path.join(dir, file), 'utf8');
+        await client.query('BEGIN');
+        try {
+          await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
+          await client.query(sql);
+          await client.query(`INSERT INTO ${quoteIdent(schema)}.schema_migrations (name) VALUES ($1)`, [
+            file,
+          ]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+        }
+        applied.push(file);
+        logger?.info({ schema, migration: file }, 'migration applied');
       }
-      applied.push(file);
-      logger?.info({ schema, migration: file }, 'migration applied');
+    } finally {
+      await client
+        .query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`])
+        .catch(() => undefined);
     }
-  } finally {
-    await client
-      .query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`])
-      .catch(() => undefined);
-    client.release();
-  }
-  return applied;
+    return applied;
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { status } from '@grpc/grpc-js';
 import { AppError, ERROR_CATALOGUE, toAppError } from './errors';
 import { fromItemRefusal, fromServiceError, toItemRefusal, toServiceError } from './grpc';
@@ -71,6 +72,11 @@ describe('toAppError on a store out of reach', () => {
         name: 'MaxRetriesPerRequestError',
       }),
     ],
+    // Node's socket errors reach a vm (as jest runs tests) from the main realm: not `instanceof Error` there.
+    [
+      'a refusal from another realm',
+      runInNewContext("Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })"),
+    ],
   ])('%s is unavailable and retryable, without its text', (_, err) => {
     const body = toAppError(err, 'req-2').toBody();
     expect(body).toMatchObject({ code: 'unavailable', retryable: true, details: { requestId: 'req-2' } });
@@ -82,6 +88,7 @@ describe('toAppError on a store out of reach', () => {
     ['a serialization failure', failure('could not serialize access', { code: '40001' })],
     ['a Redis script error', failure('ERR Error running script', { name: 'ReplyError' })],
     ['a thrown string', 'boom'],
+    ['an object with an unknown code', { code: 'EWHATEVER', message: 'x' }],
   ])('%s stays internal', (_, err) => {
     expect(toAppError(err).code).toBe('internal');
   });

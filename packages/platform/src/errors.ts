@@ -213,11 +213,15 @@ const CONNECTION_CODES = new Set([
  * well succeed when retried, so it is `unavailable`, not `internal`.
  */
 export function isUnreachable(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
+  // Fields, not `instanceof Error`: Node's socket errors may come from another realm (a vm, jest).
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || /^(08...|57P0[123])$/.test(code)))
     return true;
-  return err.name === 'MaxRetriesPerRequestError' || err.message.startsWith('Connection terminated');
+  return (
+    name === 'MaxRetriesPerRequestError' ||
+    (typeof message === 'string' && message.startsWith('Connection terminated'))
+  );
 }
 
 /**
