@@ -8,6 +8,7 @@ import {
   bindGrpc,
   type Clock,
   ConfigError,
+  closeGrpcServer,
   closeServer,
   connectNats,
   createLogger,
@@ -28,7 +29,6 @@ import {
   serveMetrics,
   streamNames,
   systemClock,
-  within,
 } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { buildHttpApp } from './app';
@@ -164,10 +164,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       nats: async () => !nc.isClosed() && nc.info !== undefined,
     };
     const grpc = opened.add('grpc', new Server(GRPC_CHANNEL_OPTIONS), (server) =>
-      within(
-        new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
-        config.SHUTDOWN_TIMEOUT_MS / 2,
-      ).then(() => server.forceShutdown()),
+      closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     addCampaignService(grpc, domain, metrics);
     addGrpcHealth(grpc, lifecycle, readiness);

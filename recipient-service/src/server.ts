@@ -5,6 +5,7 @@ import { GRPC_CHANNEL_OPTIONS, loadCampaignsProto, subjects } from '@outreach/co
 import {
   bindGrpc,
   type Clock,
+  closeGrpcServer,
   closeServer,
   connectNats,
   createLogger,
@@ -25,7 +26,6 @@ import {
   serveMetrics,
   streamNames,
   systemClock,
-  within,
 } from '@outreach/platform';
 import { buildGrpcServer } from './app';
 import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign-consumer';
@@ -144,11 +144,7 @@ export async function start(
     const server = opened.add(
       'grpc',
       buildGrpcServer({ service, pool, lifecycle, logger, metrics }),
-      (grpc) =>
-        within(
-          new Promise<void>((resolve) => grpc.tryShutdown(() => resolve())),
-          config.SHUTDOWN_TIMEOUT_MS / 2,
-        ).then(() => grpc.forceShutdown()),
+      (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT);
 

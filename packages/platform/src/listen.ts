@@ -1,5 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
 import { type Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+import { within } from './within';
 
 /** Listens on `port` at `host` and resolves with the bound port; rejects on EADDRINUSE and the like. */
 export function listen(server: HttpServer, port: number, host: string): Promise<number> {
@@ -30,4 +31,10 @@ export function bindGrpc(server: GrpcServer, host: string, port: number): Promis
       err ? reject(err) : resolve(bound),
     ),
   );
+}
+
+/** Lets in-flight calls finish for up to `graceMs`, then cancels what is left and stops. */
+export async function closeGrpcServer(server: GrpcServer, graceMs: number): Promise<void> {
+  await within(new Promise<void>((resolve) => server.tryShutdown(() => resolve())), graceMs);
+  server.forceShutdown();
 }
