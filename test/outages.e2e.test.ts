@@ -150,8 +150,8 @@ describe('PostgreSQL cut off, then back', () => {
       return url.toString();
     };
     sys = await startSystem(
-      { LOG_LEVEL: 'error' },
-      { envFor: (ns) => ({ DATABASE_URL: viaProxy(ns.env.DATABASE_URL) }) },
+      {},
+      { metrics: true, envFor: (ns) => ({ DATABASE_URL: viaProxy(ns.env.DATABASE_URL) }) },
     );
     fx = await createProject(sys);
   });
@@ -184,6 +184,11 @@ describe('PostgreSQL cut off, then back', () => {
       expect(ready.status).toBe(503);
       expect(ready.text).toContain('postgres');
     }
+    // A scrape reads the budgets from PostgreSQL: it leaves them out and reports the rest.
+    const scrape = await http('GET', sys.metricsUrls['campaign-service']);
+    expect(scrape.status).toBe(200);
+    expect(scrape.text).toContain('http_requests_total');
+    expect(scrape.text).not.toMatch(/^campaign_budget_remaining\{/m);
 
     await proxy.restore();
     await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 15_000);
@@ -194,5 +199,8 @@ describe('PostgreSQL cut off, then back', () => {
     }, 5000);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await usage(sys, fx, campaignId)).toEqual({ used: 2, interactionCount: 2 });
+    expect((await http('GET', sys.metricsUrls['campaign-service'])).text).toMatch(
+      new RegExp(`^campaign_budget_remaining\\{campaign_id="${campaignId}"[^}]*\\} 8$`, 'm'),
+    );
   });
 });

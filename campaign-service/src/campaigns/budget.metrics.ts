@@ -13,7 +13,8 @@ export function registerBudgetMetrics(registry: Registry, deps: Pick<CampaignDep
     labelNames: ['campaign_id'],
     registers: [registry],
     async collect() {
-      const budgets = await remainingBudgets(deps);
+      // A scrape while PostgreSQL is down leaves the gauge out rather than failing the scrape.
+      const budgets = await remainingBudgets(deps).catch(() => []);
       this.reset();
       for (const b of budgets) this.set({ campaign_id: b.campaignId }, b.remaining);
     },

@@ -1,7 +1,9 @@
+import type { AddressInfo } from 'node:net';
 import { AckPolicy, connect, type NatsConnection } from 'nats';
 import { Pool } from 'pg';
-import { Registry } from 'prom-client';
-import { registerConsumerLag, registerPoolMetrics } from './metrics';
+import { Gauge, Registry } from 'prom-client';
+import { closeServer } from './listen';
+import { registerConsumerLag, registerPoolMetrics, serveMetrics } from './metrics';
 import { ensureStreams, streamNames } from './nats';
 
 const PG = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -99,5 +101,32 @@ describe('registerConsumerLag', () => {
     expect(Date.now() - started).toBeLessThan(1000);
     expect(text).toContain('# TYPE nats_consumer_pending gauge');
     expect(text).not.toContain('consumer="c"');
+  });
+});
+
+describe('serveMetrics', () => {
+  it('answers 500 for a scrape whose collector fails, and goes on serving', async () => {
+    const registry = new Registry();
+    let failing = true;
+    new Gauge({
+      name: 'flaky_store_rows',
+      help: 'a gauge read from a store when scraped',
+      registers: [registry],
+      async collect() {
+        if (failing) throw new Error('connect ECONNREFUSED');
+        this.set(7);
+      },
+    });
+    const server = await serveMetrics(registry, 0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+    try {
+      expect((await fetch(url)).status).toBe(500);
+      failing = false;
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(sample(await res.text(), 'flaky_store_rows')).toBe(7);
+    } finally {
+      await closeServer(server);
+    }
   });
 });

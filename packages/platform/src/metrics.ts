@@ -51,8 +51,14 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'Content-Type': registry.contentType });
-    res.end(await registry.metrics());
+    try {
+      const text = await registry.metrics();
+      res.writeHead(200, { 'Content-Type': registry.contentType }).end(text);
+    } catch {
+      // A collector that failed must cost one scrape, not the process (an async handler's
+      // rejection would be unhandled); the scraper records the target as down.
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n');
+    }
   });
   await listen(server, port, host);
   return server;
