@@ -215,7 +215,7 @@ const COMPONENT_TEXT: Record<string, ComponentText> = {
         'Recipients in the campaign, whatever the `active` filter (like `allowance`, it describes the campaign).',
       limit: `The page size applied (default ${LIMITS.listDefault}).`,
       offset: 'The rows skipped (default 0).',
-      recipients: 'The page, ordered by creation time, then id.',
+      recipients: 'The page, ordered by creation time, then id (compared byte by byte).',
     },
   },
   'recipient-list-entry': {
@@ -373,7 +373,7 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
         }),
         get: operation({
           summary: 'List recipients of a campaign',
-          description: `One page of a campaign's recipients, ordered by creation time, then id, so pages stay stable while recipients are added at the end. Values outside the parameters' rules (\`limit\` 1 to ${LIMITS.listMax}, \`offset\` a non-negative integer, both plain decimal digits; \`active\` \`true\` or \`false\`) and unknown parameters are refused with 400 naming the parameter: they are never clamped. \`total\` counts every recipient of the campaign, whatever the \`active\` filter; \`allowance\` is the campaign's conversation budget (see the \`allowance\` schema for when its fields are null).`,
+          description: `One page of a campaign's recipients, ordered by creation time, then id (compared byte by byte), so pages stay stable while recipients are added at the end. Values outside the parameters' rules (\`limit\` 1 to ${LIMITS.listMax}, \`offset\` a non-negative integer, both plain decimal digits; \`active\` \`true\` or \`false\`) and unknown parameters are refused with 400 naming the parameter: they are never clamped. \`total\` counts every recipient of the campaign, whatever the \`active\` filter; \`allowance\` is the campaign's conversation budget (see the \`allowance\` schema for when its fields are null).`,
           scope: 'recipients:read',
           params: queryParams(listQuery, {
             campaignId: 'A campaign of this project (else 404).',

@@ -86,6 +86,36 @@ describe('ListRecipients and GetRecipient', () => {
     );
   });
 
+  it('orders recipients of one instant by id byte by byte, whatever the database collation', async () => {
+    await h.publishCampaign({ id: 'cmp_bytes' });
+    const ids = (
+      await createIn('cmp_bytes', ...Array.from({ length: 40 }, (_, i) => ({ externalId: `x${i}` })))
+    ).map((r) => r.id);
+    // Two batches created in the same millisecond share their instants: id alone orders them.
+    await h.pool.query(
+      "UPDATE recipients.recipients SET created_at = '2026-01-01T00:00:00Z' WHERE campaign_id = 'cmp_bytes'",
+    );
+    // As a database created with an English locale would compare them (the test database is C).
+    await h.pool.query('ALTER TABLE recipients.recipients ALTER COLUMN id TYPE text COLLATE "en-x-icu"');
+    try {
+      const byteOrder = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const english = await h.pool.query<{ id: string }>(
+        "SELECT id FROM recipients.recipients WHERE campaign_id = 'cmp_bytes' ORDER BY id",
+      );
+      // Otherwise the list would pass whichever order it used.
+      expect(english.rows.map((r) => r.id)).not.toEqual(byteOrder);
+      const list = await h.call<{ recipients: Rec[] }>('ListRecipients', {
+        projectId: P,
+        campaignId: 'cmp_bytes',
+        limit: 200,
+        offset: 0,
+      });
+      expect(list.recipients.map((r) => r.id)).toEqual(byteOrder);
+    } finally {
+      await h.pool.query('ALTER TABLE recipients.recipients ALTER COLUMN id TYPE text COLLATE "default"');
+    }
+  });
+
   it('finds text in the label, externalId or id, literally and case-insensitively, and counts the matches', async () => {
     await h.publishCampaign({ id: 'cmp_search' });
     const made = await createIn(

@@ -256,7 +256,7 @@ function listWhere(filter: ListFilter, params: unknown[]): string {
   return where;
 }
 
-/** A page of a campaign's recipients in list order (createdAt, then id). */
+/** A page of a campaign's recipients in list order (createdAt, then id byte by byte, as its index holds them). */
 export async function listRecipients(
   db: Db,
   campaignId: string,
@@ -266,7 +266,7 @@ export async function listRecipients(
   const where = listWhere(page, params);
   params.push(page.limit, page.offset);
   const { rows } = await db.query<RecipientRow>(
-    `${SELECT} WHERE ${where} ORDER BY r.created_at, r.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    `${SELECT} WHERE ${where} ORDER BY r.created_at, r.id COLLATE "C" LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
   );
   return rows;
