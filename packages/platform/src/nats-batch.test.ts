@@ -9,7 +9,7 @@ import { connect, type JetStreamClient, type JetStreamManager, type JsMsg, type 
 import pino from 'pino';
 import { deferred } from '../../../test/support/deferred';
 import { deleteNatsStreams, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
-import { consumeDurableBatch, ensureStreams, publishJson, streamNames } from './nats';
+import { consumeDurable, consumeDurableBatch, ensureStreams, publishJson, streamNames } from './nats';
 
 const logger = pino({ level: 'silent' });
 
@@ -82,6 +82,35 @@ describe('consumeDurableBatch (real NATS)', () => {
     const info = await consumerInfo('many');
     expect(info.num_pending).toBe(0);
     expect(info.ack_floor.stream_seq).toBe(Math.max(...batches.flat()));
+  });
+
+  it('creates its consumer again when JetStream loses it, and goes on consuming', async () => {
+    const received: number[] = [];
+    await start('lost', async (msgs) => void received.push(...seqs(msgs)), { maxWaitMs: 5 });
+    await publishMany('lost', 1);
+    await until(() => received.length === 1);
+    // As when NATS comes back without its JetStream files, or an operator deletes the consumer.
+    await jsm.consumers.delete(streamNames(prefix).events, `${prefix}-lost`);
+    await publishMany('lost', 1);
+    // The new consumer delivers from the start of the stream again: handlers are idempotent.
+    await until(() => new Set(received).size === 2);
+    expect((await consumerInfo('lost')).config.durable_name).toBe(`${prefix}-lost`);
+  });
+
+  it('consumes one message at a time through the same loss (consumeDurable)', async () => {
+    const received: number[] = [];
+    const opts = {
+      stream: streamNames(prefix).events,
+      durable: `${prefix}-lost-single`,
+      filterSubject: subject('lost-single'),
+      deliver: 'all' as const,
+    };
+    stops.push(await consumeDurable(js, jsm, opts, async (msg) => void received.push(msg.seq), logger));
+    await publishMany('lost-single', 1);
+    await until(() => received.length === 1);
+    await jsm.consumers.delete(opts.stream, opts.durable);
+    await publishMany('lost-single', 1);
+    await until(() => new Set(received).size === 2);
   });
 
   it('does not hold a lone message back for more than maxWaitMs', async () => {

@@ -2,6 +2,8 @@ import { type Context, context, propagation, SpanKind, trace } from '@openteleme
 import {
   AckPolicy,
   type ConnectionOptions,
+  ConsumerEvents,
+  type ConsumerMessages,
   connect,
   DeliverPolicy,
   type JetStreamClient,
@@ -187,23 +189,92 @@ export async function consumeDurable(
   handle: (msg: JsMsg) => Promise<void>,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const consumer = await ensureDurable(js, jsm, opts);
-  const messages = await consumer.consume({ max_messages: 256 });
-  const done = (async () => {
-    for await (const msg of messages) {
-      try {
-        await withMessageSpan(msg, () => handle(msg));
-        msg.ack();
-      } catch (err) {
-        logger.warn({ err, subject: msg.subject }, 'event handling failed; will be redelivered');
-        msg.nak(1000);
-      }
+  const { stop } = await receive(js, jsm, opts, 256, logger, async (msg) => {
+    try {
+      await withMessageSpan(msg, () => handle(msg));
+      msg.ack();
+    } catch (err) {
+      logger.warn({ err, subject: msg.subject }, 'event handling failed; will be redelivered');
+      msg.nak(1000);
     }
+  });
+  return stop;
+}
+
+/**
+ * Hands every message of `opts`' durable consumer to `onMessage`, one at a time, until `stop`.
+ * When JetStream loses the consumer (deleted, or NATS back without its files), nats.js's consume
+ * iterator reports it and then waits for ever: this creates the consumer again and consumes
+ * anew, as it does a second after any failure of the iterator. The consumer's delivery policy
+ * then applies from the start again, so messages may come twice: handlers are idempotent.
+ * The first consumer is set up before this returns, so a service cannot start without it.
+ */
+async function receive(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  opts: ConsumerOptions,
+  maxMessages: number,
+  logger: Logger,
+  onMessage: (msg: JsMsg) => Promise<void> | void,
+): Promise<{ done: Promise<void>; stop: () => Promise<void> }> {
+  const open = async () => (await ensureDurable(js, jsm, opts)).consume({ max_messages: maxMessages });
+  let stopped = false;
+  let first: ConsumerMessages | undefined = await open();
+  let current: ConsumerMessages | undefined;
+  let wake: (() => void) | undefined;
+  const done = (async () => {
+    while (!stopped) {
+      try {
+        const messages = first ?? (await open());
+        first = undefined;
+        current = messages;
+        if (stopped) break;
+        void watchForLoss(messages, opts, logger);
+        for await (const msg of messages) await onMessage(msg);
+      } catch (err) {
+        logger.error({ err, durable: opts.durable }, 'consumer failed; starting it again');
+      }
+      if (stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 1000);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await current?.close();
   })();
-  return async () => {
-    await messages.close();
-    await done;
+  return {
+    done,
+    stop: async () => {
+      stopped = true;
+      wake?.();
+      await current?.close();
+      await done;
+    },
   };
+}
+
+/** Ends `messages` once JetStream reports its consumer gone, so that `receive` creates it again. */
+async function watchForLoss(
+  messages: ConsumerMessages,
+  opts: ConsumerOptions,
+  logger: Logger,
+): Promise<void> {
+  try {
+    for await (const status of await messages.status()) {
+      if (status.type !== ConsumerEvents.ConsumerDeleted) continue;
+      logger.error(
+        { durable: opts.durable, stream: opts.stream },
+        'JetStream lost the consumer; creating it again',
+      );
+      await messages.close();
+      return;
+    }
+  } catch {
+    // The status stream ends with the messages; nothing to watch then.
+  }
 }
 
 // Creates the durable consumer on first use; an existing one is used as it is.
@@ -250,9 +321,6 @@ export async function consumeDurableBatch(
   logger: Logger,
   { maxBatch = 256, maxWaitMs = 5 }: BatchOptions = {},
 ): Promise<() => Promise<void>> {
-  const consumer = await ensureDurable(js, jsm, opts);
-  // Pull at least two batches ahead so the next batch fills while one is being applied.
-  const messages = await consumer.consume({ max_messages: Math.max(256, 2 * maxBatch) });
   const waiting: JsMsg[] = [];
   const arrivedAt: number[] = [];
   let ended = false;
@@ -262,20 +330,16 @@ export async function consumeDurableBatch(
     wake = undefined;
     w?.();
   };
-  const receiving = (async () => {
-    try {
-      for await (const msg of messages) {
-        waiting.push(msg);
-        arrivedAt.push(Date.now());
-        if (waiting.length === 1 || waiting.length >= maxBatch) notify();
-      }
-    } catch (err) {
-      logger.error({ err, subject: opts.filterSubject }, 'consumer stopped receiving');
-    } finally {
-      ended = true;
-      notify();
-    }
-  })();
+  // Pull at least two batches ahead so the next batch fills while one is being applied.
+  const receiving = await receive(js, jsm, opts, Math.max(256, 2 * maxBatch), logger, (msg) => {
+    waiting.push(msg);
+    arrivedAt.push(Date.now());
+    if (waiting.length === 1 || waiting.length >= maxBatch) notify();
+  });
+  void receiving.done.finally(() => {
+    ended = true;
+    notify();
+  });
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -317,8 +381,7 @@ export async function consumeDurableBatch(
     }
   })();
   return async () => {
-    await messages.close();
-    await receiving;
+    await receiving.stop();
     await applying;
   };
 }
