@@ -15,6 +15,7 @@ import {
   createMetrics,
   createPool,
   ensureStreams,
+  keepStreams,
   Lifecycle,
   type Logger,
   listen,
@@ -101,6 +102,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
+    opened.add('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger), (stop) => stop());
     const js = nc.jetstream();
 
     // Stopped after the servers: what their last requests committed is still published.

@@ -11,6 +11,7 @@ import {
   createPool,
   createRedis,
   ensureStreams,
+  keepStreams,
   Lifecycle,
   type Logger,
   listen,
@@ -92,6 +93,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
+    opened.add('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger), (stop) => stop());
     const js = nc.jetstream();
 
     const proto = loadRecipientsProto();

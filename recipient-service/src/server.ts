@@ -12,6 +12,7 @@ import {
   createMetrics,
   createPool,
   ensureStreams,
+  keepStreams,
   Lifecycle,
   type Logger,
   loadConfig,
@@ -89,6 +90,7 @@ export async function start(
     );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
+    opened.add('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger), (stop) => stop());
     const js = nc.jetstream();
     const prefix = config.NATS_PREFIX;
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;

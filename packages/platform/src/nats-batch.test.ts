@@ -9,7 +9,14 @@ import { connect, type JetStreamClient, type JetStreamManager, type JsMsg, type 
 import pino from 'pino';
 import { deferred } from '../../../test/support/deferred';
 import { deleteNatsStreams, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
-import { consumeDurable, consumeDurableBatch, ensureStreams, publishJson, streamNames } from './nats';
+import {
+  consumeDurable,
+  consumeDurableBatch,
+  ensureStreams,
+  keepStreams,
+  publishJson,
+  streamNames,
+} from './nats';
 
 const logger = pino({ level: 'silent' });
 
@@ -111,6 +118,40 @@ describe('consumeDurableBatch (real NATS)', () => {
     await jsm.consumers.delete(opts.stream, opts.durable);
     await publishMany('lost-single', 1);
     await until(() => new Set(received).size === 2);
+  });
+
+  it('goes on once a stream JetStream lost is created again (keepStreams)', async () => {
+    const own = uniqueName('k');
+    await ensureStreams(jsm, own);
+    const stopKeeping = keepStreams(jsm, own, logger, 100);
+    const received: unknown[] = [];
+    const stopConsuming = await consumeDurableBatch(
+      js,
+      jsm,
+      {
+        stream: streamNames(own).events,
+        durable: `${own}-usage`,
+        filterSubject: `${own}.events.usage`,
+        deliver: 'all',
+      },
+      async (msgs) => void received.push(...msgs.map((m) => m.json())),
+      logger,
+    );
+    try {
+      await publishJson(js, `${own}.events.usage`, { n: 1 });
+      await until(() => received.length === 1);
+      // As when NATS comes back without its files: the stream, and its consumer with it, is gone.
+      await jsm.streams.delete(streamNames(own).events);
+      await until(
+        async () => (await jsm.streams.info(streamNames(own).events).catch(() => undefined)) !== undefined,
+      );
+      await publishJson(js, `${own}.events.usage`, { n: 2 });
+      await until(() => received.some((m) => (m as { n: number }).n === 2));
+    } finally {
+      await stopConsuming();
+      await stopKeeping();
+      await deleteNatsStreams(own);
+    }
   });
 
   it('does not hold a lone message back for more than maxWaitMs', async () => {

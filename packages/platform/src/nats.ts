@@ -16,6 +16,7 @@ import {
   StorageType,
 } from 'nats';
 import type { Logger } from 'pino';
+import { runPeriodically } from './periodic';
 import { inSpan, linksTo } from './trace-context';
 
 export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
@@ -55,8 +56,20 @@ export function streamNames(prefix: string): { state: string; events: string } {
  * - EVENTS keeps facts in order for 7 days (`<prefix>.events.>`), deduplicated by message id.
  */
 export async function ensureStreams(jsm: JetStreamManager, prefix: string): Promise<void> {
+  for (const cfg of streamConfigs(prefix)) {
+    try {
+      await jsm.streams.info(cfg.name);
+      await jsm.streams.update(cfg.name, cfg);
+    } catch {
+      await jsm.streams.add(cfg);
+    }
+  }
+}
+
+/** The two streams' full configurations. */
+function streamConfigs(prefix: string) {
   const names = streamNames(prefix);
-  const configs = [
+  return [
     { name: names.state, subjects: [`${prefix}.state.>`], max_msgs_per_subject: 1 },
     {
       name: names.events,
@@ -64,16 +77,41 @@ export async function ensureStreams(jsm: JetStreamManager, prefix: string): Prom
       max_age: 7 * 24 * 3600 * 1e9,
       duplicate_window: 120 * 1e9,
     },
-  ];
-  for (const cfg of configs) {
-    const full = { retention: RetentionPolicy.Limits, storage: StorageType.File, ...cfg };
-    try {
-      await jsm.streams.info(cfg.name);
-      await jsm.streams.update(cfg.name, full);
-    } catch {
-      await jsm.streams.add(full);
-    }
-  }
+  ].map((cfg) => ({ retention: RetentionPolicy.Limits, storage: StorageType.File, ...cfg }));
+}
+
+/** JetStream's error code for a stream that does not exist. */
+const STREAM_NOT_FOUND = 10059;
+
+/**
+ * Checks every `everyMs` that the two streams exist and creates any that JetStream lost (NATS
+ * back without its files, a stream deleted), logged; the durable consumers then come back by
+ * themselves (see `receive`). A check while NATS is unreachable fails and is logged as a warning.
+ * Returns the stop.
+ */
+export function keepStreams(
+  jsm: JetStreamManager,
+  prefix: string,
+  logger: Logger,
+  everyMs = 30_000,
+): () => Promise<void> {
+  return runPeriodically(
+    async () => {
+      for (const cfg of streamConfigs(prefix)) {
+        try {
+          await jsm.streams.info(cfg.name);
+        } catch (err) {
+          if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== STREAM_NOT_FOUND)
+            throw err;
+          logger.error({ stream: cfg.name }, 'JetStream lost the stream; creating it again');
+          await jsm.streams.add(cfg);
+        }
+      }
+    },
+    everyMs,
+    logger,
+    'checking the JetStream streams failed',
+  );
 }
 
 /** Deletes a prefix's streams (and with them their consumers): for tests and benchmarks. */
