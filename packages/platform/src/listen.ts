@@ -6,9 +6,10 @@ import { within } from './within';
 export function listen(server: HttpServer, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     // Without a listener the error would be thrown from the event loop and this never settle.
-    server.once('error', reject);
+    // It stays attached once listening: a later accept error (EMFILE while sockets pile up) then
+    // goes to the settled promise instead of crashing the process, and the server goes on.
+    server.on('error', reject);
     server.listen(port, host, () => {
-      server.off('error', reject);
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : port);
     });
