@@ -60,7 +60,8 @@ const badItem = fc.oneof(
     maxTotalInteractions: fc.oneof(
       fc.constant(0),
       fc.integer({ max: -1 }),
-      fc.double({ noInteger: true }),
+      // Finite only: JSON has no Infinity or NaN, and sends null (no limit, which is valid) for them.
+      fc.double({ noInteger: true, noDefaultInfinity: true, noNaN: true }),
       fc.string(),
     ),
   }),
