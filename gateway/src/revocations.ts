@@ -1,5 +1,5 @@
 import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
-import { type JetStreamClient, type Logger, streamNames } from '@outreach/platform';
+import { type JetStreamClient, keepConsuming, type Logger, streamNames } from '@outreach/platform';
 import { DeliverPolicy, JSONCodec } from 'nats';
 
 const codec = JSONCodec<ApiKeySnapshot>();
@@ -14,23 +14,21 @@ export async function watchRevocations(
   onRevoked: (keyId: string) => void,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const consumer = await js.consumers.get(streamNames(prefix).state, {
-    filterSubjects: subjects(prefix).apiKeyStateAll,
-    deliver_policy: DeliverPolicy.New,
-  });
-  const messages = await consumer.consume();
-  const done = (async () => {
-    for await (const msg of messages) {
-      try {
-        const snapshot = codec.decode(msg.data);
-        if (snapshot.revoked) onRevoked(snapshot.id);
-      } catch (err) {
-        logger.warn({ err, subject: msg.subject }, 'unreadable api key snapshot');
-      }
+  // Started again after a loss, it follows from then on: the grant cache's lifetime bounds what it missed.
+  const open = async () =>
+    (
+      await js.consumers.get(streamNames(prefix).state, {
+        filterSubjects: subjects(prefix).apiKeyStateAll,
+        deliver_policy: DeliverPolicy.New,
+      })
+    ).consume();
+  const { stop } = await keepConsuming(open, 'api key revocations', logger, (msg) => {
+    try {
+      const snapshot = codec.decode(msg.data);
+      if (snapshot.revoked) onRevoked(snapshot.id);
+    } catch (err) {
+      logger.warn({ err, subject: msg.subject }, 'unreadable api key snapshot');
     }
-  })();
-  return async () => {
-    await messages.close();
-    await done;
-  };
+  });
+  return stop;
 }

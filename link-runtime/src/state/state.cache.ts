@@ -4,8 +4,8 @@ import {
   type RecipientChanged,
   subjects,
 } from '@outreach/contracts';
-import { type JetStreamClient, type JsMsg, streamNames, within } from '@outreach/platform';
-import { type ConsumerMessages, DeliverPolicy, JSONCodec } from 'nats';
+import { type Consuming, type JetStreamClient, keepConsuming, streamNames, within } from '@outreach/platform';
+import { type ConsumerInfo, DeliverPolicy, JSONCodec } from 'nats';
 import type { Logger } from 'pino';
 
 const codec = JSONCodec();
@@ -19,8 +19,7 @@ const codec = JSONCodec();
 export class StateCache {
   private readonly campaigns = new Map<string, CampaignSnapshot>();
   private readonly devices = new Map<string, DeviceSnapshot>();
-  private readonly subscriptions: ConsumerMessages[] = [];
-  private readonly loops: Promise<void>[] = [];
+  private readonly consumptions: Consuming[] = [];
 
   constructor(private readonly logger: Logger) {}
 
@@ -77,22 +76,22 @@ export class StateCache {
     prefix: string,
     onChange: (event: RecipientChanged) => void,
   ): Promise<void> {
-    const consumer = await js.consumers.get(streamNames(prefix).events, {
-      filterSubjects: subjects(prefix).recipientChanged,
-      deliver_policy: DeliverPolicy.New,
-    });
-    const messages = await consumer.consume();
-    this.subscriptions.push(messages);
-    this.loops.push(
-      (async () => {
-        for await (const msg of messages) {
-          try {
-            onChange(codec.decode(msg.data) as RecipientChanged);
-          } catch (err) {
-            this.logger.warn({ err, subject: msg.subject }, 'bad RecipientChanged event skipped');
-          }
+    // Started again after a loss, it follows from then on: the recipient cache's TTL bounds what it missed.
+    const open = async () =>
+      (
+        await js.consumers.get(streamNames(prefix).events, {
+          filterSubjects: subjects(prefix).recipientChanged,
+          deliver_policy: DeliverPolicy.New,
+        })
+      ).consume();
+    this.consumptions.push(
+      await keepConsuming(open, 'recipient changes', this.logger, (msg) => {
+        try {
+          onChange(codec.decode(msg.data) as RecipientChanged);
+        } catch (err) {
+          this.logger.warn({ err, subject: msg.subject }, 'bad RecipientChanged event skipped');
         }
-      })(),
+      }),
     );
   }
 
@@ -103,36 +102,37 @@ export class StateCache {
     apply: (data: unknown) => void,
     readyTimeoutMs: number,
   ): Promise<void> {
-    const consumer = await js.consumers.get(stream, {
-      filterSubjects: filter,
-      deliver_policy: DeliverPolicy.LastPerSubject,
-    });
-    const info = await consumer.info();
-    const messages = await consumer.consume();
-    this.subscriptions.push(messages);
+    // The first consumer's backlog decides readiness; one started again after a loss replays the
+    // latest snapshots too, and only newer versions replace what is held.
+    let first: ConsumerInfo | undefined;
+    const open = async () => {
+      const consumer = await js.consumers.get(stream, {
+        filterSubjects: filter,
+        deliver_policy: DeliverPolicy.LastPerSubject,
+      });
+      first ??= await consumer.info();
+      return consumer.consume();
+    };
     let markReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
     });
-    if (info.num_pending === 0) markReady();
-    this.loops.push(
-      (async () => {
-        for await (const msg of messages as AsyncIterable<JsMsg>) {
-          try {
-            apply(codec.decode(msg.data));
-          } catch (err) {
-            this.logger.warn({ err, subject: msg.subject }, 'bad state snapshot skipped');
-          }
-          if (msg.info.pending === 0) markReady();
+    this.consumptions.push(
+      await keepConsuming(open, filter, this.logger, (msg) => {
+        try {
+          apply(codec.decode(msg.data));
+        } catch (err) {
+          this.logger.warn({ err, subject: msg.subject }, 'bad state snapshot skipped');
         }
-      })(),
+        if (msg.info.pending === 0) markReady();
+      }),
     );
+    if (first?.num_pending === 0) markReady();
     await within(ready, readyTimeoutMs);
   }
 
   /** Stops every consumer. */
   async stop(): Promise<void> {
-    for (const s of this.subscriptions) s.stop();
-    await Promise.allSettled(this.loops);
+    await Promise.allSettled(this.consumptions.map((c) => c.stop()));
   }
 }

@@ -13,6 +13,7 @@ import {
   consumeDurable,
   consumeDurableBatch,
   ensureStreams,
+  keepConsuming,
   keepStreams,
   publishJson,
   streamNames,
@@ -150,6 +151,31 @@ describe('consumeDurableBatch (real NATS)', () => {
     } finally {
       await stopConsuming();
       await stopKeeping();
+      await deleteNatsStreams(own);
+    }
+  });
+
+  it('follows an ordered consumer again once its stream is lost and back (keepConsuming)', async () => {
+    const own = uniqueName('o');
+    await ensureStreams(jsm, own);
+    const seen: string[] = [];
+    const open = async () =>
+      (await js.consumers.get(streamNames(own).state, { filterSubjects: `${own}.state.>` })).consume();
+    const following = await keepConsuming(
+      open,
+      'test follower',
+      logger,
+      (msg) => void seen.push(msg.string()),
+    );
+    try {
+      await publishJson(js, `${own}.state.campaign.c1`, 'v1');
+      await until(() => seen.length === 1);
+      await jsm.streams.delete(streamNames(own).state);
+      await ensureStreams(jsm, own);
+      await publishJson(js, `${own}.state.campaign.c1`, 'v2');
+      await until(() => seen.includes('"v2"'));
+    } finally {
+      await following.stop();
       await deleteNatsStreams(own);
     }
   });

@@ -239,23 +239,40 @@ export async function consumeDurable(
   return stop;
 }
 
-/**
- * Hands every message of `opts`' durable consumer to `onMessage`, one at a time, until `stop`.
- * When JetStream loses the consumer (deleted, or NATS back without its files), nats.js's consume
- * iterator reports it and then waits for ever: this creates the consumer again and consumes
- * anew, as it does a second after any failure of the iterator. The consumer's delivery policy
- * then applies from the start again, so messages may come twice: handlers are idempotent.
- * The first consumer is set up before this returns, so a service cannot start without it.
- */
-async function receive(
+/** Hands every message of `opts`' durable consumer to `onMessage` (see `keepConsuming`). */
+function receive(
   js: JetStreamClient,
   jsm: JetStreamManager,
   opts: ConsumerOptions,
   maxMessages: number,
   logger: Logger,
   onMessage: (msg: JsMsg) => Promise<void> | void,
-): Promise<{ done: Promise<void>; stop: () => Promise<void> }> {
+): Promise<Consuming> {
   const open = async () => (await ensureDurable(js, jsm, opts)).consume({ max_messages: maxMessages });
+  return keepConsuming(open, opts.durable, logger, onMessage);
+}
+
+/** A consumption `keepConsuming` keeps going: `done` settles once `stop` has ended it. */
+export interface Consuming {
+  done: Promise<void>;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Hands every message of the consumer `open` creates to `onMessage`, one at a time, until `stop`.
+ * When JetStream loses the consumer (deleted, or its stream lost with NATS's files), nats.js's
+ * consume iterator reports it and then waits for ever, durable and ordered alike: this calls
+ * `open` again and consumes anew, as it does a second after any failure of the iterator. The
+ * consumer's delivery policy then applies again: a durable one may deliver messages twice
+ * (handlers are idempotent); one from `new` misses what came meanwhile. The first `open` runs
+ * before this returns, so a service cannot start without its consumer. `label` names it in logs.
+ */
+export async function keepConsuming(
+  open: () => Promise<ConsumerMessages>,
+  label: string,
+  logger: Logger,
+  onMessage: (msg: JsMsg) => Promise<void> | void,
+): Promise<Consuming> {
   let stopped = false;
   let first: ConsumerMessages | undefined = await open();
   let current: ConsumerMessages | undefined;
@@ -267,10 +284,10 @@ async function receive(
         first = undefined;
         current = messages;
         if (stopped) break;
-        void watchForLoss(messages, opts, logger);
+        void watchForLoss(messages, label, logger);
         for await (const msg of messages) await onMessage(msg);
       } catch (err) {
-        logger.error({ err, durable: opts.durable }, 'consumer failed; starting it again');
+        logger.error({ err, consumer: label }, 'consumer failed; starting it again');
       }
       if (stopped) break;
       await new Promise<void>((resolve) => {
@@ -295,18 +312,11 @@ async function receive(
 }
 
 /** Ends `messages` once JetStream reports its consumer gone, so that `receive` creates it again. */
-async function watchForLoss(
-  messages: ConsumerMessages,
-  opts: ConsumerOptions,
-  logger: Logger,
-): Promise<void> {
+async function watchForLoss(messages: ConsumerMessages, label: string, logger: Logger): Promise<void> {
   try {
     for await (const status of await messages.status()) {
       if (status.type !== ConsumerEvents.ConsumerDeleted) continue;
-      logger.error(
-        { durable: opts.durable, stream: opts.stream },
-        'JetStream lost the consumer; creating it again',
-      );
+      logger.error({ consumer: label }, 'JetStream lost the consumer; creating it again');
       await messages.close();
       return;
     }
