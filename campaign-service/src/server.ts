@@ -1,5 +1,4 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Server } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS } from '@outreach/contracts';
@@ -22,12 +21,12 @@ import {
   loadConfig,
   migrate,
   Opened,
+  openMetrics,
   pruneAppliedPeriodically,
   type RunningService,
   randomBase62,
   registerConsumerLag,
   registerPoolMetrics,
-  serveMetrics,
   streamNames,
   systemClock,
 } from '@outreach/platform';
@@ -102,7 +101,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
-    opened.add('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger), (stop) => stop());
+    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger));
     const js = nc.jetstream();
 
     // Stopped after the servers: what their last requests committed is still published.
@@ -125,17 +124,14 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       createRecipientClient(config.RECIPIENT_SERVICE_ADDR),
       (c) => c.close(),
     );
-    opened.add('usage consumer', await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger), (stop) =>
-      stop(),
-    );
-    opened.add(
+    opened.addStop('usage consumer', await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger));
+    opened.addStop(
       'applied-usage pruning',
       pruneAppliedPeriodically(
         { pool, logger, clock },
         APPLIED_USAGE_TABLES,
         config.USAGE_DEDUP_RETENTION_DAYS,
       ),
-      (stop) => stop(),
     );
     const scheduler = opened.add(
       'scheduler',
@@ -156,10 +152,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     registerBudgetMetrics(metrics.registry, domain);
     const ports: Record<string, number> = {};
-    if (config.METRICS_PORT > 0) {
-      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
-    }
+    const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
+    if (metricsPort) ports.metrics = metricsPort;
 
     const readiness = {
       postgres: () => pool.query('SELECT 1'),

@@ -1,5 +1,4 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ApiKeyGrantMessage } from '@outreach/contracts';
 import {
   type Clock,
@@ -14,8 +13,8 @@ import {
   listen,
   loadConfig,
   Opened,
+  openMetrics,
   type RunningService,
-  serveMetrics,
   systemClock,
 } from '@outreach/platform';
 import { buildApp } from './app';
@@ -73,10 +72,9 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
     const nc = opened.add('nats', await connectNats(config.NATS_URL, 'gateway', logger), (c) => c.drain());
     await ensureStreams(await nc.jetstreamManager(), config.NATS_PREFIX);
-    opened.add(
+    opened.addStop(
       'revocations',
       await watchRevocations(nc.jetstream(), config.NATS_PREFIX, (id) => grants.revoke(id), logger),
-      (stop) => stop(),
     );
 
     const app = buildApp({
@@ -92,10 +90,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       failedAuthPerMinute: options.failedAuthPerMinute,
     });
     const ports: Record<string, number> = {};
-    if (config.METRICS_PORT > 0) {
-      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
-    }
+    const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
+    if (metricsPort) ports.metrics = metricsPort;
     const server = opened.add('http', createServer(app.callback()), closeServer);
     ports.http = await listen(server, config.GATEWAY_PORT, config.HOST);
 

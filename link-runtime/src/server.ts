@@ -1,5 +1,4 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, loadRecipientsProto } from '@outreach/contracts';
@@ -18,9 +17,9 @@ import {
   loadConfig,
   migrate,
   Opened,
+  openMetrics,
   type RunningService,
   registerPoolMetrics,
-  serveMetrics,
   systemClock,
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
@@ -93,7 +92,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
-    opened.add('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger), (stop) => stop());
+    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger));
     const js = nc.jetstream();
 
     const proto = loadRecipientsProto();
@@ -144,10 +143,9 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     await state.start(js, config.NATS_PREFIX);
     admission.startSweeper(config.USAGE_REPUBLISH_MS);
     if (config.CONVERSATION_ROLLUP_ENABLED)
-      opened.add(
+      opened.addStop(
         'roll-up',
         rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS),
-        (stop) => stop(),
       );
 
     const listener = linkRequestListener({
@@ -191,10 +189,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     });
 
     const ports: Record<string, number> = {};
-    if (config.METRICS_PORT > 0) {
-      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
-    }
+    const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
+    if (metricsPort) ports.metrics = metricsPort;
     const server = opened.add('http', createServer(listener), closeServer);
     ports.http = await listen(server, config.LINK_PORT, config.HOST);
 

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, loadCampaignsProto, subjects } from '@outreach/contracts';
@@ -6,7 +5,6 @@ import {
   bindGrpc,
   type Clock,
   closeGrpcServer,
-  closeServer,
   connectNats,
   createLogger,
   createMetrics,
@@ -18,13 +16,13 @@ import {
   loadConfig,
   migrate,
   Opened,
+  openMetrics,
   pruneAppliedPeriodically,
   publishJson,
   type RunningService,
   randomBase62,
   registerConsumerLag,
   registerPoolMetrics,
-  serveMetrics,
   streamNames,
   systemClock,
 } from '@outreach/platform';
@@ -90,7 +88,7 @@ export async function start(
     );
     const jsm = await nc.jetstreamManager();
     await ensureStreams(jsm, config.NATS_PREFIX);
-    opened.add('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger), (stop) => stop());
+    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger));
     const js = nc.jetstream();
     const prefix = config.NATS_PREFIX;
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
@@ -108,10 +106,8 @@ export async function start(
       { stream: streams.events, consumer: usageBatchDurable(prefix) },
       { stream: streams.events, consumer: usageStartsDurable(prefix) },
     ]);
-    if (config.METRICS_PORT > 0) {
-      const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
-      ports.metrics = (opened.add('metrics', metricsServer, closeServer).address() as AddressInfo).port;
-    }
+    const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
+    if (metricsPort) ports.metrics = metricsPort;
 
     const service = createRecipientService({
       pool,
@@ -128,20 +124,15 @@ export async function start(
           `recipient-${event.change}-${event.recipientId}-${randomBase62(8)}`,
         ),
     });
-    opened.add(
-      'campaign snapshots',
-      await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger }),
-      (stop) => stop(),
-    );
-    opened.add('usage consumer', await consumeUsage({ pool, js, jsm, prefix, logger }), (stop) => stop());
-    opened.add(
+    opened.addStop('campaign snapshots', await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger }));
+    opened.addStop('usage consumer', await consumeUsage({ pool, js, jsm, prefix, logger }));
+    opened.addStop(
       'applied-usage pruning',
       pruneAppliedPeriodically(
         { pool, logger, clock },
         APPLIED_USAGE_TABLES,
         config.USAGE_DEDUP_RETENTION_DAYS,
       ),
-      (stop) => stop(),
     );
     const server = opened.add(
       'grpc',

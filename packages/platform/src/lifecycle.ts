@@ -84,6 +84,11 @@ export class Opened {
     return resource;
   }
 
+  /** Records work just started that `stop` ends (a consumer, a periodic task). */
+  addStop(name: string, stop: () => unknown): void {
+    this.steps.push({ name, run: stop });
+  }
+
   /** Registers everything recorded as `lifecycle`'s shutdown steps, newest first. */
   handTo(lifecycle: Lifecycle): void {
     for (const { name, run } of this.steps.splice(0).reverse()) lifecycle.onShutdown(name, run);

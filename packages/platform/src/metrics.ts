@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { listen } from './listen';
+import type { Opened } from './lifecycle';
+import { closeServer, listen } from './listen';
 import { RequestMetrics } from './request-metrics';
 import { TIMED_OUT, within } from './within';
 
@@ -62,6 +64,21 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
   });
   await listen(server, port, host);
   return server;
+}
+
+/**
+ * Serves `registry` on `port` at `host` as a service's start does, recorded in `opened` so that
+ * it closes with the rest; returns its port, or undefined when `port` is 0 (metrics off).
+ */
+export async function openMetrics(
+  opened: Opened,
+  registry: Registry,
+  port: number,
+  host: string,
+): Promise<number | undefined> {
+  if (port <= 0) return undefined;
+  const server = opened.add('metrics', await serveMetrics(registry, port, host), closeServer);
+  return (server.address() as AddressInfo).port;
 }
 
 /** The counters of a pg Pool that `registerPoolMetrics` reads. */

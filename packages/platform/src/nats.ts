@@ -86,7 +86,7 @@ const STREAM_NOT_FOUND = 10059;
 /**
  * Checks every `everyMs` that the two streams exist and creates any that JetStream lost (NATS
  * back without its files, a stream deleted), logged; the durable consumers then come back by
- * themselves (see `receive`). A check while NATS is unreachable fails and is logged as a warning.
+ * themselves (see `keepConsuming`). A check while NATS is unreachable fails and is logged as a warning.
  * Returns the stop.
  */
 export function keepStreams(
@@ -311,7 +311,7 @@ export async function keepConsuming(
   };
 }
 
-/** Ends `messages` once JetStream reports its consumer gone, so that `receive` creates it again. */
+/** Ends `messages` once JetStream reports its consumer gone, so that `keepConsuming` opens it again. */
 async function watchForLoss(messages: ConsumerMessages, label: string, logger: Logger): Promise<void> {
   try {
     for await (const status of await messages.status()) {
