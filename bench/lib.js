@@ -5,7 +5,6 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { freePort } = require('../scripts/lib/wait');
 
 /** Forks a baseline script that sends 'ready' over IPC once listening. */
 function forkReady(script, env) {
@@ -321,4 +320,4 @@ function median(xs) {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-module.exports = { freePort, forkReady, spawnService, stopAll, load, hasWrk, argText, arg, median };
+module.exports = { forkReady, spawnService, stopAll, load, hasWrk, arg, median };

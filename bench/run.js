@@ -22,8 +22,8 @@ const { Client } = require('pg');
 const YAML = require('yaml');
 const { deleteStreams } = require('../packages/platform/dist/nats');
 const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
-const { waitGrpc, waitHttp } = require('../scripts/lib/wait');
-const { freePort, forkReady, hasWrk, median, spawnService, stopAll, load: loadWith } = require('./lib');
+const { freePort, waitGrpc, waitHttp } = require('../scripts/lib/wait');
+const { forkReady, hasWrk, median, spawnService, stopAll, load: loadWith } = require('./lib');
 
 const root = path.resolve(__dirname, '..');
 const SCENARIOS = ['bulk', 'reads', 'pages', 'starts', 'launch'];

@@ -29,6 +29,16 @@ function rewrite(node: unknown): unknown {
   return out;
 }
 
+/** Which X-Request-Id values are kept, said in the header's description and the overview. */
+const REQUEST_ID_RULE = 'one of 1 to 128 letters, digits, `.`, `_`, `:` or `-`';
+/** How long an Idempotency-Key's first response is kept, in hours. */
+const IDEMPOTENCY_HOURS = IDEMPOTENCY_TTL_MS / 3_600_000;
+/** What makes a create request 400 as a whole, said in its component and its operation. */
+const REQUEST_FAULTS = `body not an object, \`campaignId\` or \`items\` missing, \`items\` not an array, empty or over ${LIMITS.itemsPerCreate}, an unknown top-level field`;
+/** What fails one create item alone, said in its component and the create operation. */
+const ITEM_FAULTS =
+  'unknown field, value too long or out of range, bad metadata, instructions too long or refused by the safety check, only one of `maxInteractionsPerWindow` and `windowSeconds`';
+
 const RATE_HEADERS = {
   'X-RateLimit-Limit': 'Requests allowed in the current window.',
   'X-RateLimit-Remaining': 'Requests left in the current window.',
@@ -36,8 +46,7 @@ const RATE_HEADERS = {
   'X-RateLimit-Used': 'Requests counted in the current window.',
   'RateLimit-Policy': `IETF draft policy, e.g. "per-key";q=${DEFAULT_KEY_LIMIT};w=${WINDOW_SECONDS} (q quota, w window seconds).`,
   RateLimit: `IETF draft state, e.g. "per-key";r=${DEFAULT_KEY_LIMIT - 1};t=42 (r remaining, t seconds to reset).`,
-  'X-Request-Id':
-    'The request id: yours when you sent one of 1 to 128 letters, digits, `.`, `_`, `:` or `-`, otherwise a new one. Quote it when reporting a problem.',
+  'X-Request-Id': `The request id: yours when you sent ${REQUEST_ID_RULE}, otherwise a new one. Quote it when reporting a problem.`,
 };
 
 const headerRefs = (extra: string[] = []) =>
@@ -53,7 +62,7 @@ const LINK_ONLY = new Set(['link_disabled', 'cooldown', 'budget_exhausted']);
 const BODY_ONLY = new Set(['idempotency_in_progress', 'idempotency_key_reused']);
 
 /** Codes each refusal status may carry on an operation (with a body or not), and what they mean there. */
-function errorResponse(status: number, extraHeaders: string[] = [], note?: string, withBody = true) {
+function errorResponse(status: number, extraHeaders: string[], note: string | undefined, withBody: boolean) {
   const codes = Object.entries(ERROR_CATALOGUE)
     .filter(([c, s]) => s.httpStatus === status && !LINK_ONLY.has(c) && (withBody || !BODY_ONLY.has(c)))
     .map(([c]) => c);
@@ -80,7 +89,7 @@ const OVERVIEW = `Read the campaigns of a project and manage their recipients: t
 - **Instants** are ISO 8601 in UTC with milliseconds, e.g. \`2026-11-22T10:00:00.000Z\`.
 - A field without a value is present with \`null\`, unless its schema marks it optional. Unknown fields in a body or query string are refused with 400, never ignored. Responses may gain fields within v1; ignore those you do not know.
 - Bodies are JSON (\`Content-Type: application/json\`), at most ${LIMITS.bodyBytes} bytes.
-- **\`X-Request-Id\`** is on every response: your own value when you send one of 1 to 128 letters, digits, \`.\`, \`_\`, \`:\` or \`-\`, otherwise a new one. An incoming W3C \`traceparent\` is continued through the services when the instance has tracing enabled.
+- **\`X-Request-Id\`** is on every response: your own value when you send ${REQUEST_ID_RULE}, otherwise a new one. An incoming W3C \`traceparent\` is continued through the services when the instance has tracing enabled.
 
 ## Authentication
 \`Authorization: Bearer <API key>\`. A key belongs to one project and carries scopes. Refusals are the same on every endpoint: 401 \`unauthorized\` with \`WWW-Authenticate: Bearer\` (no usable key: missing, malformed, unknown, revoked or expired); 429 \`rate_limited\` once a client address has used up its failed authentications, before any key is looked at; 429 \`rate_limited\` when the key's budget is used up (counted right after authentication, so every authenticated request spends it); 403 \`forbidden\` with \`details.reason = "project_mismatch"\` when \`{projectId}\` is not the key's project, whether or not it exists; 403 \`forbidden\` with \`details.requiredScope\` when the key lacks the scope.
@@ -95,7 +104,7 @@ Every refusal has the body \`{code, error, retryable, hint, details}\`; program 
 Recipients can be created, updated and deleted only while their campaign is \`draft\` or \`upcoming\`; otherwise the write is 409 \`conflict\` with \`details.reason = "not_editable"\`.
 
 ## Idempotency
-POST and PATCH accept \`Idempotency-Key\`: the first response under a key is kept for ${IDEMPOTENCY_TTL_MS / 3_600_000} hours per API key and replayed byte for byte (\`Idempotent-Replayed: true\`) for the same request; the same key with another method, path or body is 422 \`idempotency_key_reused\`; while the first request still runs, 409 \`idempotency_in_progress\`. Server errors (5xx) are not kept.`;
+POST and PATCH accept \`Idempotency-Key\`: the first response under a key is kept for ${IDEMPOTENCY_HOURS} hours per API key and replayed byte for byte (\`Idempotent-Replayed: true\`) for the same request; the same key with another method, path or body is 422 \`idempotency_key_reused\`; while the first request still runs, 409 \`idempotency_in_progress\`. Server errors (5xx) are not kept.`;
 
 /** What the campaign list and the campaign component say about a campaign's state. */
 const CAMPAIGN_STATE = `The state is derived from facts at the moment of each request, never stored as a flag that a timer must flip, so a read never shows a stale state: \`draft\` until the campaign is launched in the dashboard; after launch \`upcoming\` before \`startDate\`, \`active\` from \`startDate\` until \`endDate\`, and \`completed\` from \`endDate\` or from a halt, whichever comes first. \`completed\` is final. A launch is refused once \`endDate\` has passed; a halt is possible while \`upcoming\` or \`active\`. Recipients are writable only while \`draft\` or \`upcoming\`; links work only while \`active\`.`;
@@ -120,7 +129,7 @@ const idempotencyKey = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  description: `Makes the request safe to retry: the first response under this key is replayed for ${IDEMPOTENCY_TTL_MS / 3_600_000} hours. 1 to 255 visible ASCII characters.`,
+  description: `Makes the request safe to retry: the first response under this key is replayed for ${IDEMPOTENCY_HOURS} hours. 1 to 255 visible ASCII characters.`,
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 
@@ -240,12 +249,11 @@ const COMPONENT_TEXT: Record<string, ComponentText> = {
     },
   },
   'create-request': {
-    description: `A fault of the request as a whole (body not an object, \`campaignId\` or \`items\` missing, \`items\` not an array, empty or over ${LIMITS.itemsPerCreate}, an unknown top-level field) is 400 and creates nothing. Items are validated one by one (see \`create-item\`).`,
+    description: `A fault of the request as a whole (${REQUEST_FAULTS}) is 400 and creates nothing. Items are validated one by one (see \`create-item\`).`,
     properties: { items: `1 to ${LIMITS.itemsPerCreate} create items; each creates one recipient.` },
   },
   'create-item': {
-    description:
-      'Every field is optional. A fault in an item (unknown field, value too long or out of range, bad metadata, only one of `maxInteractionsPerWindow` and `windowSeconds`, instructions too long or refused by the safety check) fails that item alone, as an `error` result.',
+    description: `Every field is optional. A fault in an item (${ITEM_FAULTS}) fails that item alone, as an \`error\` result.`,
     properties: {
       externalId:
         'Your identifier for the customer, unique within the campaign (may repeat across campaigns). An item whose externalId the campaign already holds is answered as a `duplicate`, never created twice.',
@@ -350,8 +358,8 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
           summary: 'Create recipients',
           description: `Creates one recipient per item, 1 to ${LIMITS.itemsPerCreate} items, in the campaign \`campaignId\`.
 
-- **Request-level faults** (body not an object, \`campaignId\` or \`items\` missing, \`items\` not an array, empty or over ${LIMITS.itemsPerCreate}, an unknown top-level field) are 400 and create nothing. An unknown campaign, or one of another project, is 404; a campaign that is \`active\` or \`completed\` is 409 \`conflict\` with \`details.reason = "not_editable"\`.
-- **Item-level faults** (unknown field, value too long or out of range, bad metadata, instructions too long or refused by the safety check, only one of \`maxInteractionsPerWindow\` and \`windowSeconds\`) give that item an \`error\` result \`{status, index, externalId?, code, error, details}\`; the other items go on.
+- **Request-level faults** (${REQUEST_FAULTS}) are 400 and create nothing. An unknown campaign, or one of another project, is 404; a campaign that is \`active\` or \`completed\` is 409 \`conflict\` with \`details.reason = "not_editable"\`.
+- **Item-level faults** (${ITEM_FAULTS}) give that item an \`error\` result \`{status, index, externalId?, code, error, details}\`; the other items go on.
 - **Status**: 201 when at least one recipient was created; 422 with the same body when none was. \`failed\` = \`total\` − \`created\`; duplicates count as failed. Results follow the order of the items and carry their \`index\`.
 - **Duplicates**: an item whose \`externalId\` the campaign already holds, or that repeats the \`externalId\` of an earlier valid item of the batch (the first one wins), gets a \`duplicate\` result with the \`id\` of the recipient holding it, so retrying a batch is safe. Items without \`externalId\` are never duplicates.
 - **Recipient cap**: when the items that would really be created (valid and not duplicate: \`requested\`) would take the campaign past the cap set in the dashboard, the whole request is 409 \`conflict\` with \`details = {reason: "cap_exceeded", cap, existing, requested}\` and a \`hint\` saying how many more fit; nothing is created. The check and the inserts are one atomic step, so concurrent batches can never take a campaign past its cap. A batch that would create nobody is never refused for the cap. Deleting recipients frees room.

@@ -72,8 +72,14 @@ async function waitForPorts(ports, { host = '0.0.0.0', timeoutMs = 30_000, say =
 /** Ports this process's freePort has handed out. */
 const handedOut = new Set();
 
-/** The lowest port Linux hands out to outgoing connections and `listen(0)`. */
+/** The lowest port Linux hands out to outgoing connections and `listen(0)`; read once, on first use. */
+let ephemeralLowCached;
 function ephemeralLow() {
+  ephemeralLowCached ??= readEphemeralLow();
+  return ephemeralLowCached;
+}
+
+function readEphemeralLow() {
   try {
     return Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
   } catch {
