@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { type CampaignSnapshot, subjects, type UsageAdmitted } from '@outreach/contracts';
 import { fromServiceError, publishJson, type RunningService, streamNames } from '@outreach/platform';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
+import {
+  addMembership,
+  createOperator,
+  listOperatorProjects,
+  listProjectOperators,
+} from '../src/dashboard/operators.service';
 import {
   ADMIN_TOKEN,
   adminClient,
@@ -405,33 +411,108 @@ describe('campaign lifecycle', () => {
   });
 });
 
-describe('campaign order', () => {
-  it('lists campaigns created at the same instant by id, in byte order whatever the database locale', async () => {
+describe('list order', () => {
+  const byteOrder = (ids: readonly string[]) => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const idsOf = (items: { id?: string; campaignId?: string }[]) => items.map((i) => i.id ?? i.campaignId);
+
+  /**
+   * Makes rows of `table` at one instant until an English collation of its ids orders them
+   * differently from byte order (otherwise a list would pass whichever order it used), then
+   * expects each of `lists` in byte order.
+   */
+  async function expectByteOrder(
+    table: string,
+    make: () => Promise<string>,
+    lists: Record<string, () => Promise<(string | undefined)[]>>,
+  ) {
     clock.set('2026-05-10T12:00:00.000Z');
-    const p = await project();
-    const d = await device(p);
-    const window = { startDate: '2026-06-01T00:00:00.000Z', endDate: '2026-06-30T00:00:00.000Z' };
     // As a database created with an English locale would compare them (the test database is C).
-    await db.query('ALTER TABLE campaigns.campaigns ALTER COLUMN id TYPE text COLLATE "en-x-icu"');
+    await db.query(`ALTER TABLE campaigns.${table} ALTER COLUMN id TYPE text COLLATE "en-x-icu"`);
     try {
       const ids: string[] = [];
-      const byteOrder = () => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       const english = async () =>
-        (
-          await db.query('SELECT id FROM campaigns.campaigns WHERE project_id = $1 ORDER BY id', [p])
-        ).rows.map((r) => r.id);
-      // Random base62 ids, until the two orders disagree somewhere (a lowercase id that English
-      // puts before an uppercase one): otherwise the list would pass whichever order it used.
-      while (ids.length < 12 || JSON.stringify(await english()) === JSON.stringify(byteOrder())) {
+        (await db.query(`SELECT id FROM campaigns.${table} WHERE id = ANY($1) ORDER BY id`, [ids])).rows.map(
+          (r) => r.id,
+        );
+      while (ids.length < 12 || JSON.stringify(await english()) === JSON.stringify(byteOrder(ids))) {
         if (ids.length >= 60) throw new Error('60 random ids ordered alike in both collations');
-        ids.push(await campaign(p, d, window));
+        ids.push(await make());
       }
-      const list = await rpc.call('ListCampaigns', { projectId: p });
-      expect(list.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder());
-      const http = await api('GET', `/admin/v1/projects/${p}/campaigns`);
-      expect(http.body.campaigns.map((c: { id: string }) => c.id)).toEqual(byteOrder());
+      for (const [name, list] of Object.entries(lists)) {
+        const listed = (await list()).filter((id) => id !== undefined && ids.includes(id));
+        expect({ [name]: listed }).toEqual({ [name]: byteOrder(ids) });
+      }
     } finally {
-      await db.query('ALTER TABLE campaigns.campaigns ALTER COLUMN id TYPE text COLLATE "default"');
+      await db.query(`ALTER TABLE campaigns.${table} ALTER COLUMN id TYPE text COLLATE "default"`);
+    }
+  }
+
+  it('lists campaigns created at the same instant by id in byte order, whatever the database locale', async () => {
+    const p = await project();
+    const d = await device(p);
+    // Fixed-price campaigns launched now: each bills in this month, so each has a statement line.
+    const fixed = { budgetMode: 'fixed', pricePerConversation: null, fixedPrice: 100 };
+    await expectByteOrder(
+      'campaigns',
+      async () => {
+        const id = await campaign(p, d, fixed);
+        expect((await api('POST', `/admin/v1/projects/${p}/campaigns/${id}/launch`)).status).toBe(200);
+        return id;
+      },
+      {
+        grpc: async () => idsOf((await rpc.call('ListCampaigns', { projectId: p })).campaigns),
+        http: async () => idsOf((await api('GET', `/admin/v1/projects/${p}/campaigns`)).body.campaigns),
+        statement: async () =>
+          idsOf((await api('GET', `/admin/v1/projects/${p}/statement?month=2026-05`)).body.campaigns),
+      },
+    );
+  });
+
+  it('lists devices, API keys, projects and operators made at the same instant in byte order of their ids', async () => {
+    const p = await project();
+    await expectByteOrder('devices', () => device(p), {
+      devices: async () => idsOf((await api('GET', `/admin/v1/projects/${p}/devices`)).body.devices),
+    });
+    const key = async () =>
+      (await api('POST', `/admin/v1/projects/${p}/api-keys`, { name: 'k', scopes: ['recipients:read'] })).body
+        .id as string;
+    await expectByteOrder('api_keys', key, {
+      apiKeys: async () => idsOf((await api('GET', `/admin/v1/projects/${p}/api-keys`)).body.apiKeys),
+    });
+    // The dashboard's lists: an operator's projects, a project's operators.
+    const pool = new Pool({ connectionString: ns.databaseUrl, options: '-c search_path=campaigns' });
+    try {
+      const deps = { pool, clock: clock.now };
+      const operator = await createOperator(deps, {
+        email: 'order@example.com',
+        password: 'long enough password',
+      });
+      await expectByteOrder(
+        'projects',
+        async () => {
+          const id = await project();
+          await addMembership(deps, operator.id, id);
+          return id;
+        },
+        {
+          projects: async () => idsOf((await api('GET', '/admin/v1/projects')).body.projects),
+          operatorProjects: async () => idsOf(await listOperatorProjects(deps, operator.id)),
+        },
+      );
+      let n = 0;
+      const member = async () =>
+        (
+          await createOperator(deps, {
+            email: `m${n++}@example.com`,
+            password: 'long enough password',
+            projectIds: [p],
+          })
+        ).id;
+      await expectByteOrder('operators', member, {
+        members: async () => idsOf(await listProjectOperators(deps, p)),
+      });
+    } finally {
+      await pool.end();
     }
   });
 });

@@ -121,7 +121,7 @@ export async function createApiKey(
 export async function listApiKeys(deps: CampaignDeps, projectId: string): Promise<ApiKeyInfo[]> {
   await assertProject(deps.pool, projectId);
   const { rows } = await deps.pool.query<KeyRow>(
-    'SELECT * FROM api_keys WHERE project_id = $1 ORDER BY created_at, id',
+    'SELECT * FROM api_keys WHERE project_id = $1 ORDER BY created_at, id COLLATE "C"',
     [projectId],
   );
   return rows.map(toInfo);

@@ -105,7 +105,7 @@ export async function getProjectStatement(
   const m = checkMonth(month);
   await assertProject(deps.pool, projectId);
   const { rows } = await deps.pool.query<BillRow>(
-    'SELECT * FROM campaigns WHERE project_id = $1 ORDER BY created_at, id',
+    'SELECT * FROM campaigns WHERE project_id = $1 ORDER BY created_at, id COLLATE "C"',
     [projectId],
   );
   const statements = [];

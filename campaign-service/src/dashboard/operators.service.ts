@@ -125,7 +125,7 @@ export async function listOperatorProjects(
 ): Promise<Project[]> {
   const { rows } = await deps.pool.query<{ id: string; name: string; created_at: Date }>(
     `SELECT p.* FROM projects p JOIN operator_projects m ON m.project_id = p.id
-      WHERE m.operator_id = $1 ORDER BY p.created_at, p.id`,
+      WHERE m.operator_id = $1 ORDER BY p.created_at, p.id COLLATE "C"`,
     [operatorId],
   );
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() }));
@@ -156,7 +156,7 @@ export async function listProjectOperators(
 ): Promise<Operator[]> {
   const { rows } = await deps.pool.query<OperatorRow>(
     `SELECT o.* FROM operators o JOIN operator_projects m ON m.operator_id = o.id
-      WHERE m.project_id = $1 ORDER BY m.created_at, o.id`,
+      WHERE m.project_id = $1 ORDER BY m.created_at, o.id COLLATE "C"`,
     [projectId],
   );
   return rows.map(toOperator);

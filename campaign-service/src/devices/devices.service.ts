@@ -194,7 +194,7 @@ export async function updateDevice(
 export async function listDevices(deps: CampaignDeps, projectId: string): Promise<Device[]> {
   await assertProject(deps.pool, projectId);
   const { rows } = await deps.pool.query<DeviceRow>(
-    'SELECT * FROM devices WHERE project_id = $1 ORDER BY created_at, id',
+    'SELECT * FROM devices WHERE project_id = $1 ORDER BY created_at, id COLLATE "C"',
     [projectId],
   );
   return rows.map(toDevice);
