@@ -24,6 +24,13 @@ export const CONFIG_SPEC = {
     max: 60000,
     doc: 'how often the lifecycle scheduler and outbox relay sweep',
   },
+  STATE_STREAM_CHECK_MS: {
+    type: 'int',
+    default: 10000,
+    min: 100,
+    max: 600000,
+    doc: 'how often the service checks that the state stream is the one its snapshots were published to',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** The parsed configuration. */

@@ -36,6 +36,7 @@ import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
 import type { CampaignDeps } from './deps';
 import { OutboxRelay } from './events/outbox';
+import { keepStateStreamFilled } from './events/state-republisher';
 import { addCampaignService } from './grpc/campaign.grpc';
 import { createRecipientClient, recipientsForwarder } from './recipients/recipients.client';
 import { LifecycleScheduler } from './scheduler/lifecycle.scheduler';
@@ -111,6 +112,13 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       (r) => r.stop(),
     );
     relay.start();
+    opened.addStop(
+      'state republisher',
+      keepStateStreamFilled(
+        { pool, jsm, natsPrefix: config.NATS_PREFIX, logger, afterCommit: () => relay.kick() },
+        config.STATE_STREAM_CHECK_MS,
+      ),
+    );
     const domain: CampaignDeps = {
       pool,
       clock,

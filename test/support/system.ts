@@ -15,6 +15,8 @@ export interface TestSystem {
   adminUrl: string;
   adminToken: string;
   services: RunningService[];
+  /** The environment every service was started with (before its own METRICS_PORT). */
+  env: Record<string, string>;
   /** `http://127.0.0.1:<port>/metrics` by service name, when started with `{ metrics: true }`. */
   metricsUrls: Record<string, string>;
   stop(): Promise<void>;
@@ -84,6 +86,7 @@ export async function startSystem(
     adminUrl: `http://127.0.0.1:${dashboard}`,
     adminToken,
     services,
+    env,
     metricsUrls,
     stop,
   };

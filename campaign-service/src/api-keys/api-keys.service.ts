@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
 import { AppError, newId, randomBase62, withTransaction } from '@outreach/platform';
+import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
-import { enqueue } from '../events/outbox';
+import { enqueue, type OutboxMessage } from '../events/outbox';
 import { assertProject } from '../projects/projects.service';
 
 /** Keys look like `ork_` + 40 base62 characters (about 238 bits from the CSPRNG). */
@@ -71,6 +72,16 @@ const snapshot = (r: KeyRow): ApiKeySnapshot => ({
   revoked: r.revoked_at !== null,
   version: r.version,
 });
+
+/** Every API key's snapshot as the outbox would carry it, each row locked as `lockedCampaignSnapshots` does. */
+export async function lockedApiKeySnapshots(
+  client: PoolClient,
+  natsPrefix: string,
+): Promise<OutboxMessage[]> {
+  const { rows } = await client.query<KeyRow>('SELECT * FROM api_keys ORDER BY id FOR SHARE');
+  const subject = subjects(natsPrefix).apiKeyState;
+  return rows.map((r) => ({ subject: subject(r.id), payload: snapshot(r) }));
+}
 
 /** Input of `createApiKey`. */
 export interface CreateApiKeyInput {

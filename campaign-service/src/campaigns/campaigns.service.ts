@@ -10,7 +10,7 @@ import {
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
-import { enqueue } from '../events/outbox';
+import { enqueue, type OutboxMessage } from '../events/outbox';
 import { invalid } from '../problems';
 import { assertProject } from '../projects/projects.service';
 
@@ -151,6 +151,28 @@ export function campaignSnapshot(r: CampaignRecord, included: number | null): Ca
     createdAt: r.createdAt,
     version: r.version,
   };
+}
+
+/**
+ * Every campaign's snapshot as the outbox would carry it, each row locked against changes until
+ * the caller's transaction ends (so that no change's own snapshot can be published before this one).
+ */
+export async function lockedCampaignSnapshots(
+  client: PoolClient,
+  natsPrefix: string,
+): Promise<OutboxMessage[]> {
+  // Locked first, read after: a statement that waited for a lock still sums the top-offs as they
+  // were when it began, so a top-off committed meanwhile would be missing from its snapshot.
+  await client.query('SELECT 1 FROM campaigns FOR SHARE');
+  const { rows } = await client.query<CampaignRow & { included: string | null }>(
+    `SELECT c.*, (SELECT sum(conversations) FROM top_offs t WHERE t.campaign_id = c.id) AS included
+       FROM campaigns c ORDER BY c.id`,
+  );
+  const subject = subjects(natsPrefix).campaignState;
+  return rows.map((r) => ({
+    subject: subject(r.id),
+    payload: campaignSnapshot(toRecord(r), num(r.included)),
+  }));
 }
 
 async function publishSnapshot(client: PoolClient, deps: CampaignDeps, row: CampaignRow): Promise<void> {

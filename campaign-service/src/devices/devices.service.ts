@@ -2,7 +2,7 @@ import { type DeviceSnapshot, type KnowledgeEntry, subjects } from '@outreach/co
 import { AppError, newId, parseCidr, randomBase62, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
-import { enqueue } from '../events/outbox';
+import { enqueue, type OutboxMessage } from '../events/outbox';
 import { invalid } from '../problems';
 import { assertProject } from '../projects/projects.service';
 
@@ -67,6 +67,16 @@ const toDevice = (r: DeviceRow): Device => ({
 export function deviceSnapshot(d: Device): DeviceSnapshot {
   const { createdAt: _c, updatedAt: _u, ...rest } = d;
   return rest;
+}
+
+/** Every device's snapshot as the outbox would carry it, each row locked as `lockedCampaignSnapshots` does. */
+export async function lockedDeviceSnapshots(
+  client: PoolClient,
+  natsPrefix: string,
+): Promise<OutboxMessage[]> {
+  const { rows } = await client.query<DeviceRow>('SELECT * FROM devices ORDER BY id FOR SHARE');
+  const subject = subjects(natsPrefix).deviceState;
+  return rows.map((r) => ({ subject: subject(r.id), payload: deviceSnapshot(toDevice(r)) }));
 }
 
 /** Checks what JSON Schema cannot: CIDR blocks and the default language being offered. */

@@ -17,6 +17,27 @@ export async function enqueue(client: PoolClient, subject: string, payload: unkn
   ]);
 }
 
+/** A message for the outbox. */
+export interface OutboxMessage {
+  subject: string;
+  payload: unknown;
+}
+
+/** Adds messages to the outbox in one statement inside the caller's transaction, in their order. */
+export async function enqueueAll(client: PoolClient, messages: readonly OutboxMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  await client.query(
+    `INSERT INTO outbox (subject, payload, trace_context)
+     SELECT subject, payload::jsonb, $3 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS m (subject, payload, n)
+     ORDER BY n`,
+    [
+      messages.map((m) => m.subject),
+      messages.map((m) => JSON.stringify(m.payload)),
+      JSON.stringify(captureTraceContext()),
+    ],
+  );
+}
+
 // Any constant shared by every instance works; it only serialises relays.
 const RELAY_LOCK = 'campaigns:outbox-relay';
 

@@ -32,7 +32,9 @@ export async function createProject(deps: CampaignDeps, input: { name: string })
 
 /** Every project, oldest first. */
 export async function listProjects(deps: CampaignDeps): Promise<Project[]> {
-  const { rows } = await deps.pool.query<ProjectRow>('SELECT * FROM projects ORDER BY created_at, id COLLATE "C"');
+  const { rows } = await deps.pool.query<ProjectRow>(
+    'SELECT * FROM projects ORDER BY created_at, id COLLATE "C"',
+  );
   return rows.map(toProject);
 }
 

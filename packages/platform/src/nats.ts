@@ -83,6 +83,11 @@ function streamConfigs(prefix: string) {
 /** JetStream's error code for a stream that does not exist. */
 const STREAM_NOT_FOUND = 10059;
 
+/** Whether JetStream refused a request because the stream does not exist. */
+export function isStreamNotFound(err: unknown): boolean {
+  return (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code === STREAM_NOT_FOUND;
+}
+
 /**
  * Checks every `everyMs` that the two streams exist and creates any that JetStream lost (NATS
  * back without its files, a stream deleted), logged; the durable consumers then come back by
@@ -101,8 +106,7 @@ export function keepStreams(
         try {
           await jsm.streams.info(cfg.name);
         } catch (err) {
-          if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== STREAM_NOT_FOUND)
-            throw err;
+          if (!isStreamNotFound(err)) throw err;
           logger.error({ stream: cfg.name }, 'JetStream lost the stream; creating it again');
           await jsm.streams.add(cfg);
         }
