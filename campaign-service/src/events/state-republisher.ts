@@ -1,7 +1,8 @@
 import {
-  isStreamNotFound,
   type Logger,
+  recordStreamCreation,
   runPeriodically,
+  streamCreated,
   streamNames,
   withTransaction,
 } from '@outreach/platform';
@@ -33,37 +34,26 @@ export interface StateRepublisherDeps {
  */
 export async function republishForNewStream(deps: StateRepublisherDeps): Promise<number> {
   const name = streamNames(deps.natsPrefix).state;
-  let created: string;
-  try {
-    ({ created } = await deps.jsm.streams.info(name));
-  } catch (err) {
-    // Lost and not created again yet: the stream keeper does that, and the next check sees it.
-    if (isStreamNotFound(err)) return 0;
-    throw err;
-  }
+  const created = await streamCreated(deps.jsm, name);
+  // Lost and not created again yet: the stream keeper does that, and the next check sees it.
+  if (created === undefined) return 0;
   const outcome = await withTransaction(deps.pool, async (client) => {
-    // A row inserted (xmax 0) is this database's first check; one updated, a stream created anew.
-    const claim = await client.query<{ first: boolean }>(
-      `INSERT INTO state_streams (name, created, republished_at) VALUES ($1, $2, now())
-       ON CONFLICT (name) DO UPDATE SET created = EXCLUDED.created, republished_at = EXCLUDED.republished_at
-       WHERE state_streams.created <> EXCLUDED.created
-       RETURNING xmax = 0 AS first`,
-      [name, created],
-    );
+    const epoch = await recordStreamCreation(client, 'stream_epochs', name, created);
     // The known stream, or another replica republished for this one first.
-    if (claim.rowCount === 0) return { enqueued: 0, first: false };
+    if (epoch === 'same') return { enqueued: 0, epoch };
     const messages = [
       ...(await lockedDeviceSnapshots(client, deps.natsPrefix)),
       ...(await lockedCampaignSnapshots(client, deps.natsPrefix)),
       ...(await lockedApiKeySnapshots(client, deps.natsPrefix)),
     ];
     await enqueueAll(client, messages);
-    return { enqueued: messages.length, first: claim.rows[0].first };
+    return { enqueued: messages.length, epoch };
   });
   if (outcome.enqueued > 0) {
     deps.afterCommit();
     const fields = { stream: name, created, snapshots: outcome.enqueued };
-    if (outcome.first) deps.logger.info(fields, 'snapshots published to the state stream on its first check');
+    if (outcome.epoch === 'first')
+      deps.logger.info(fields, 'snapshots published to the state stream on its first check');
     else deps.logger.warn(fields, 'the state stream was created anew; every snapshot published again');
   }
   return outcome.enqueued;

@@ -19,6 +19,7 @@ export * from './redis';
 export * from './request-metrics';
 export * from './service';
 export * from './shared-call';
+export * from './stream-epochs';
 export * from './trace-context';
 export * from './turn-batch';
 export * from './usage-events';
