@@ -93,6 +93,14 @@ export const CONFIG_SPEC = {
     max: 600000,
     doc: 'how often usage events JetStream has not confirmed are republished (those older than this)',
   },
+  USAGE_REPLAY_HOURS: {
+    type: 'int',
+    default: 24,
+    min: 1,
+    // The events stream keeps an event 7 days: a batch is never needed longer than that.
+    max: 168,
+    doc: 'how long a written batch of conversations is kept after JetStream confirmed its usage event, to publish it again should JetStream lose the events stream',
+  },
   CONVERSATION_ROLLUP_ENABLED: {
     type: 'bool',
     // Off until every replica runs a version that reads the rolled-up counts (see operations.md):

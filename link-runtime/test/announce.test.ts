@@ -56,13 +56,15 @@ describe('announcing usage', () => {
     expect(written.map((r) => r.id)).not.toContain(event.eventId);
     expect(await consumer.next({ expires: 1000 })).toBeNull();
 
-    // Every batch it carried is confirmed, so the outbox forgets all three.
+    // Every batch it carried is confirmed, so the outbox marks all three (and keeps them for a replay).
+    const unconfirmed = 'SELECT 1 FROM link.usage_batches WHERE confirmed_at IS NULL';
     for (let i = 0; i < 50; i++) {
-      const { rowCount } = await f.pool.query('SELECT 1 FROM link.usage_batches');
+      const { rowCount } = await f.pool.query(unconfirmed);
       if (rowCount === 0) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect((await f.pool.query('SELECT 1 FROM link.usage_batches')).rowCount).toBe(0);
+    expect((await f.pool.query(unconfirmed)).rowCount).toBe(0);
+    expect((await f.pool.query('SELECT 1 FROM link.usage_batches')).rowCount).toBe(3);
   });
 });
 

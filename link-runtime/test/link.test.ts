@@ -46,6 +46,11 @@ const conversationsOf = async (recipientId: string) =>
       .rows[0].n,
   );
 
+/** Whether the usage batch is kept as confirmed by JetStream. */
+const confirmed = async (batchId: string) =>
+  (await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1 AND confirmed_at IS NOT NULL', [batchId]))
+    .rowCount === 1;
+
 async function page(token: string, lang = 'en') {
   const res = await fetch(`${h.base}/i/${token}`, { headers: { 'accept-language': lang } });
   return { status: res.status, headers: res.headers, html: await res.text() };
@@ -402,11 +407,8 @@ describe('what consumes', () => {
       const c = await js.consumers.get(streamNames(h.ns.natsPrefix).events, { filterSubjects: older });
       expect(await c.next({ expires: 1000 })).toBeNull();
     }
-    // Confirmed, so the outbox forgets it.
-    await waitFor(async () => {
-      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [event.eventId]);
-      return rows.length === 0;
-    });
+    // Confirmed, so the outbox marks it (and keeps it for a replay).
+    await waitFor(() => confirmed(event.eventId));
   });
 
   it('refuses a start whose durable write is stuck as unavailable, writes nothing and takes it back', async () => {
@@ -489,10 +491,7 @@ describe('what consumes', () => {
     });
     for (let msg = await starts.next({ expires: 1000 }); msg; msg = await starts.next({ expires: 1000 }))
       expect(JSONCodec<UsageStarts>().decode(msg.data).eventId).not.toBe(batchId);
-    await waitFor(async () => {
-      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batchId]);
-      return rows.length === 0;
-    });
+    await waitFor(() => confirmed(batchId));
   });
 
   it('republishes a written batch whose event was never confirmed (a crash between the two) alone, under its id', async () => {
@@ -527,10 +526,7 @@ describe('what consumes', () => {
       msgId: batch.batchId,
       event: { eventId: batch.batchId, batches: [batch] },
     });
-    await waitFor(async () => {
-      const { rows } = await db.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [batch.batchId]);
-      return rows.length === 0;
-    });
+    await waitFor(() => confirmed(batch.batchId));
   });
 
   it('announces what the previous version wrote but never announced, each under its own id', async () => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { migrate } from '@outreach/platform';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../../test/support/isolation';
-import { insertConversations } from '../src/admission/conversations.repository';
+import { insertConversations, listUnconfirmed } from '../src/admission/conversations.repository';
 
 const MIGRATIONS = path.resolve(__dirname, '../migrations');
 
@@ -58,5 +58,26 @@ describe('002_usage_batches (expand only)', () => {
     ]);
     expect(rows[0].published_at).toEqual(at);
     expect((await pool.query('SELECT id FROM link.usage_batches')).rows).toEqual([{ id: 'usb_1' }]);
+  });
+});
+
+describe('004_usage_batches_kept', () => {
+  it("leaves the previous version's sweep and confirmation working, and this version's sweep taking its rows", async () => {
+    const at = new Date(Date.now() - 60_000);
+    await pool.query(
+      `INSERT INTO link.usage_batches (id, event, created_at) VALUES ('usb_prev_1', '{}', $1), ('usb_prev_2', '{}', $1)`,
+      [at],
+    );
+    // The previous version's statements, verbatim: its sweep lists both, its confirmation deletes.
+    const swept = await pool.query(
+      'SELECT id, event, created_at FROM link.usage_batches WHERE created_at < $1 ORDER BY created_at LIMIT $2',
+      [new Date(), 200],
+    );
+    expect(swept.rows.map((r) => r.id)).toEqual(expect.arrayContaining(['usb_prev_1', 'usb_prev_2']));
+    await pool.query('DELETE FROM link.usage_batches WHERE id = ANY($1::text[])', [['usb_prev_1']]);
+    // What it wrote and never saw confirmed is unconfirmed to this version, which republishes it.
+    const listed = (await listUnconfirmed(pool, new Date(), 200)).map((b) => b.id);
+    expect(listed).toContain('usb_prev_2');
+    expect(listed).not.toContain('usb_prev_1');
   });
 });

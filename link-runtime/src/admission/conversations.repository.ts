@@ -1,4 +1,5 @@
-import type { Pool } from 'pg';
+import { inPages } from '@outreach/platform';
+import type { Pool, PoolClient } from 'pg';
 
 /** One admitted conversation, as recorded durably. */
 export interface ConversationRecord {
@@ -159,23 +160,47 @@ export async function rollUpConversations(pool: Pool, before: Date, limit: numbe
   return rows[0].n;
 }
 
-/** Forgets batches whose event JetStream confirmed. */
-export async function deleteBatches(pool: Pool, ids: readonly string[]): Promise<void> {
+/** Marks batches whose event JetStream confirmed, at `at` (they are kept for a replay: migration 004). */
+export async function confirmBatches(pool: Pool, ids: readonly string[], at: Date): Promise<void> {
   if (ids.length === 0) return;
   await pool.query({
-    name: 'link-delete-usage-batches',
-    text: 'DELETE FROM link.usage_batches WHERE id = ANY($1::text[])',
-    values: [ids],
+    name: 'link-confirm-usage-batches',
+    text: 'UPDATE link.usage_batches SET confirmed_at = $2 WHERE id = ANY($1::text[]) AND confirmed_at IS NULL',
+    values: [ids, at],
   });
 }
 
 /** Batches written before `before` whose event was not confirmed yet (oldest first). */
 export async function listUnconfirmed(pool: Pool, before: Date, limit: number): Promise<UsageBatch[]> {
   const { rows } = await pool.query<{ id: string; event: string; created_at: Date }>(
-    'SELECT id, event, created_at FROM link.usage_batches WHERE created_at < $1 ORDER BY created_at LIMIT $2',
+    `SELECT id, event, created_at FROM link.usage_batches
+      WHERE confirmed_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`,
     [before, limit],
   );
   return rows.map((r) => ({ id: r.id, event: r.event, createdAt: r.created_at }));
+}
+
+/**
+ * Marks every kept batch unconfirmed again, inside the caller's transaction, so that the sweeper
+ * publishes each once more; returns how many.
+ */
+export async function unconfirmKeptBatches(client: PoolClient): Promise<number> {
+  const { rowCount } = await client.query(
+    'UPDATE link.usage_batches SET confirmed_at = NULL WHERE confirmed_at IS NOT NULL',
+  );
+  return rowCount ?? 0;
+}
+
+/** Deletes batches confirmed before `before`, a page at a time (rows another replica deletes are skipped); returns how many. */
+export async function pruneConfirmedBatches(pool: Pool, before: Date, pageSize = 10_000): Promise<number> {
+  return inPages(async (limit) => {
+    const { rowCount } = await pool.query(
+      `DELETE FROM link.usage_batches WHERE ctid IN (
+         SELECT ctid FROM link.usage_batches WHERE confirmed_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [before, limit],
+    );
+    return rowCount ?? 0;
+  }, pageSize);
 }
 
 /**
@@ -204,7 +229,7 @@ export async function markLegacyPublished(pool: Pool, id: string, at: Date): Pro
 /** How many batches wait for JetStream's confirmation, and when the oldest was written. */
 export async function unconfirmedBacklog(pool: Pool): Promise<{ count: number; oldest: Date | null }> {
   const { rows } = await pool.query<{ n: number; oldest: Date | null }>(
-    'SELECT count(*)::int AS n, min(created_at) AS oldest FROM link.usage_batches',
+    'SELECT count(*)::int AS n, min(created_at) AS oldest FROM link.usage_batches WHERE confirmed_at IS NULL',
   );
   return { count: rows[0].n, oldest: rows[0].oldest };
 }

@@ -4,15 +4,29 @@ import {
   type UsageStarts,
   type UsageStartsBatch,
 } from '@outreach/contracts';
-import { type Clock, type JetStreamClient, newId, publishJson, runPeriodically } from '@outreach/platform';
+import {
+  type Clock,
+  type JetStreamClient,
+  newId,
+  publishJson,
+  recordStreamCreation,
+  runPeriodically,
+  streamCreated,
+  streamNames,
+  withTransaction,
+} from '@outreach/platform';
+import type { JetStreamManager } from 'nats';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import {
   type ConversationRecord,
-  deleteBatches,
+  confirmBatches,
   listLegacyUnpublished,
   listUnconfirmed,
   markLegacyPublished,
+  pruneConfirmedBatches,
+  type UsageBatch,
+  unconfirmKeptBatches,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
 
@@ -21,6 +35,12 @@ import { GroupCommit } from './group-commit';
 // batch, so an event stays well under NATS's default 1 MB payload limit.
 const MAX_BATCHES_PER_ANNOUNCEMENT = 100;
 const MAX_EVENT_CONVERSATIONS = 2000;
+
+// Unconfirmed batches one sweep lists and publishes together, page after page.
+const SWEEP_PAGE = 200;
+
+// How often batches kept past USAGE_REPLAY_HOURS are deleted.
+const PRUNE_EVERY_MS = 3600_000;
 
 /** A written batch, as its usage event carries it. */
 export interface UsageBatchEvent {
@@ -32,34 +52,41 @@ export interface UsageBatchEvent {
 export interface UsageAnnouncerDeps {
   pool: Pool;
   js: JetStreamClient;
+  jsm: JetStreamManager;
   natsPrefix: string;
   clock: Clock;
   logger: Logger;
   /** Least time between usage events: written batches wait up to this long to go together. */
   usagePublishMs: number;
+  /** How long a batch is kept after JetStream confirmed its event, to be replayed if JetStream loses it. */
+  replayHours: number;
 }
 
 /**
  * Announces written batches of admissions (their outbox rows in `link.usage_batches`) in
- * UsageStarts events, deletes each row once JetStream has confirmed its event, and republishes
- * the rows left unconfirmed (after a crash between the write and the publish, or while NATS is
- * down) from a sweeper.
+ * UsageStarts events, marks each row confirmed once JetStream has confirmed its event, and
+ * republishes the rows left unconfirmed (after a crash between the write and the publish, or
+ * while NATS is down) from a sweeper. Confirmed rows are kept `replayHours`: when the sweeper
+ * finds the events stream created anew (JetStream lost its files, and with them the events not
+ * yet applied), it marks them unconfirmed again, so that it publishes every one once more.
  */
 export class UsageAnnouncer {
   /** Written batches waiting to be announced together (see `announceTogether`). */
   private readonly announcements: GroupCommit<UsageBatchEvent>;
   private readonly confirmed: GroupCommit<string>;
-  /** Stops the sweeper (see `startSweeper`). */
-  private stopSweeper: (() => Promise<void>) | undefined;
+  /** Stop the sweeper and the pruning (see `startSweeper`). */
+  private readonly stops: (() => Promise<void>)[] = [];
+  /** The events stream's creation instant last recorded (see `replayForNewStream`). */
+  private knownStream: string | undefined;
   /** Usage events being published (close waits for them). */
-  private readonly publishing = new Set<Promise<void>>();
+  private readonly publishing = new Set<Promise<boolean>>();
 
   constructor(private readonly deps: UsageAnnouncerDeps) {
     this.announcements = new GroupCommit((batches) => this.announceTogether(batches), deps.usagePublishMs, {
       maxBatch: MAX_BATCHES_PER_ANNOUNCEMENT,
       spaced: true,
     });
-    this.confirmed = new GroupCommit((ids) => deleteBatches(deps.pool, ids), 20);
+    this.confirmed = new GroupCommit((ids) => confirmBatches(deps.pool, ids, deps.clock()), 20);
   }
 
   /**
@@ -70,19 +97,23 @@ export class UsageAnnouncer {
     this.announcements.add(batch).catch(() => undefined);
   }
 
-  /** Republishes, now and then every `intervalMs`, the events JetStream has not confirmed. */
+  /**
+   * Republishes, now and then every `intervalMs`, the events JetStream has not confirmed (and all
+   * kept ones when the events stream is new); deletes kept batches past `replayHours` hourly.
+   */
   startSweeper(intervalMs: number): void {
-    this.stopSweeper = runPeriodically(
-      () => this.sweep(intervalMs),
-      intervalMs,
-      this.deps.logger,
-      'usage event sweep failed',
+    const { logger } = this.deps;
+    this.stops.push(
+      runPeriodically(() => this.sweep(intervalMs), intervalMs, logger, 'usage event sweep failed'),
+    );
+    this.stops.push(
+      runPeriodically(() => this.prune(), PRUNE_EVERY_MS, logger, 'pruning confirmed usage batches failed'),
     );
   }
 
   /** Stops the sweeper, publishes what waits and confirms what JetStream confirmed. */
   async close(): Promise<void> {
-    await this.stopSweeper?.();
+    await Promise.all(this.stops.map((stop) => stop()));
     await this.announcements.close();
     await Promise.all(this.publishing);
     await this.confirmed.close();
@@ -109,34 +140,82 @@ export class UsageAnnouncer {
     );
   }
 
-  /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`. */
-  private publish(subject: string, id: string, event: unknown, confirm: () => Promise<void>): Promise<void> {
+  /** Publishes a usage event (message id `id`) and, once JetStream confirmed it, runs `confirm`; whether it did. */
+  private publish(
+    subject: string,
+    id: string,
+    event: unknown,
+    confirm: () => Promise<void>,
+  ): Promise<boolean> {
     const published = this.publishOnce(subject, id, event, confirm);
     this.publishing.add(published);
     void published.then(() => this.publishing.delete(published));
     return published;
   }
 
+  /** Whether the event was confirmed (a failure is logged and left to the sweeper). */
   private async publishOnce(
     subject: string,
     id: string,
     event: unknown,
     confirm: () => Promise<void>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     try {
       await publishJson(this.deps.js, subject, event, id);
       await confirm();
+      return true;
     } catch (err) {
       this.deps.logger.warn({ err, batchId: id }, 'usage event not confirmed yet; will retry');
+      return false;
     }
   }
 
   private async sweep(graceMs: number): Promise<void> {
+    await this.replayForNewStream();
     const before = new Date(this.deps.clock().getTime() - graceMs);
+    // A page at a time, published together, page after page while they fill and are confirmed: a
+    // backlog left by a NATS outage, or a replay, drains quickly.
+    for (;;) {
+      const page = await listUnconfirmed(this.deps.pool, before, SWEEP_PAGE);
+      const confirmed = await this.republish(page);
+      if (page.length < SWEEP_PAGE || !confirmed) break;
+    }
+    await this.announceLegacy(before);
+  }
+
+  /**
+   * When the events stream is not the one usage was last published to (by its creation instant),
+   * marks every kept batch unconfirmed, in the transaction that records the new stream, so that
+   * one replica replays them. The consumers apply each batch once, whichever event brings it.
+   */
+  private async replayForNewStream(): Promise<void> {
+    const name = streamNames(this.deps.natsPrefix).events;
+    const created = await streamCreated(this.deps.jsm, name);
+    // Missing: the stream keeper creates it again, and a later sweep sees it.
+    if (created === undefined || created === this.knownStream) return;
+    const { epoch, replayed } = await withTransaction(this.deps.pool, async (client) => {
+      const found = await recordStreamCreation(client, 'link.stream_epochs', name, created);
+      return { epoch: found, replayed: found === 'new' ? await unconfirmKeptBatches(client) : 0 };
+    });
+    this.knownStream = created;
+    if (epoch === 'new')
+      this.deps.logger.warn(
+        { stream: name, created, replayed },
+        'the events stream was created anew; kept usage batches published again',
+      );
+  }
+
+  /** Deletes batches confirmed more than `replayHours` ago. */
+  private async prune(): Promise<void> {
+    const before = new Date(this.deps.clock().getTime() - this.deps.replayHours * 3600_000);
+    const pruned = await pruneConfirmedBatches(this.deps.pool, before);
+    if (pruned > 0) this.deps.logger.info({ pruned, before }, 'confirmed usage batches pruned');
+  }
+
+  /** Publishes each unconfirmed batch under its own id; whether all were confirmed. */
+  private async republish(batches: readonly UsageBatch[]): Promise<boolean> {
     const names = subjects(this.deps.natsPrefix);
-    // A page at a time, published together: a backlog left by a NATS outage drains quickly.
-    const batches = await listUnconfirmed(this.deps.pool, before, 200);
-    await Promise.all(
+    const outcomes = await Promise.all(
       batches.map((batch) => {
         const confirm = () => this.confirmed.add(batch.id);
         const stored = JSON.parse(batch.event) as UsageStartsBatch | UsageAdmittedBatch;
@@ -148,8 +227,13 @@ export class UsageAnnouncer {
         return this.publish(names.usageStarts, batch.id, event, confirm);
       }),
     );
-    // Conversations the previous version wrote and did not announce: a batch each, under its id.
-    const legacy = await listLegacyUnpublished(this.deps.pool, before, 200);
+    return outcomes.every(Boolean);
+  }
+
+  /** Announces conversations the previous version wrote and did not announce: a batch each, under its id. */
+  private async announceLegacy(before: Date): Promise<void> {
+    const names = subjects(this.deps.natsPrefix);
+    const legacy = await listLegacyUnpublished(this.deps.pool, before, SWEEP_PAGE);
     await Promise.all(
       legacy.map((row) =>
         this.publish(names.usageAdmittedBatch, row.id, legacyBatchEvent(row.id, row), () =>

@@ -31,11 +31,13 @@ export async function startAdmission(
   const pool = new Pool({ connectionString: ns.databaseUrl, max: 5 });
   const redis = new Redis(ns.env.REDIS_URL);
   const nc = await connect({ servers: ns.env.NATS_URL });
-  await ensureStreams(await nc.jetstreamManager(), ns.natsPrefix);
+  const jsm = await nc.jetstreamManager();
+  await ensureStreams(jsm, ns.natsPrefix);
   const admission = new Admission({
     redis,
     pool: wrapPool(pool),
     js: nc.jetstream(),
+    jsm,
     redisPrefix: ns.redisPrefix,
     natsPrefix: ns.natsPrefix,
     clock: () => new Date(),
@@ -45,6 +47,7 @@ export async function startAdmission(
     conversationTtlSeconds: 60,
     recordAtStart: true,
     usagePublishMs: 0,
+    replayHours: 24,
     ...overrides,
   });
   const close = async () => {

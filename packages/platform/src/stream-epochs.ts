@@ -1,6 +1,5 @@
 import type { JetStreamManager } from 'nats';
 import type { PoolClient } from 'pg';
-import { quoteIdent } from './db';
 import { isStreamNotFound } from './nats';
 
 // A JetStream stream that lost its files comes back empty, created anew: what was published into
@@ -21,8 +20,8 @@ export async function streamCreated(jsm: JetStreamManager, name: string): Promis
 }
 
 /**
- * Records `created` as stream `name`'s creation instant in `table` (a table of the caller's
- * schema with columns `name`, `created`, `recorded_at`) inside the caller's transaction, and says
+ * Records `created` as stream `name`'s creation instant in `table` (as the caller's statements
+ * name it, with columns `name`, `created`, `recorded_at`) inside the caller's transaction, and says
  * how it compares with the one recorded before: `new` when JetStream created the stream anew
  * since, `first` when none was recorded. Of concurrent transactions recording the same instant,
  * one sees `new` or `first`; the others wait for it to end, then see `same`.
@@ -34,9 +33,9 @@ export async function recordStreamCreation(
   created: string,
 ): Promise<StreamEpoch> {
   const { rows } = await client.query<{ first: boolean }>(
-    `INSERT INTO ${quoteIdent(table)} (name, created, recorded_at) VALUES ($1, $2, now())
+    `INSERT INTO ${table} AS known (name, created, recorded_at) VALUES ($1, $2, now())
      ON CONFLICT (name) DO UPDATE SET created = EXCLUDED.created, recorded_at = EXCLUDED.recorded_at
-       WHERE ${quoteIdent(table)}.created <> EXCLUDED.created
+       WHERE known.created <> EXCLUDED.created
      RETURNING xmax = 0 AS first`,
     [name, created],
   );

@@ -1,0 +1,19 @@
+-- A batch stays USAGE_REPLAY_HOURS after JetStream confirmed its event, instead of being deleted
+-- then: a NATS that loses its JetStream files loses the events its consumers had not applied yet,
+-- and this service, seeing the events stream created anew (stream_epochs), publishes the batches
+-- it kept once more (the consumers apply each batch once, whichever event brings it).
+-- A replica of the previous version lists every row as unconfirmed, so while both run it
+-- republishes kept rows now and then (applied once all the same) and deletes those it sees confirmed.
+ALTER TABLE usage_batches ADD COLUMN confirmed_at timestamptz;
+DROP INDEX usage_batches_created;
+CREATE INDEX usage_batches_unconfirmed ON usage_batches (created_at) WHERE confirmed_at IS NULL;
+-- Rows are confirmed about in the order they are written: a summary per block range finds the
+-- ones old enough to prune, at next to no cost to the confirmations.
+CREATE INDEX usage_batches_confirmed ON usage_batches USING brin (confirmed_at);
+
+-- The events stream this service published usage to, by name and creation instant.
+CREATE TABLE stream_epochs (
+  name text PRIMARY KEY,
+  created text NOT NULL,
+  recorded_at timestamptz NOT NULL
+);

@@ -1,0 +1,102 @@
+import { subjects, type UsageStarts } from '@outreach/contracts';
+import { ensureStreams, streamNames } from '@outreach/platform';
+import { type JetStreamManager, JSONCodec } from 'nats';
+import { pruneConfirmedBatches } from '../src/admission/conversations.repository';
+import type { OpenLink } from '../src/admission/link-checks';
+import { type AdmissionFixture, startAdmission } from './support/admission';
+import { activeCampaign, device, recipient } from './support/fixtures';
+import { waitFor } from './support/harness';
+
+let f: AdmissionFixture;
+let jsm: JetStreamManager;
+
+beforeEach(async () => {
+  f = await startAdmission();
+  jsm = await f.nc.jetstreamManager();
+});
+
+afterEach(() => f?.close());
+
+const events = () => streamNames(f.ns.natsPrefix).events;
+const unconfirmed = async () =>
+  (await f.pool.query('SELECT 1 FROM link.usage_batches WHERE confirmed_at IS NULL')).rowCount;
+
+/** The ids of the batches the UsageStarts events in the events stream carry. */
+async function announcedBatches(): Promise<string[]> {
+  const consumer = await f.nc.jetstream().consumers.get(events(), {
+    filterSubjects: subjects(f.ns.natsPrefix).usageStarts,
+  });
+  const ids: string[] = [];
+  for (let msg = await consumer.next({ expires: 1000 }); msg; msg = await consumer.next({ expires: 1000 }))
+    ids.push(
+      ...JSONCodec<UsageStarts>()
+        .decode(msg.data)
+        .batches.map((b) => b.batchId),
+    );
+  return ids.sort();
+}
+
+async function admitSome(n: number): Promise<string[]> {
+  const dev = device();
+  const campaign = activeCampaign({ deviceId: dev.id });
+  const link: OpenLink = { ...recipient(campaign), campaign, device: dev };
+  for (let i = 0; i < n; i++) await f.admission.admit(link);
+  await waitFor(async () => (await unconfirmed()) === 0);
+  const { rows } = await f.pool.query<{ id: string }>('SELECT id FROM link.usage_batches ORDER BY id');
+  return rows.map((r) => r.id);
+}
+
+it('publishes every kept batch again once the events stream was created anew, and only then', async () => {
+  f.admission.startSweeper(100);
+  const kept = await admitSome(3);
+  expect(kept).toHaveLength(3);
+  expect(await announcedBatches()).toEqual(kept);
+
+  // The same stream: sweeps go on every 100 ms, and publish nothing again.
+  const seq = (await jsm.streams.info(events())).state.last_seq;
+  await new Promise((r) => setTimeout(r, 400));
+  expect((await jsm.streams.info(events())).state.last_seq).toBe(seq);
+
+  // As when NATS comes back without its files and a stream keeper creates the stream again.
+  await jsm.streams.delete(events());
+  await ensureStreams(jsm, f.ns.natsPrefix);
+  await waitFor(async () => (await jsm.streams.info(events())).state.messages >= 3, 5000);
+  expect(await announcedBatches()).toEqual(kept);
+  await waitFor(async () => (await unconfirmed()) === 0);
+});
+
+it('does not replay on the first check of a stream, which only records it', async () => {
+  await admitSome(2);
+  // Confirmed before any sweep ran, as by the version before the record of streams.
+  const confirmedAt = 'SELECT id, confirmed_at FROM link.usage_batches ORDER BY id';
+  const before = (await f.pool.query(confirmedAt)).rows;
+  f.admission.startSweeper(100);
+  await waitFor(async () => (await f.pool.query('SELECT 1 FROM link.stream_epochs')).rowCount === 1);
+  await new Promise((r) => setTimeout(r, 300));
+  // A replay would have marked them unconfirmed and confirmed them again, later.
+  expect((await f.pool.query(confirmedAt)).rows).toEqual(before);
+  expect(before).toHaveLength(2);
+});
+
+it('drains a backlog of unconfirmed batches in one sweep, page after page', async () => {
+  await f.pool.query(
+    `INSERT INTO link.usage_batches (id, event, created_at)
+     SELECT 'usb_backlog_' || i, format('{"batchId":"usb_backlog_%s","recipients":[]}', i), now() - interval '1 minute'
+       FROM generate_series(1, 450) AS i`,
+  );
+  // One sweep only: the next would come in a minute.
+  f.admission.startSweeper(60_000);
+  await waitFor(async () => (await unconfirmed()) === 0, 10_000);
+});
+
+it('prunes batches confirmed longer ago than the replay window, and nothing unconfirmed', async () => {
+  const now = Date.now();
+  await f.pool.query(
+    `INSERT INTO link.usage_batches (id, event, created_at, confirmed_at) VALUES
+       ('usb_old', '{}', $1, $1), ('usb_recent', '{}', $2, $2), ('usb_waiting', '{}', $1, NULL)`,
+    [new Date(now - 30 * 3600_000), new Date(now - 3600_000)],
+  );
+  expect(await pruneConfirmedBatches(f.pool, new Date(now - 24 * 3600_000), 1)).toBe(1);
+  const { rows } = await f.pool.query<{ id: string }>('SELECT id FROM link.usage_batches ORDER BY id');
+  expect(rows.map((r) => r.id)).toEqual(['usb_recent', 'usb_waiting']);
+});

@@ -1,0 +1,114 @@
+/**
+ * NATS that comes back without its JetStream files: its streams are created again empty. The
+ * campaign service publishes every snapshot into the state stream again, so a link runtime started
+ * afterwards serves the links of campaigns that did not change since; the link runtime publishes
+ * the usage batches it kept into the events stream again, so usage whose events were lost before
+ * the consumers applied them is counted all the same.
+ */
+import { subjects } from '@outreach/contracts';
+import { ensureStreams, type RunningService, streamNames } from '@outreach/platform';
+import { connect, type JetStreamManager } from 'nats';
+import { Client } from 'pg';
+import { admin, createProject, eventually } from './support/fixtures';
+import { freePort, http, startSystem, type TestSystem } from './support/system';
+
+let sys: TestSystem;
+let late: RunningService | undefined;
+beforeAll(async () => {
+  sys = await startSystem({ STATE_STREAM_CHECK_MS: '200', USAGE_REPUBLISH_MS: '200' });
+});
+afterAll(async () => {
+  await late?.stop();
+  await sys?.stop();
+});
+
+/** Runs `use` with a JetStream manager of the system's NATS. */
+async function withJetStream<T>(use: (jsm: JetStreamManager) => Promise<T>): Promise<T> {
+  const nc = await connect({ servers: sys.ns.env.NATS_URL });
+  try {
+    return await use(await nc.jetstreamManager());
+  } finally {
+    await nc.close();
+  }
+}
+
+/** As when NATS comes back without its files and a stream keeper creates the stream again. */
+async function loseStream(which: 'state' | 'events'): Promise<void> {
+  await withJetStream(async (jsm) => {
+    await jsm.streams.delete(streamNames(sys.ns.natsPrefix)[which]);
+    await ensureStreams(jsm, sys.ns.natsPrefix);
+  });
+}
+
+/** A launched campaign that runs from in half a second, and one recipient's link, open. */
+async function openLink(campaign: Record<string, unknown> = {}) {
+  const fx = await createProject(sys, { startDate: new Date(Date.now() + 500).toISOString(), ...campaign });
+  const path = `/projects/${fx.projectId}/campaigns/${fx.campaignId}`;
+  await admin(sys, 'POST', `${path}/launch`);
+  const created = await http('POST', `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients`, {
+    token: fx.keys.rw,
+    body: { campaignId: fx.campaignId, items: [{ label: 'a' }] },
+  });
+  expect(created.status).toBe(201);
+  const link = new URL(created.body.results[0].link);
+  await eventually(async () => (await http('GET', link.href)).status === 200, 10_000);
+  return { fx, path, link, recipientId: created.body.results[0].id as string };
+}
+
+it('serves existing campaigns from a link runtime started after the state stream was lost', async () => {
+  const { fx, link } = await openLink();
+  await loseStream('state');
+  const stream = streamNames(sys.ns.natsPrefix).state;
+  const subject = subjects(sys.ns.natsPrefix).campaignState(fx.campaignId);
+  await withJetStream((jsm) =>
+    eventually(() => jsm.streams.getMessage(stream, { last_by_subj: subject }), 5000),
+  );
+
+  const port = await freePort();
+  late = await require('@outreach/link-runtime').start({ ...sys.env, LINK_PORT: String(port) });
+  link.port = String(port);
+  expect((await http('GET', link.href)).status).toBe(200);
+  expect((await http('POST', `${link.href}/conversations`)).status).toBe(201);
+});
+
+it('counts usage whose events were lost with the events stream before anyone applied them', async () => {
+  const { fx, path, link, recipientId } = await openLink();
+  await admin(sys, 'POST', `${path}/top-offs`, { conversations: 10 });
+  // The services that apply usage are stopped, so its events wait in JetStream unapplied.
+  const [campaigns, recipients] = sys.services;
+  await campaigns.stop();
+  await recipients.stop();
+  for (let i = 0; i < 2; i++) expect((await http('POST', `${link.href}/conversations`)).status).toBe(201);
+  const db = new Client({ connectionString: sys.ns.databaseUrl });
+  await db.connect();
+  try {
+    // Written, announced and confirmed by JetStream.
+    await eventually(async () => {
+      const { rows } = await db.query<{ waiting: number; confirmed: number }>(
+        `SELECT count(*) FILTER (WHERE confirmed_at IS NULL)::int AS waiting,
+                count(*) FILTER (WHERE confirmed_at IS NOT NULL)::int AS confirmed FROM link.usage_batches`,
+      );
+      return rows[0].waiting === 0 && rows[0].confirmed > 0;
+    }, 5000);
+  } finally {
+    await db.end();
+  }
+  await loseStream('events');
+
+  for (const name of ['campaign-service', 'recipient-service'])
+    sys.services.push(await require(`@outreach/${name}`).start(sys.env));
+  const shown = await eventually(async () => {
+    const [campaign, recipient] = await Promise.all([
+      admin(sys, 'GET', path),
+      http('GET', `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients/${recipientId}`, {
+        token: fx.keys.read,
+      }),
+    ]);
+    const used = campaign.allowance.used;
+    const count = recipient.body.interactionCount;
+    // Thrown, so that a timeout says what was shown last.
+    if (used !== 2 || count !== 2) throw new Error(`allowance.used ${used}, interactionCount ${count}`);
+    return { used, count };
+  }, 10_000);
+  expect(shown).toEqual({ used: 2, count: 2 });
+});
