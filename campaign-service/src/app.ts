@@ -1,9 +1,9 @@
 import {
   type AccessLogMode,
   AppError,
+  type Dependencies,
   healthRoutes,
   type Lifecycle,
-  type ReadinessCheck,
   requestContext,
   type ServiceMetrics,
 } from '@outreach/platform';
@@ -23,7 +23,8 @@ export interface HttpAppDeps {
   adminToken: string;
   lifecycle: Lifecycle;
   metrics: ServiceMetrics;
-  readiness: Record<string, ReadinessCheck>;
+  /** What /readyz reports on (see healthRoutes). */
+  dependencies: Dependencies;
   /** Dashboard cookies carry `Secure`; off only for plain-http local development (Safari drops them). */
   secureCookies: boolean;
 }
@@ -44,7 +45,7 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
       deps.metrics.http.record([ctx.method, route], String(ctx.status), seconds);
     }
   });
-  app.use(healthRoutes(deps.lifecycle, deps.readiness));
+  app.use(healthRoutes(deps.lifecycle, deps.dependencies));
   app.use(
     dashboardRoutes({ domain: deps.domain, recipients: deps.recipients, secureCookies: deps.secureCookies }),
   );

@@ -26,6 +26,7 @@ import {
   type RunningService,
   randomBase62,
   registerConsumerLag,
+  registerDependencyMetrics,
   registerPoolMetrics,
   streamNames,
   systemClock,
@@ -163,15 +164,16 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
     if (metricsPort) ports.metrics = metricsPort;
 
-    const readiness = {
+    const dependencies = {
       postgres: () => pool.query('SELECT 1'),
       nats: async () => !nc.isClosed() && nc.info !== undefined,
     };
+    registerDependencyMetrics(metrics.registry, dependencies);
     const grpc = opened.add('grpc', new Server(GRPC_CHANNEL_OPTIONS), (server) =>
       closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     addCampaignService(grpc, domain, metrics);
-    addGrpcHealth(grpc, lifecycle, readiness);
+    addGrpcHealth(grpc, lifecycle);
     ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT);
 
     const app = buildHttpApp({
@@ -181,7 +183,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       adminToken,
       lifecycle,
       metrics,
-      readiness,
+      dependencies,
       secureCookies: config.NODE_ENV !== 'development',
     });
     const http = opened.add('http', createServer(app.callback()), closeServer);

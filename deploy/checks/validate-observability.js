@@ -63,6 +63,7 @@ const wanted = [
   'link_counter_seeds_total',
   'db_pool_waiting',
   'db_pool_total',
+  'dependency_up',
 ];
 for (const m of wanted)
   if (!exprs.some((e) => new RegExp(`\\b${m}\\b`).test(e))) problems.push(`dashboard: no panel charts ${m}`);
@@ -104,6 +105,7 @@ for (const m of [
   'nats_consumer_pending',
   'link_usage_unconfirmed_oldest_seconds',
   'db_pool_waiting',
+  'dependency_up',
   'up',
 ])
   if (!alertExprs.some((e) => new RegExp(`\\b${m}\\b`).test(e)))

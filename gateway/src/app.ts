@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import {
   type AccessLogMode,
   AppError,
+  type Dependencies,
   healthRoutes,
   type Lifecycle,
   type Logger,
@@ -47,6 +48,15 @@ export interface GatewayDeps {
   publicPerMinute?: number;
 }
 
+/** What the gateway depends on, as /readyz and `dependency_up` report it. */
+export function gatewayDependencies(deps: Pick<GatewayDeps, 'redis' | 'backends'>): Dependencies {
+  return {
+    redis: async () => (await deps.redis.ping()) === 'PONG',
+    recipientService: deps.backends.recipientsHealthy,
+    campaignService: deps.backends.campaignsHealthy,
+  };
+}
+
 /** Builds the gateway's Koa app without listening. */
 export function buildApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy });
@@ -75,13 +85,7 @@ export function buildApp(deps: GatewayDeps): Koa {
 
   app.use(countRequests(deps.metrics, [api]));
   app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
-  app.use(
-    healthRoutes(deps.lifecycle, {
-      redis: async () => (await deps.redis.ping()) === 'PONG',
-      recipientService: deps.backends.recipientsHealthy,
-      campaignService: deps.backends.campaignsHealthy,
-    }),
-  );
+  app.use(healthRoutes(deps.lifecycle, gatewayDependencies(deps)));
   app.use(publicRouter.routes());
   // Only /api is the public API; anything else is simply not found, without auth.
   app.use(async (ctx, next) => {

@@ -15,9 +15,10 @@ import {
   Opened,
   openMetrics,
   type RunningService,
+  registerDependencyMetrics,
   systemClock,
 } from '@outreach/platform';
-import { buildApp } from './app';
+import { buildApp, gatewayDependencies } from './app';
 import { createBackends } from './clients';
 import { CONFIG_SPEC } from './config';
 import { GRANT_TTL_MS, GrantCache } from './grant-cache';
@@ -89,6 +90,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       trustProxy: config.TRUST_PROXY,
       failedAuthPerMinute: options.failedAuthPerMinute,
     });
+    registerDependencyMetrics(metrics.registry, gatewayDependencies({ redis, backends }));
     const ports: Record<string, number> = {};
     const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
     if (metricsPort) ports.metrics = metricsPort;

@@ -11,23 +11,37 @@ test('/livez and /readyz answer without auth; readyz checks Redis and both backe
   expect((await h.request('GET', '/livez')).status).toBe(200);
   const ready = await h.request('GET', '/readyz');
   expect(ready.status).toBe(200);
-  expect(ready.body.checks).toEqual({ redis: 'ok', recipientService: 'ok', campaignService: 'ok' });
+  expect(ready.body).toEqual({
+    status: 'ok',
+    checks: { redis: 'ok', recipientService: 'ok', campaignService: 'ok' },
+  });
 });
 
-test('a backend down is 503 unavailable (retryable) and readyz says which', async () => {
-  const key = h.backends.data.addKey('prj_a', ['recipients:read']).key;
-  h.backends.data.addCampaign('prj_a');
-  expect((await h.request('GET', '/api/v1/projects/prj_a/campaigns', { key })).status).toBe(200);
-  await h.backends.stopRecipients();
-  const r = await h.request('GET', '/api/v1/projects/prj_a/campaigns', { key });
-  expect(r.status).toBe(503);
-  expect(r.body).toMatchObject({ code: 'unavailable', retryable: true });
-  expect(r.text).not.toMatch(/ECONNREFUSED|No connection|grpc/i);
-  expectRateLimitHeaders(r);
-  const ready = await h.request('GET', '/readyz');
-  expect(ready.status).toBe(503);
-  expect(ready.body.checks.recipientService).toBe('down');
-  expect(ready.body.checks.campaignService).toBe('ok');
+test('a backend down is 503 unavailable (retryable); the gateway stays ready and says which', async () => {
+  const g = await startHarness({}, { METRICS_PORT: String(await freePort()) });
+  try {
+    const key = g.backends.data.addKey('prj_a', ['recipients:read']).key;
+    g.backends.data.addCampaign('prj_a');
+    expect((await g.request('GET', '/api/v1/projects/prj_a/campaigns', { key })).status).toBe(200);
+    await g.backends.stopRecipients();
+    const r = await g.request('GET', '/api/v1/projects/prj_a/campaigns', { key });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(r.text).not.toMatch(/ECONNREFUSED|No connection|grpc/i);
+    expectRateLimitHeaders(r);
+    // Every replica shares the backend: unready, they would leave the Ingress to answer for them.
+    const ready = await g.request('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({
+      status: 'degraded',
+      checks: { redis: 'ok', recipientService: 'down', campaignService: 'ok' },
+    });
+    const text = await (await fetch(`http://127.0.0.1:${g.gateway.ports.metrics}/metrics`)).text();
+    expect(text).toMatch(/dependency_up\{dependency="recipientService"[^}]*\} 0/);
+    expect(text).toMatch(/dependency_up\{dependency="campaignService"[^}]*\} 1/);
+  } finally {
+    await g.stop();
+  }
 });
 
 test('a backend past the deadline is 503', async () => {

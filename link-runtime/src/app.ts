@@ -5,9 +5,9 @@ import {
   type AccessLogMode,
   AppError,
   type Clock,
+  type Dependencies,
   healthRoutes,
   type Lifecycle,
-  type ReadinessCheck,
   readJsonBody,
   requestContext,
   routeNotFound,
@@ -37,7 +37,8 @@ export interface LinkAppDeps {
   accessLog?: AccessLogMode;
   clock: Clock;
   lifecycle: Lifecycle;
-  readiness: Record<string, ReadinessCheck>;
+  /** What /readyz reports on (see healthRoutes). */
+  dependencies: Dependencies;
   state: StateCache;
   recipients: RecipientCache;
   unknownLinks: MissLimit;
@@ -88,7 +89,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       deps.metrics.http.record([ctx.method, route], String(status ?? ctx.status), seconds);
     }
   });
-  app.use(healthRoutes(deps.lifecycle, deps.readiness));
+  app.use(healthRoutes(deps.lifecycle, deps.dependencies));
   app.use(async (ctx, next) => {
     ctx.set(LINK_HEADERS);
     await next();

@@ -19,6 +19,7 @@ import {
   Opened,
   openMetrics,
   type RunningService,
+  registerDependencyMetrics,
   registerPoolMetrics,
   systemClock,
 } from '@outreach/platform';
@@ -150,16 +151,18 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS),
       );
 
+    const dependencies = {
+      postgres: () => pool.query('SELECT 1'),
+      redis: async () => (await redis.ping()) === 'PONG',
+      nats: async () => !nc.isClosed(),
+    };
+    registerDependencyMetrics(metrics.registry, dependencies);
     const listener = linkRequestListener({
       logger,
       accessLog: config.ACCESS_LOG,
       clock,
       lifecycle,
-      readiness: {
-        postgres: () => pool.query('SELECT 1'),
-        redis: async () => (await redis.ping()) === 'PONG',
-        nats: async () => !nc.isClosed(),
-      },
+      dependencies,
       state,
       recipients,
       unknownLinks: unknownLinksLimit(redis, config.REDIS_PREFIX, config.UNKNOWN_LINKS_PER_MINUTE, clock),

@@ -19,6 +19,6 @@ export function buildGrpcServer(deps: {
     proto.outreach.v1.RecipientService.service,
     recipientHandlers(deps.service, deps.logger, deps.metrics),
   );
-  addGrpcHealth(server, deps.lifecycle, { postgres: () => deps.pool.query('SELECT 1').then(() => true) });
+  addGrpcHealth(server, deps.lifecycle);
   return server;
 }

@@ -22,6 +22,7 @@ import {
   type RunningService,
   randomBase62,
   registerConsumerLag,
+  registerDependencyMetrics,
   registerPoolMetrics,
   streamNames,
   systemClock,
@@ -99,6 +100,7 @@ export async function start(
     );
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
+    registerDependencyMetrics(metrics.registry, { postgres: () => pool.query('SELECT 1') });
     const streams = streamNames(prefix);
     registerConsumerLag(metrics.registry, jsm, [
       { stream: streams.state, consumer: campaignsDurable(prefix) },

@@ -305,7 +305,7 @@ export interface TestBackends {
 async function serve(add: (s: Server) => void): Promise<{ addr: string; stop: () => Promise<void> }> {
   const server = new Server();
   add(server);
-  addGrpcHealth(server, new Lifecycle(logger), {});
+  addGrpcHealth(server, new Lifecycle(logger));
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
       err ? reject(err) : resolve(p),

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { COMMON_CONFIG } from './config';
+import { checkDependencies, type Dependencies } from './dependencies';
 import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
-import { TIMED_OUT, within } from './within';
 
 /** State every HTTP service keeps on `ctx.state`. */
 export interface RequestState {
@@ -107,11 +107,15 @@ export function sendError(ctx: Context, err: AppError): void {
   ctx.body = err.toBody();
 }
 
-/** One readiness probe; it throws or returns false when its dependency is unreachable. */
-export type ReadinessCheck = () => Promise<unknown>;
-
-/** `/livez` (process up) and `/readyz` (stores reachable and not draining). */
-export function healthRoutes(lifecycle: Lifecycle, checks: Record<string, ReadinessCheck>): Middleware {
+/**
+ * `/livez` (process up) and `/readyz`: 503 `draining` once shutdown began, otherwise 200 with each
+ * dependency's state, `degraded` while one is down. A store or backend that every replica shares
+ * being down does not make a replica unready: all of them would turn unready at once, and the
+ * Ingress would answer every request with its own 503 page, where each replica answers by itself
+ * what it can (a 503 `unavailable` in the error model, the link's unavailable page in the
+ * customer's language, and everything that does not need that store).
+ */
+export function healthRoutes(lifecycle: Lifecycle, checks: Dependencies): Middleware {
   return async (ctx, next) => {
     if (ctx.path === '/livez') {
       ctx.body = { status: 'ok' };
@@ -123,28 +127,10 @@ export function healthRoutes(lifecycle: Lifecycle, checks: Record<string, Readin
       ctx.body = { status: 'draining' };
       return;
     }
-    const results: Record<string, string> = {};
-    await Promise.all(
-      Object.entries(checks).map(async ([name, check]) => {
-        try {
-          const ok = await withTimeout(check(), 2000);
-          results[name] = ok === false ? 'down' : 'ok';
-        } catch {
-          results[name] = 'down';
-        }
-      }),
-    );
-    const ready = Object.values(results).every((r) => r === 'ok');
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ok' : 'unavailable', checks: results };
+    const states = await checkDependencies(checks);
+    const degraded = Object.values(states).includes('down');
+    ctx.body = { status: degraded ? 'degraded' : 'ok', checks: states };
   };
-}
-
-/** The promise's value; throws when it takes longer than `ms`. */
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  const value = await within(p, ms);
-  if (value === TIMED_OUT) throw new Error('timeout');
-  return value;
 }
 
 /** Options of `readJsonBody`. */

@@ -3,6 +3,7 @@ export * from './cidr';
 export * from './coalesced-unary';
 export * from './config';
 export * from './db';
+export * from './dependencies';
 export * from './errors';
 export * from './grpc';
 export * from './grpc-health';

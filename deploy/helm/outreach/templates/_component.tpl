@@ -113,8 +113,8 @@ spec:
               value: {{ $val | toString | quote }}
             {{- end }}
           {{- if $v.httpPort }}
-          # The HTTP services answer /livez while the process works and /readyz while it can
-          # serve (stores reachable, not draining).
+          # The HTTP services answer /livez while the process works and /readyz until shutdown
+          # begins; a shared store out of reach does not make a replica unready (operations.md).
           startupProbe:
             httpGet: { path: /livez, port: http }
             periodSeconds: 2

@@ -1,0 +1,53 @@
+import { Gauge, type Registry } from 'prom-client';
+import { TIMED_OUT, within } from './within';
+
+/** One dependency check: it throws or returns false when the dependency is out of reach. */
+export type DependencyCheck = () => Promise<unknown>;
+
+/** A service's dependency checks by name (`postgres`, `redis`, …). */
+export type Dependencies = Record<string, DependencyCheck>;
+
+/** A dependency's state as a check found it. */
+export type DependencyState = 'ok' | 'down';
+
+/** How long a check may take before its dependency counts as down. */
+const CHECK_TIMEOUT_MS = 2000;
+
+/** Runs every check at once: `down` for one that throws, returns false or takes longer than `timeoutMs`. */
+export async function checkDependencies(
+  checks: Dependencies,
+  timeoutMs = CHECK_TIMEOUT_MS,
+): Promise<Record<string, DependencyState>> {
+  const states: Record<string, DependencyState> = {};
+  await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      try {
+        const ok = await within(check(), timeoutMs);
+        states[name] = ok === false || ok === TIMED_OUT ? 'down' : 'ok';
+      } catch {
+        states[name] = 'down';
+      }
+    }),
+  );
+  return states;
+}
+
+/**
+ * Registers `dependency_up{dependency}`: 1 while the dependency answers its check, 0 while it
+ * does not, checked when scraped. Readiness no longer says when a store is out of reach (see
+ * `healthRoutes`); this does, for alerts.
+ */
+export function registerDependencyMetrics(registry: Registry, checks: Dependencies): void {
+  new Gauge({
+    name: 'dependency_up',
+    help: 'Whether a store or backend the service needs answered its check (1) or not (0) when scraped',
+    labelNames: ['dependency'],
+    registers: [registry],
+    async collect() {
+      const states = await checkDependencies(checks);
+      this.reset();
+      for (const [dependency, state] of Object.entries(states))
+        this.set({ dependency }, state === 'ok' ? 1 : 0);
+    },
+  });
+}
