@@ -155,7 +155,10 @@ it('publishes a campaign changed while the republish waited for it as it is afte
     await change.query('UPDATE campaigns SET version = version + 1 WHERE id = $1', [c]);
     await loseStateStream();
     const republished = republishForNewStream(deps);
-    await new Promise((r) => setTimeout(r, 200));
+    // A republisher (this one, or the service's own) waits for the change to end.
+    const waiting = () =>
+      pool.query("SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'campaigns.campaigns'::regclass");
+    await eventually(async () => (await waiting()).rowCount);
     await change.query('COMMIT');
     await republished;
   } finally {

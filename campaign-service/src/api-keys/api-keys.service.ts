@@ -73,12 +73,13 @@ const snapshot = (r: KeyRow): ApiKeySnapshot => ({
   version: r.version,
 });
 
-/** Every API key's snapshot as the outbox would carry it, each row locked as `lockedCampaignSnapshots` does. */
+/** Every API key's snapshot as the outbox would carry it, under the lock `lockedCampaignSnapshots` takes. */
 export async function lockedApiKeySnapshots(
   client: PoolClient,
   natsPrefix: string,
 ): Promise<OutboxMessage[]> {
-  const { rows } = await client.query<KeyRow>('SELECT * FROM api_keys ORDER BY id FOR SHARE');
+  await client.query('LOCK TABLE api_keys IN SHARE MODE');
+  const { rows } = await client.query<KeyRow>('SELECT * FROM api_keys ORDER BY id');
   const subject = subjects(natsPrefix).apiKeyState;
   return rows.map((r) => ({ subject: subject(r.id), payload: snapshot(r) }));
 }

@@ -154,16 +154,18 @@ export function campaignSnapshot(r: CampaignRecord, included: number | null): Ca
 }
 
 /**
- * Every campaign's snapshot as the outbox would carry it, each row locked against changes until
- * the caller's transaction ends (so that no change's own snapshot can be published before this one).
+ * Every campaign's snapshot as the outbox would carry it, read under a lock that holds off every
+ * write to the table (new campaigns included) until the caller's transaction ends: a change's own
+ * snapshot is then queued either before the lock, and read here already, or after these, never
+ * between the read and the queueing of an older one (the stream keeps only the last per subject).
  */
 export async function lockedCampaignSnapshots(
   client: PoolClient,
   natsPrefix: string,
 ): Promise<OutboxMessage[]> {
-  // Locked first, read after: a statement that waited for a lock still sums the top-offs as they
-  // were when it began, so a top-off committed meanwhile would be missing from its snapshot.
-  await client.query('SELECT 1 FROM campaigns FOR SHARE');
+  // Locked first, read after: the read's snapshot then holds every change committed before the
+  // lock (a top-off bumps its campaign's version in the same transaction).
+  await client.query('LOCK TABLE campaigns IN SHARE MODE');
   const { rows } = await client.query<CampaignRow & { included: string | null }>(
     `SELECT c.*, (SELECT sum(conversations) FROM top_offs t WHERE t.campaign_id = c.id) AS included
        FROM campaigns c ORDER BY c.id`,

@@ -69,12 +69,13 @@ export function deviceSnapshot(d: Device): DeviceSnapshot {
   return rest;
 }
 
-/** Every device's snapshot as the outbox would carry it, each row locked as `lockedCampaignSnapshots` does. */
+/** Every device's snapshot as the outbox would carry it, under the lock `lockedCampaignSnapshots` takes. */
 export async function lockedDeviceSnapshots(
   client: PoolClient,
   natsPrefix: string,
 ): Promise<OutboxMessage[]> {
-  const { rows } = await client.query<DeviceRow>('SELECT * FROM devices ORDER BY id FOR SHARE');
+  await client.query('LOCK TABLE devices IN SHARE MODE');
+  const { rows } = await client.query<DeviceRow>('SELECT * FROM devices ORDER BY id');
   const subject = subjects(natsPrefix).deviceState;
   return rows.map((r) => ({ subject: subject(r.id), payload: deviceSnapshot(toDevice(r)) }));
 }
