@@ -79,5 +79,10 @@ describe('004_usage_batches_kept', () => {
     const listed = (await listUnconfirmed(pool, new Date(), 200)).map((b) => b.id);
     expect(listed).toContain('usb_prev_2');
     expect(listed).not.toContain('usb_prev_1');
+    // Its sweep still finds the oldest rows by index, however many kept rows the table holds.
+    const indexes = await pool.query(
+      "SELECT indexname FROM pg_indexes WHERE schemaname = 'link' AND tablename = 'usage_batches'",
+    );
+    expect(indexes.rows.map((r) => r.indexname)).toContain('usage_batches_created');
   });
 });

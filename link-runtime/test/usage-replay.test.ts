@@ -1,7 +1,14 @@
+import { Writable } from 'node:stream';
 import { subjects, type UsageStarts } from '@outreach/contracts';
-import { ensureStreams, streamNames } from '@outreach/platform';
+import { ensureStreams, recordStreamCreation, streamNames, withTransaction } from '@outreach/platform';
 import { type JetStreamManager, JSONCodec } from 'nats';
-import { pruneConfirmedBatches } from '../src/admission/conversations.repository';
+import pino from 'pino';
+import {
+  markReplayDue,
+  pruneConfirmedBatches,
+  replayDue,
+  unconfirmForReplay,
+} from '../src/admission/conversations.repository';
 import type { OpenLink } from '../src/admission/link-checks';
 import { type AdmissionFixture, startAdmission } from './support/admission';
 import { activeCampaign, device, recipient } from './support/fixtures';
@@ -89,6 +96,27 @@ it('drains a backlog of unconfirmed batches in one sweep, page after page', asyn
   await waitFor(async () => (await unconfirmed()) === 0, 10_000);
 });
 
+it('leaves the backlog to the one replica already draining it', async () => {
+  await f.pool.query(
+    `INSERT INTO link.usage_batches (id, event, created_at)
+     SELECT 'usb_other_' || i, format('{"batchId":"usb_other_%s","recipients":[]}', i), now() - interval '1 minute'
+       FROM generate_series(1, 5) AS i`,
+  );
+  // Another replica's sweep, draining: it holds the sweep's lock.
+  const other = await f.pool.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query("SELECT pg_advisory_xact_lock(hashtext('link:usage-sweep'))");
+    f.admission.startSweeper(100);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await unconfirmed()).toBe(5);
+    await other.query('COMMIT');
+  } finally {
+    other.release();
+  }
+  await waitFor(async () => (await unconfirmed()) === 0, 5000);
+});
+
 it('prunes batches confirmed longer ago than the replay window, and nothing unconfirmed', async () => {
   const now = Date.now();
   await f.pool.query(
@@ -99,4 +127,68 @@ it('prunes batches confirmed longer ago than the replay window, and nothing unco
   expect(await pruneConfirmedBatches(f.pool, new Date(now - 24 * 3600_000), 1)).toBe(1);
   const { rows } = await f.pool.query<{ id: string }>('SELECT id FROM link.usage_batches ORDER BY id');
   expect(rows.map((r) => r.id)).toEqual(['usb_recent', 'usb_waiting']);
+});
+
+it('goes on with a replay that a crash interrupted, and then ends it', async () => {
+  await admitSome(3);
+  const stream = events();
+  const { created } = await jsm.streams.info(stream);
+  // As a replica left it: the new stream recorded, the replay marked due, no batch marked yet.
+  const mark = new Date();
+  await withTransaction(f.pool, async (client) => {
+    await recordStreamCreation(client, 'link.stream_epochs', stream, created);
+    await markReplayDue(client, stream, mark);
+  });
+  f.admission.startSweeper(100);
+  await waitFor(
+    async () => (await replayDue(f.pool, stream)) === undefined && (await unconfirmed()) === 0,
+    5000,
+  );
+  // Each published again and confirmed again, after the mark.
+  const { rows } = await f.pool.query<{ confirmed_at: Date }>('SELECT confirmed_at FROM link.usage_batches');
+  expect(rows).toHaveLength(3);
+  for (const r of rows) expect(r.confirmed_at.getTime()).toBeGreaterThan(mark.getTime());
+});
+
+it('marks a replay page by page, and ends only the replay it was asked for', async () => {
+  await admitSome(3);
+  const stream = events();
+  const { created } = await jsm.streams.info(stream);
+  const mark = new Date();
+  await withTransaction(f.pool, async (client) => {
+    await recordStreamCreation(client, 'link.stream_epochs', stream, created);
+    await markReplayDue(client, stream, mark);
+  });
+  // An older replay's end leaves this one due.
+  expect(await unconfirmForReplay(f.pool, stream, new Date(mark.getTime() - 60_000), 2)).toBe(0);
+  expect(await replayDue(f.pool, stream)).toEqual(mark);
+  // Two batches a page: the third comes in the second.
+  expect(await unconfirmForReplay(f.pool, stream, mark, 2)).toBe(3);
+  expect(await replayDue(f.pool, stream)).toBeUndefined();
+  expect(await unconfirmed()).toBe(3);
+});
+
+it('logs events JetStream does not confirm at most once per ten seconds, with how many failed', async () => {
+  const lines: { msg: string; failed?: number }[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  const own = await startAdmission({ logger: pino({ level: 'warn' }, sink) });
+  try {
+    // No events stream: every usage event is refused at once.
+    await (await own.nc.jetstreamManager()).streams.delete(streamNames(own.ns.natsPrefix).events);
+    const dev = device();
+    const campaign = activeCampaign({ deviceId: dev.id });
+    const link: OpenLink = { ...recipient(campaign), campaign, device: dev };
+    for (let i = 0; i < 5; i++) await own.admission.admit(link);
+    await waitFor(() => lines.length > 0);
+    await new Promise((r) => setTimeout(r, 300));
+    const unconfirmedLines = lines.filter((l) => l.msg === 'usage events not confirmed yet; will retry');
+    expect(unconfirmedLines).toHaveLength(1);
+  } finally {
+    await own.close();
+  }
 });

@@ -181,14 +181,46 @@ export async function listUnconfirmed(pool: Pool, before: Date, limit: number): 
 }
 
 /**
- * Marks every kept batch unconfirmed again, inside the caller's transaction, so that the sweeper
- * publishes each once more; returns how many.
+ * Marks, inside the caller's transaction, a replay of the batches confirmed before `before` as due
+ * (see `replayDue`); `before` comes from the clock that stamps confirmations.
  */
-export async function unconfirmKeptBatches(client: PoolClient): Promise<number> {
-  const { rowCount } = await client.query(
-    'UPDATE link.usage_batches SET confirmed_at = NULL WHERE confirmed_at IS NOT NULL',
+export async function markReplayDue(client: PoolClient, stream: string, before: Date): Promise<void> {
+  await client.query('UPDATE link.stream_epochs SET replay_before = $2 WHERE name = $1', [stream, before]);
+}
+
+/** The instant before which confirmed batches are to be published again for `stream`, while a replay is due. */
+export async function replayDue(pool: Pool, stream: string): Promise<Date | undefined> {
+  const { rows } = await pool.query<{ replay_before: Date | null }>(
+    'SELECT replay_before FROM link.stream_epochs WHERE name = $1',
+    [stream],
   );
-  return rowCount ?? 0;
+  return rows[0]?.replay_before ?? undefined;
+}
+
+/**
+ * Marks the batches confirmed before `before` unconfirmed again, so that the sweeper publishes
+ * each once more, a page at a time (rows another replica is marking are skipped), then ends the
+ * replay marked at `before`; returns how many.
+ */
+export async function unconfirmForReplay(
+  pool: Pool,
+  stream: string,
+  before: Date,
+  pageSize = 5000,
+): Promise<number> {
+  const marked = await inPages(async (limit) => {
+    const { rowCount } = await pool.query(
+      `UPDATE link.usage_batches SET confirmed_at = NULL WHERE ctid IN (
+         SELECT ctid FROM link.usage_batches WHERE confirmed_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [before, limit],
+    );
+    return rowCount ?? 0;
+  }, pageSize);
+  await pool.query(
+    'UPDATE link.stream_epochs SET replay_before = NULL WHERE name = $1 AND replay_before <= $2',
+    [stream, before],
+  );
+  return marked;
 }
 
 /** Deletes batches confirmed before `before`, a page at a time (rows another replica deletes are skipped); returns how many. */

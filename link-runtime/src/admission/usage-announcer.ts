@@ -24,9 +24,11 @@ import {
   listLegacyUnpublished,
   listUnconfirmed,
   markLegacyPublished,
+  markReplayDue,
   pruneConfirmedBatches,
+  replayDue,
   type UsageBatch,
-  unconfirmKeptBatches,
+  unconfirmForReplay,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
 
@@ -38,6 +40,12 @@ const MAX_EVENT_CONVERSATIONS = 2000;
 
 // Unconfirmed batches one sweep lists and publishes together, page after page.
 const SWEEP_PAGE = 200;
+
+// Any constant shared by every replica works: it lets one sweep drain at a time.
+const SWEEP_LOCK = 'link:usage-sweep';
+
+// Least time between two lines about usage events JetStream did not confirm.
+const WARN_EVERY_MS = 10_000;
 
 // How often batches kept past USAGE_REPLAY_HOURS are deleted.
 const PRUNE_EVERY_MS = 3600_000;
@@ -78,6 +86,11 @@ export class UsageAnnouncer {
   private readonly stops: (() => Promise<void>)[] = [];
   /** The events stream's creation instant last recorded (see `replayForNewStream`). */
   private knownStream: string | undefined;
+  /** Set by `close`: a sweep draining a backlog stops after its page. */
+  private closing = false;
+  /** See `warnUnconfirmed`. */
+  private warnedAt = 0;
+  private failedSinceWarning = 0;
   /** Usage events being published (close waits for them). */
   private readonly publishing = new Set<Promise<boolean>>();
 
@@ -113,6 +126,7 @@ export class UsageAnnouncer {
 
   /** Stops the sweeper, publishes what waits and confirms what JetStream confirmed. */
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.stops.map((stop) => stop()));
     await this.announcements.close();
     await Promise.all(this.publishing);
@@ -165,44 +179,78 @@ export class UsageAnnouncer {
       await confirm();
       return true;
     } catch (err) {
-      this.deps.logger.warn({ err, batchId: id }, 'usage event not confirmed yet; will retry');
+      this.warnUnconfirmed(err, id);
       return false;
     }
   }
 
+  /**
+   * Logs a usage event JetStream did not confirm, at most one line per WARN_EVERY_MS with how many
+   * failed since the last: while NATS is down every event and every sweep's batch fails.
+   */
+  private warnUnconfirmed(err: unknown, batchId: string): void {
+    this.failedSinceWarning++;
+    const now = Date.now();
+    if (now - this.warnedAt < WARN_EVERY_MS) return;
+    this.deps.logger.warn(
+      { err, batchId, failed: this.failedSinceWarning },
+      'usage events not confirmed yet; will retry',
+    );
+    this.warnedAt = now;
+    this.failedSinceWarning = 0;
+  }
+
   private async sweep(graceMs: number): Promise<void> {
-    await this.replayForNewStream();
+    // A replay that fails is tried again at the next sweep; the unconfirmed rows go out meanwhile.
+    await this.replayForNewStream().catch((err) =>
+      this.deps.logger.warn({ err }, 'usage replay for a new events stream failed; will retry'),
+    );
     const before = new Date(this.deps.clock().getTime() - graceMs);
     // A page at a time, published together, page after page while they fill and are confirmed: a
-    // backlog left by a NATS outage, or a replay, drains quickly.
-    for (;;) {
-      const page = await listUnconfirmed(this.deps.pool, before, SWEEP_PAGE);
-      const confirmed = await this.republish(page);
-      if (page.length < SWEEP_PAGE || !confirmed) break;
+    // backlog left by a NATS outage, or a replay, drains quickly, by one replica at a time.
+    while (!this.closing) {
+      const { listed, confirmed } = await withTransaction(this.deps.pool, async (client) => {
+        const lock = await client.query<{ ok: boolean }>(
+          'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok',
+          [SWEEP_LOCK],
+        );
+        if (!lock.rows[0].ok) return { listed: 0, confirmed: true };
+        const page = await listUnconfirmed(this.deps.pool, before, SWEEP_PAGE);
+        return { listed: page.length, confirmed: await this.republish(page) };
+      });
+      if (listed < SWEEP_PAGE || !confirmed) break;
     }
     await this.announceLegacy(before);
   }
 
   /**
    * When the events stream is not the one usage was last published to (by its creation instant),
-   * marks every kept batch unconfirmed, in the transaction that records the new stream, so that
-   * one replica replays them. The consumers apply each batch once, whichever event brings it.
+   * marks a replay due in the transaction that records the new stream; then, while one is due
+   * (marked here, by another replica, or before a crash), marks the batches confirmed before it
+   * unconfirmed again, page by page, so that the sweep publishes each once more. The consumers
+   * apply each batch once, whichever event brings it.
    */
   private async replayForNewStream(): Promise<void> {
     const name = streamNames(this.deps.natsPrefix).events;
     const created = await streamCreated(this.deps.jsm, name);
     // Missing: the stream keeper creates it again, and a later sweep sees it.
-    if (created === undefined || created === this.knownStream) return;
-    const { epoch, replayed } = await withTransaction(this.deps.pool, async (client) => {
-      const found = await recordStreamCreation(client, 'link.stream_epochs', name, created);
-      return { epoch: found, replayed: found === 'new' ? await unconfirmKeptBatches(client) : 0 };
-    });
-    this.knownStream = created;
-    if (epoch === 'new')
-      this.deps.logger.warn(
-        { stream: name, created, replayed },
-        'the events stream was created anew; kept usage batches published again',
-      );
+    if (created !== undefined && created !== this.knownStream) {
+      const epoch = await withTransaction(this.deps.pool, async (client) => {
+        const found = await recordStreamCreation(client, 'link.stream_epochs', name, created);
+        if (found === 'new') await markReplayDue(client, name, this.deps.clock());
+        return found;
+      });
+      this.knownStream = created;
+      if (epoch === 'new')
+        this.deps.logger.warn(
+          { stream: name, created },
+          'the events stream was created anew; kept usage batches to be published again',
+        );
+    }
+    const due = await replayDue(this.deps.pool, name);
+    if (due === undefined) return;
+    const replayed = await unconfirmForReplay(this.deps.pool, name, due);
+    this.deps.logger.warn({ stream: name, replayed }, 'kept usage batches marked for publishing again');
   }
 
   /** Deletes batches confirmed more than `replayHours` ago. */
