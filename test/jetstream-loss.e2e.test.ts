@@ -10,6 +10,7 @@ import { ensureStreams, type RunningService, streamNames } from '@outreach/platf
 import { connect, type JetStreamManager } from 'nats';
 import { Client } from 'pg';
 import { admin, createProject, eventually } from './support/fixtures';
+import { type PrivateStore, startPrivateStore } from './support/private-store';
 import { freePort, http, startSystem, type TestSystem } from './support/system';
 
 let sys: TestSystem;
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 /** Runs `use` with a JetStream manager of the system's NATS. */
 async function withJetStream<T>(use: (jsm: JetStreamManager) => Promise<T>): Promise<T> {
-  const nc = await connect({ servers: sys.ns.env.NATS_URL });
+  const nc = await connect({ servers: sys.env.NATS_URL });
   try {
     return await use(await nc.jetstreamManager());
   } finally {
@@ -111,4 +112,59 @@ it('counts usage whose events were lost with the events stream before anyone app
     return { used, count };
   }, 10_000);
   expect(shown).toEqual({ used: 2, count: 2 });
+});
+
+describe('NATS back without its files', () => {
+  let nats: PrivateStore;
+  let own: TestSystem;
+  beforeAll(async () => {
+    nats = await startPrivateStore('nats');
+    own = await startSystem({ NATS_URL: nats.url, STATE_STREAM_CHECK_MS: '200', USAGE_REPUBLISH_MS: '200' });
+  });
+  afterAll(async () => {
+    await nats?.up();
+    await own?.stop();
+    await nats?.remove();
+  });
+
+  it('follows campaign changes and counts usage again once the streams are created anew', async () => {
+    const saved = sys;
+    sys = own;
+    try {
+      const { fx, path, link, recipientId } = await openLink();
+      // More state messages than the new stream will hold before the halt below, so that a
+      // follower resuming after its last sequence number would skip them all.
+      for (let i = 0; i < 20; i++) await admin(sys, 'POST', `${path}/top-offs`, { conversations: 1 });
+      expect((await http('POST', `${link.href}/conversations`)).status).toBe(201);
+      await eventually(async () => (await admin(sys, 'GET', path)).allowance.used === 1, 5000);
+
+      await nats.restartEmpty();
+      // The services' stream keepers create the streams within 30 s; here at once.
+      await withJetStream((jsm) => ensureStreams(jsm, sys.ns.natsPrefix));
+      expect((await http('POST', `${link.href}/conversations`)).status).toBe(201);
+      await admin(sys, 'POST', `${path}/halt`);
+      // The page consumes nothing: it shows the halt once the link runtime has it.
+      await eventually(async () => {
+        const res = await http('GET', link.href);
+        if (res.status !== 503) throw new Error(`page answered ${res.status}`);
+        return true;
+      }, 10_000);
+      // Both starts counted, the first once only, though its event was replayed.
+      const shown = await eventually(async () => {
+        const [campaign, recipient] = await Promise.all([
+          admin(sys, 'GET', path),
+          http('GET', `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients/${recipientId}`, {
+            token: fx.keys.read,
+          }),
+        ]);
+        const used = campaign.allowance.used;
+        const count = recipient.body.interactionCount;
+        if (used !== 2 || count !== 2) throw new Error(`allowance.used ${used}, interactionCount ${count}`);
+        return { used, count };
+      }, 15_000);
+      expect(shown).toEqual({ used: 2, count: 2 });
+    } finally {
+      sys = saved;
+    }
+  });
 });

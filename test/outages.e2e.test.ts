@@ -57,6 +57,8 @@ describe('Redis down, then back empty', () => {
     fx = await createProject(sys);
   });
   afterAll(async () => {
+    // After a failure mid-outage too: a service stops cleanly only with its stores there.
+    await redis?.up();
     await sys?.stop();
     await redis?.remove();
   });
@@ -108,6 +110,7 @@ describe('NATS down, then back', () => {
     fx = await createProject(sys);
   });
   afterAll(async () => {
+    await nats?.up();
     await sys?.stop();
     await nats?.remove();
   });
@@ -121,6 +124,12 @@ describe('NATS down, then back', () => {
     // Admission needs Redis and PostgreSQL only; the usage events wait for NATS in the record.
     for (let i = 0; i < 2; i++) expect((await http('POST', `${link}/conversations`)).status).toBe(201);
     expect(await usage(sys, fx, campaignId)).toEqual({ used: 1, interactionCount: 1 });
+    // Every service that talks to NATS says so, and stays ready.
+    for (const url of [`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`, `${sys.adminUrl}/readyz`]) {
+      const ready = await http('GET', url);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ status: 'degraded', checks: { nats: 'down' } });
+    }
 
     await nats.restart();
     await eventually(async () => {
@@ -157,6 +166,7 @@ describe('PostgreSQL cut off, then back', () => {
     fx = await createProject(sys);
   });
   afterAll(async () => {
+    await proxy?.restore();
     await sys?.stop();
     await proxy?.close();
   });

@@ -20,6 +20,7 @@ import {
   listen,
   loadConfig,
   migrate,
+  natsCheck,
   Opened,
   openMetrics,
   pruneAppliedPeriodically,
@@ -166,7 +167,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
     const dependencies = {
       postgres: () => pool.query('SELECT 1'),
-      nats: async () => !nc.isClosed() && nc.info !== undefined,
+      nats: natsCheck(nc),
     };
     registerDependencyMetrics(metrics.registry, dependencies);
     const grpc = opened.add('grpc', new Server(GRPC_CHANNEL_OPTIONS), (server) =>

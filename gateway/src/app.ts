@@ -41,20 +41,13 @@ export interface GatewayDeps {
   grants: GrantCache;
   metrics: ServiceMetrics;
   lifecycle: Lifecycle;
+  /** What /readyz reports on (see healthRoutes). */
+  dependencies: Dependencies;
   trustProxy: boolean;
   /** Failed authentications allowed per client address and minute. */
   failedAuthPerMinute?: number;
   /** Requests for the API document per client address and minute. */
   publicPerMinute?: number;
-}
-
-/** What the gateway depends on, as /readyz and `dependency_up` report it. */
-export function gatewayDependencies(deps: Pick<GatewayDeps, 'redis' | 'backends'>): Dependencies {
-  return {
-    redis: async () => (await deps.redis.ping()) === 'PONG',
-    recipientService: deps.backends.recipientsHealthy,
-    campaignService: deps.backends.campaignsHealthy,
-  };
 }
 
 /** Builds the gateway's Koa app without listening. */
@@ -85,7 +78,7 @@ export function buildApp(deps: GatewayDeps): Koa {
 
   app.use(countRequests(deps.metrics, [api]));
   app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
-  app.use(healthRoutes(deps.lifecycle, gatewayDependencies(deps)));
+  app.use(healthRoutes(deps.lifecycle, deps.dependencies));
   app.use(publicRouter.routes());
   // Only /api is the public API; anything else is simply not found, without auth.
   app.use(async (ctx, next) => {

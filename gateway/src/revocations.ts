@@ -1,6 +1,12 @@
 import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
-import { type JetStreamClient, keepConsuming, type Logger, streamNames } from '@outreach/platform';
-import { DeliverPolicy, JSONCodec } from 'nats';
+import {
+  followFrom,
+  type JetStreamClient,
+  keepConsuming,
+  type Logger,
+  streamNames,
+} from '@outreach/platform';
+import { JSONCodec } from 'nats';
 
 const codec = JSONCodec<ApiKeySnapshot>();
 
@@ -14,12 +20,12 @@ export async function watchRevocations(
   onRevoked: (keyId: string) => void,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  // Started again after a loss, it follows from then on: the grant cache's lifetime bounds what it missed.
-  const open = async () =>
+  // Started again after a loss, it resumes from the last snapshot it handled.
+  const open = async (resumeFrom?: Date) =>
     (
       await js.consumers.get(streamNames(prefix).state, {
         filterSubjects: subjects(prefix).apiKeyStateAll,
-        deliver_policy: DeliverPolicy.New,
+        ...followFrom(resumeFrom),
       })
     ).consume();
   const { stop } = await keepConsuming(open, 'api key revocations', logger, (msg) => {

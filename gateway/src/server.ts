@@ -12,13 +12,14 @@ import {
   type Logger,
   listen,
   loadConfig,
+  natsCheck,
   Opened,
   openMetrics,
   type RunningService,
   registerDependencyMetrics,
   systemClock,
 } from '@outreach/platform';
-import { buildApp, gatewayDependencies } from './app';
+import { buildApp } from './app';
 import { createBackends } from './clients';
 import { CONFIG_SPEC } from './config';
 import { GRANT_TTL_MS, GrantCache } from './grant-cache';
@@ -78,6 +79,13 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       await watchRevocations(nc.jetstream(), config.NATS_PREFIX, (id) => grants.revoke(id), logger),
     );
 
+    const dependencies = {
+      redis: async () => (await redis.ping()) === 'PONG',
+      recipientService: backends.recipientsHealthy,
+      campaignService: backends.campaignsHealthy,
+      nats: natsCheck(nc),
+    };
+    registerDependencyMetrics(metrics.registry, dependencies);
     const app = buildApp({
       logger,
       accessLog: config.ACCESS_LOG,
@@ -87,10 +95,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       grants,
       metrics,
       lifecycle,
+      dependencies,
       trustProxy: config.TRUST_PROXY,
       failedAuthPerMinute: options.failedAuthPerMinute,
     });
-    registerDependencyMetrics(metrics.registry, gatewayDependencies({ redis, backends }));
     const ports: Record<string, number> = {};
     const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
     if (metricsPort) ports.metrics = metricsPort;

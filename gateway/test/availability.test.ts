@@ -13,7 +13,7 @@ test('/livez and /readyz answer without auth; readyz checks Redis and both backe
   expect(ready.status).toBe(200);
   expect(ready.body).toEqual({
     status: 'ok',
-    checks: { redis: 'ok', recipientService: 'ok', campaignService: 'ok' },
+    checks: { redis: 'ok', recipientService: 'ok', campaignService: 'ok', nats: 'ok' },
   });
 });
 
@@ -34,7 +34,7 @@ test('a backend down is 503 unavailable (retryable); the gateway stays ready and
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({
       status: 'degraded',
-      checks: { redis: 'ok', recipientService: 'down', campaignService: 'ok' },
+      checks: { redis: 'ok', recipientService: 'down', campaignService: 'ok', nats: 'ok' },
     });
     const text = await (await fetch(`http://127.0.0.1:${g.gateway.ports.metrics}/metrics`)).text();
     expect(text).toMatch(/dependency_up\{dependency="recipientService"[^}]*\} 0/);

@@ -16,6 +16,7 @@ import {
   listen,
   loadConfig,
   migrate,
+  natsCheck,
   Opened,
   openMetrics,
   type RunningService,
@@ -154,7 +155,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const dependencies = {
       postgres: () => pool.query('SELECT 1'),
       redis: async () => (await redis.ping()) === 'PONG',
-      nats: async () => !nc.isClosed(),
+      nats: natsCheck(nc),
     };
     registerDependencyMetrics(metrics.registry, dependencies);
     const listener = linkRequestListener({

@@ -15,6 +15,7 @@ import {
   type Logger,
   loadConfig,
   migrate,
+  natsCheck,
   Opened,
   openMetrics,
   pruneAppliedPeriodically,
@@ -100,7 +101,10 @@ export async function start(
     );
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
-    registerDependencyMetrics(metrics.registry, { postgres: () => pool.query('SELECT 1') });
+    registerDependencyMetrics(metrics.registry, {
+      postgres: () => pool.query('SELECT 1'),
+      nats: natsCheck(nc),
+    });
     const streams = streamNames(prefix);
     registerConsumerLag(metrics.registry, jsm, [
       { stream: streams.state, consumer: campaignsDurable(prefix) },

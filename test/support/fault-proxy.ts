@@ -6,7 +6,7 @@ export interface FaultProxy {
   port: number;
   /** Drops every connection and refuses new ones, as a server gone from the network would. */
   cut(): Promise<void>;
-  /** Accepts connections again, on the same port. */
+  /** Accepts connections again, on the same port (nothing to do while it does). */
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -17,6 +17,7 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   const listen = async () => {
+    if (server) return;
     const s = createServer((client) => {
       const upstream = connect(target.port, target.host);
       for (const [a, b] of [

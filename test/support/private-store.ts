@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,10 @@ export interface PrivateStore {
   kill(): Promise<void>;
   /** Starts it again on the same port (Redis comes back empty; NATS with its JetStream files). */
   restart(): Promise<void>;
+  /** Starts it again if it is down: services stop cleanly only with their stores there. */
+  up(): Promise<void>;
+  /** Kills it and starts it again without its files, as a server whose disk was lost. */
+  restartEmpty(): Promise<void>;
   /** Kills it and removes its files. */
   remove(): Promise<void>;
 }
@@ -54,6 +58,15 @@ export async function startPrivateStore(kind: 'redis' | 'nats'): Promise<Private
     url: `${kind}://127.0.0.1:${port}`,
     kill,
     restart: launch,
+    up: async () => {
+      if (!child) await launch();
+    },
+    restartEmpty: async () => {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      await launch();
+    },
     remove: async () => {
       await kill();
       rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,14 @@ import {
   type RecipientChanged,
   subjects,
 } from '@outreach/contracts';
-import { type Consuming, type JetStreamClient, keepConsuming, streamNames, within } from '@outreach/platform';
+import {
+  type Consuming,
+  followFrom,
+  type JetStreamClient,
+  keepConsuming,
+  streamNames,
+  within,
+} from '@outreach/platform';
 import { type ConsumerInfo, DeliverPolicy, JSONCodec } from 'nats';
 import type { Logger } from 'pino';
 
@@ -76,12 +83,12 @@ export class StateCache {
     prefix: string,
     onChange: (event: RecipientChanged) => void,
   ): Promise<void> {
-    // Started again after a loss, it follows from then on: the recipient cache's TTL bounds what it missed.
-    const open = async () =>
+    // Started again after a loss, it resumes from the last change it handled.
+    const open = async (resumeFrom?: Date) =>
       (
         await js.consumers.get(streamNames(prefix).events, {
           filterSubjects: subjects(prefix).recipientChanged,
-          deliver_policy: DeliverPolicy.New,
+          ...followFrom(resumeFrom),
         })
       ).consume();
     this.consumptions.push(

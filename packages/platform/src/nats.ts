@@ -10,6 +10,7 @@ import {
   type JetStreamManager,
   JSONCodec,
   type JsMsg,
+  millis,
   type NatsConnection,
   headers as natsHeaders,
   RetentionPolicy,
@@ -41,6 +42,14 @@ export async function connectNats(
     for await (const s of nc.status()) logger.info({ type: s.type, data: String(s.data) }, 'NATS status');
   })().catch(() => undefined);
   return nc;
+}
+
+/**
+ * A dependency check of a NATS connection: a round trip to the server, which waits (and so times
+ * out) while the connection is down and reconnecting, where `isClosed` would still say false.
+ */
+export function natsCheck(nc: NatsConnection): () => Promise<unknown> {
+  return () => nc.flush();
 }
 
 /** Names of the two streams, derived from the configured prefix. */
@@ -264,32 +273,39 @@ export interface Consuming {
 
 /**
  * Hands every message of the consumer `open` creates to `onMessage`, one at a time, until `stop`.
- * When JetStream loses the consumer (deleted, or its stream lost with NATS's files), nats.js's
- * consume iterator reports it and then waits for ever, durable and ordered alike: this calls
- * `open` again and consumes anew, as it does a second after any failure of the iterator. The
- * consumer's delivery policy then applies again: a durable one may deliver messages twice
- * (handlers are idempotent); one from `new` misses what came meanwhile. The first `open` runs
- * before this returns, so a service cannot start without its consumer. `label` names it in logs.
+ * When JetStream loses the consumer (deleted, or gone with its stream when NATS lost its files),
+ * nats.js's consume iterator reports it and then waits for ever if it is durable, or, if it is
+ * ordered, creates it again after the last stream sequence it saw, which on a stream created anew
+ * (numbered from 1 again) skips every message up to that number. So on any such report, and a
+ * second after any failure of the iterator, this calls `open` again and consumes anew, from the
+ * consumer's delivery policy: a durable one may deliver messages twice (handlers are idempotent);
+ * `open` gets the instant of the last message handled (or of the first `open`, less a margin for
+ * clocks), from which one that follows only new messages resumes. The first `open` runs before
+ * this returns, so a service cannot start without its consumer. `label` names it in logs.
  */
 export async function keepConsuming(
-  open: () => Promise<ConsumerMessages>,
+  open: (resumeFrom?: Date) => Promise<ConsumerMessages>,
   label: string,
   logger: Logger,
   onMessage: (msg: JsMsg) => Promise<void> | void,
 ): Promise<Consuming> {
   let stopped = false;
+  let resumeFrom = new Date(Date.now() - RESUME_MARGIN_MS);
   let first: ConsumerMessages | undefined = await open();
   let current: ConsumerMessages | undefined;
   let wake: (() => void) | undefined;
   const done = (async () => {
     while (!stopped) {
       try {
-        const messages = first ?? (await open());
+        const messages = first ?? (await open(resumeFrom));
         first = undefined;
         current = messages;
         if (stopped) break;
         void watchForLoss(messages, label, logger);
-        for await (const msg of messages) await onMessage(msg);
+        for await (const msg of messages) {
+          await onMessage(msg);
+          resumeFrom = new Date(millis(msg.info.timestampNanos));
+        }
       } catch (err) {
         logger.error({ err, consumer: label }, 'consumer failed; starting it again');
       }
@@ -315,12 +331,37 @@ export async function keepConsuming(
   };
 }
 
+/**
+ * Where an ordered consumer of new messages starts: at the next message, or, opened again by
+ * `keepConsuming`, at `resumeFrom` (the last message it handled comes again; handlers are idempotent).
+ */
+export function followFrom(resumeFrom?: Date): { deliver_policy: DeliverPolicy; opt_start_time?: string } {
+  return resumeFrom
+    ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: resumeFrom.toISOString() }
+    : { deliver_policy: DeliverPolicy.New };
+}
+
+// What keepConsuming resumes from before a consumer has handled anything: the first `open`'s
+// instant by this host's clock, less this much, since messages carry the server's.
+const RESUME_MARGIN_MS = 5000;
+
+// The reports of a consumer that JetStream lost, or that nats.js created again on its own.
+const LOST: readonly string[] = [
+  ConsumerEvents.ConsumerDeleted,
+  ConsumerEvents.ConsumerNotFound,
+  ConsumerEvents.StreamNotFound,
+  ConsumerEvents.OrderedConsumerRecreated,
+];
+
 /** Ends `messages` once JetStream reports its consumer gone, so that `keepConsuming` opens it again. */
 async function watchForLoss(messages: ConsumerMessages, label: string, logger: Logger): Promise<void> {
   try {
     for await (const status of await messages.status()) {
-      if (status.type !== ConsumerEvents.ConsumerDeleted) continue;
-      logger.error({ consumer: label }, 'JetStream lost the consumer; creating it again');
+      if (!LOST.includes(status.type)) continue;
+      logger.error(
+        { consumer: label, report: status.type },
+        'JetStream lost the consumer; creating it again',
+      );
       await messages.close();
       return;
     }
