@@ -43,6 +43,17 @@ async function announcedBatches(): Promise<string[]> {
   return ids.sort();
 }
 
+/** Records the events stream as it is and marks a replay due now, as on finding it new; the mark. */
+async function markDue(stream: string): Promise<Date> {
+  const { created } = await jsm.streams.info(stream);
+  const mark = new Date();
+  await withTransaction(f.pool, async (client) => {
+    await recordStreamCreation(client, 'link.stream_epochs', stream, created);
+    await markReplayDue(client, stream, mark);
+  });
+  return mark;
+}
+
 async function admitSome(n: number): Promise<string[]> {
   const dev = device();
   const campaign = activeCampaign({ deviceId: dev.id });
@@ -132,13 +143,8 @@ it('prunes batches confirmed longer ago than the replay window, and nothing unco
 it('goes on with a replay that a crash interrupted, and then ends it', async () => {
   await admitSome(3);
   const stream = events();
-  const { created } = await jsm.streams.info(stream);
   // As a replica left it: the new stream recorded, the replay marked due, no batch marked yet.
-  const mark = new Date();
-  await withTransaction(f.pool, async (client) => {
-    await recordStreamCreation(client, 'link.stream_epochs', stream, created);
-    await markReplayDue(client, stream, mark);
-  });
+  const mark = await markDue(stream);
   f.admission.startSweeper(100);
   await waitFor(
     async () => (await replayDue(f.pool, stream)) === undefined && (await unconfirmed()) === 0,
@@ -153,12 +159,7 @@ it('goes on with a replay that a crash interrupted, and then ends it', async () 
 it('marks a replay page by page, and ends only the replay it was asked for', async () => {
   await admitSome(3);
   const stream = events();
-  const { created } = await jsm.streams.info(stream);
-  const mark = new Date();
-  await withTransaction(f.pool, async (client) => {
-    await recordStreamCreation(client, 'link.stream_epochs', stream, created);
-    await markReplayDue(client, stream, mark);
-  });
+  const mark = await markDue(stream);
   // An older replay's end leaves this one due.
   expect(await unconfirmForReplay(f.pool, stream, new Date(mark.getTime() - 60_000), 2)).toBe(0);
   expect(await replayDue(f.pool, stream)).toEqual(mark);
