@@ -193,3 +193,24 @@ it('logs events JetStream does not confirm at most once per ten seconds, with ho
     await own.close();
   }
 });
+
+it('keeps a replay due while rows another statement held are still confirmed', async () => {
+  await admitSome(3);
+  const stream = events();
+  const mark = await markDue(stream);
+  // Another replica's statement holds one row (and then rolls back, as on a timeout).
+  const other = await f.pool.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query(
+      'SELECT 1 FROM link.usage_batches WHERE id = (SELECT min(id) FROM link.usage_batches) FOR UPDATE',
+    );
+    expect(await unconfirmForReplay(f.pool, stream, mark)).toBe(2);
+    expect(await replayDue(f.pool, stream)).toEqual(mark);
+    await other.query('ROLLBACK');
+  } finally {
+    other.release();
+  }
+  expect(await unconfirmForReplay(f.pool, stream, mark)).toBe(1);
+  expect(await replayDue(f.pool, stream)).toBeUndefined();
+});

@@ -59,7 +59,7 @@ export async function startPrivateStore(kind: 'redis' | 'nats'): Promise<Private
     kill,
     restart: launch,
     up: async () => {
-      if (!child) await launch();
+      if (!child || child.exitCode !== null || child.signalCode !== null) await launch();
     },
     restartEmpty: async () => {
       await kill();

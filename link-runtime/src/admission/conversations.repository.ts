@@ -161,7 +161,11 @@ export async function rollUpConversations(pool: Pool, before: Date, limit: numbe
 }
 
 /** Marks batches whose event JetStream confirmed, at `at` (they are kept for a replay: migration 004). */
-export async function confirmBatches(pool: Pool, ids: readonly string[], at: Date): Promise<void> {
+export async function confirmBatches(
+  pool: Pool | PoolClient,
+  ids: readonly string[],
+  at: Date,
+): Promise<void> {
   if (ids.length === 0) return;
   await pool.query({
     name: 'link-confirm-usage-batches',
@@ -171,7 +175,11 @@ export async function confirmBatches(pool: Pool, ids: readonly string[], at: Dat
 }
 
 /** Batches written before `before` whose event was not confirmed yet (oldest first). */
-export async function listUnconfirmed(pool: Pool, before: Date, limit: number): Promise<UsageBatch[]> {
+export async function listUnconfirmed(
+  pool: Pool | PoolClient,
+  before: Date,
+  limit: number,
+): Promise<UsageBatch[]> {
   const { rows } = await pool.query<{ id: string; event: string; created_at: Date }>(
     `SELECT id, event, created_at FROM link.usage_batches
       WHERE confirmed_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`,
@@ -216,8 +224,12 @@ export async function unconfirmForReplay(
     );
     return rowCount ?? 0;
   }, pageSize);
+  // Ended only once no row it covers is left: one that another replica's statement was marking
+  // when this one skipped it, and that rolled back (a timeout, a crash), is marked next time.
   await pool.query(
-    'UPDATE link.stream_epochs SET replay_before = NULL WHERE name = $1 AND replay_before <= $2',
+    `UPDATE link.stream_epochs SET replay_before = NULL
+      WHERE name = $1 AND replay_before <= $2
+        AND NOT EXISTS (SELECT 1 FROM link.usage_batches WHERE confirmed_at < $2)`,
     [stream, before],
   );
   return marked;

@@ -215,8 +215,11 @@ export class UsageAnnouncer {
           [SWEEP_LOCK],
         );
         if (!lock.rows[0].ok) return { listed: 0, confirmed: true };
-        const page = await listUnconfirmed(this.deps.pool, before, SWEEP_PAGE);
-        return { listed: page.length, confirmed: await this.republish(page) };
+        // The page is listed and confirmed on this transaction's connection: a sweep needs no other.
+        const page = await listUnconfirmed(client, before, SWEEP_PAGE);
+        const ids = await this.republish(page);
+        await confirmBatches(client, ids, this.deps.clock());
+        return { listed: page.length, confirmed: ids.length === page.length };
       });
       if (listed < SWEEP_PAGE || !confirmed) break;
     }
@@ -260,12 +263,12 @@ export class UsageAnnouncer {
     if (pruned > 0) this.deps.logger.info({ pruned, before }, 'confirmed usage batches pruned');
   }
 
-  /** Publishes each unconfirmed batch under its own id; whether all were confirmed. */
-  private async republish(batches: readonly UsageBatch[]): Promise<boolean> {
+  /** Publishes each unconfirmed batch under its own id; the ids of those JetStream confirmed. */
+  private async republish(batches: readonly UsageBatch[]): Promise<string[]> {
     const names = subjects(this.deps.natsPrefix);
+    const confirm = async () => {};
     const outcomes = await Promise.all(
       batches.map((batch) => {
-        const confirm = () => this.confirmed.add(batch.id);
         const stored = JSON.parse(batch.event) as UsageStartsBatch | UsageAdmittedBatch;
         // Each batch only ever goes on the subject of the form it was written in (an older
         // version wrote UsageAdmittedBatch), so no conversation is applied under both schemes.
@@ -275,7 +278,7 @@ export class UsageAnnouncer {
         return this.publish(names.usageStarts, batch.id, event, confirm);
       }),
     );
-    return outcomes.every(Boolean);
+    return batches.filter((_, i) => outcomes[i]).map((b) => b.id);
   }
 
   /** Announces conversations the previous version wrote and did not announce: a batch each, under its id. */
