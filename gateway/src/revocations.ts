@@ -1,17 +1,11 @@
 import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
-import {
-  followFrom,
-  type JetStreamClient,
-  keepConsuming,
-  type Logger,
-  streamNames,
-} from '@outreach/platform';
+import { follower, type JetStreamClient, keepConsuming, type Logger, streamNames } from '@outreach/platform';
 import { JSONCodec } from 'nats';
 
 const codec = JSONCodec<ApiKeySnapshot>();
 
 /**
- * Follows API-key snapshots from now on (an ordered, ephemeral consumer: each gateway
+ * Follows API-key snapshots from now on (an ephemeral consumer of its own: each gateway
  * instance sees every message) and reports each revoked key id. Returns a stop function.
  */
 export async function watchRevocations(
@@ -21,13 +15,11 @@ export async function watchRevocations(
   logger: Logger,
 ): Promise<() => Promise<void>> {
   // Started again after a loss, it resumes from the last snapshot it handled.
-  const open = async (resumeFrom?: Date) =>
-    (
-      await js.consumers.get(streamNames(prefix).state, {
-        filterSubjects: subjects(prefix).apiKeyStateAll,
-        ...followFrom(resumeFrom),
-      })
-    ).consume();
+  const open = follower(js, {
+    stream: streamNames(prefix).state,
+    filterSubjects: subjects(prefix).apiKeyStateAll,
+    from: 'new',
+  });
   const { stop } = await keepConsuming(open, 'api key revocations', logger, (msg) => {
     try {
       const snapshot = codec.decode(msg.data);
@@ -35,6 +27,7 @@ export async function watchRevocations(
     } catch (err) {
       logger.warn({ err, subject: msg.subject }, 'unreadable api key snapshot');
     }
+    msg.ack();
   });
   return stop;
 }

@@ -6,19 +6,19 @@ import {
 } from '@outreach/contracts';
 import {
   type Consuming,
-  followFrom,
+  follower,
   type JetStreamClient,
   keepConsuming,
   streamNames,
   within,
 } from '@outreach/platform';
-import { type ConsumerInfo, DeliverPolicy, JSONCodec } from 'nats';
+import { JSONCodec } from 'nats';
 import type { Logger } from 'pino';
 
 const codec = JSONCodec();
 
 /**
- * Campaigns and devices held in memory, fed by ordered consumers on the state stream. Each
+ * Campaigns and devices held in memory, fed by followers (platform `follower`) of the state stream. Each
  * consumer first replays the latest snapshot of every subject, then follows changes; only a
  * snapshot with a higher version than the one held replaces it, so a late or replayed message
  * never rolls state back. Reads are plain map lookups: no store is queried per request.
@@ -84,13 +84,11 @@ export class StateCache {
     onChange: (event: RecipientChanged) => void,
   ): Promise<void> {
     // Started again after a loss, it resumes from the last change it handled.
-    const open = async (resumeFrom?: Date) =>
-      (
-        await js.consumers.get(streamNames(prefix).events, {
-          filterSubjects: subjects(prefix).recipientChanged,
-          ...followFrom(resumeFrom),
-        })
-      ).consume();
+    const open = follower(js, {
+      stream: streamNames(prefix).events,
+      filterSubjects: subjects(prefix).recipientChanged,
+      from: 'new',
+    });
     this.consumptions.push(
       await keepConsuming(open, 'recipient changes', this.logger, (msg) => {
         try {
@@ -98,6 +96,7 @@ export class StateCache {
         } catch (err) {
           this.logger.warn({ err, subject: msg.subject }, 'bad RecipientChanged event skipped');
         }
+        msg.ack();
       }),
     );
   }
@@ -111,15 +110,15 @@ export class StateCache {
   ): Promise<void> {
     // The first consumer's backlog decides readiness; one started again after a loss replays the
     // latest snapshots too, and only newer versions replace what is held.
-    let first: ConsumerInfo | undefined;
-    const open = async () => {
-      const consumer = await js.consumers.get(stream, {
-        filterSubjects: filter,
-        deliver_policy: DeliverPolicy.LastPerSubject,
-      });
-      first ??= await consumer.info();
-      return consumer.consume();
-    };
+    let firstPending: number | undefined;
+    const open = follower(js, {
+      stream,
+      filterSubjects: filter,
+      from: 'last_per_subject',
+      onOpened: (pending) => {
+        firstPending ??= pending;
+      },
+    });
     let markReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
@@ -131,10 +130,11 @@ export class StateCache {
         } catch (err) {
           this.logger.warn({ err, subject: msg.subject }, 'bad state snapshot skipped');
         }
+        msg.ack();
         if (msg.info.pending === 0) markReady();
       }),
     );
-    if (first?.num_pending === 0) markReady();
+    if (firstPending === 0) markReady();
     await within(ready, readyTimeoutMs);
   }
 

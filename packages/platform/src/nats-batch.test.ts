@@ -13,6 +13,7 @@ import {
   consumeDurable,
   consumeDurableBatch,
   ensureStreams,
+  follower,
   keepConsuming,
   keepStreams,
   publishJson,
@@ -155,18 +156,19 @@ describe('consumeDurableBatch (real NATS)', () => {
     }
   });
 
-  it('follows an ordered consumer again once its stream is lost and back (keepConsuming)', async () => {
+  it('follows again once its stream is lost and back (follower, keepConsuming)', async () => {
     const own = uniqueName('o');
     await ensureStreams(jsm, own);
     const seen: string[] = [];
-    const open = async () =>
-      (await js.consumers.get(streamNames(own).state, { filterSubjects: `${own}.state.>` })).consume();
-    const following = await keepConsuming(
-      open,
-      'test follower',
-      logger,
-      (msg) => void seen.push(msg.string()),
-    );
+    const open = follower(js, {
+      stream: streamNames(own).state,
+      filterSubjects: `${own}.state.>`,
+      from: 'new',
+    });
+    const following = await keepConsuming(open, 'test follower', logger, (msg) => {
+      seen.push(msg.string());
+      msg.ack();
+    });
     try {
       await publishJson(js, `${own}.state.campaign.c1`, 'v1');
       await until(() => seen.length === 1);

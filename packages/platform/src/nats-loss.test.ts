@@ -1,7 +1,7 @@
 import { connect, type NatsConnection } from 'nats';
 import pino from 'pino';
 import { type PrivateStore, startPrivateStore } from '../../../test/support/private-store';
-import { consumeDurable, ensureStreams, followFrom, keepConsuming, publishJson, streamNames } from './nats';
+import { consumeDurable, ensureStreams, follower, keepConsuming, publishJson, streamNames } from './nats';
 
 // A NATS that comes back without its files, on a server of this test's own: the consumers of
 // every kind must follow the streams created anew, though no server was left to report them lost.
@@ -47,17 +47,18 @@ async function loseFiles(): Promise<void> {
   }
 }
 
-it('an ordered follower sees the first messages of the stream created anew', async () => {
+it('a follower sees the first messages of the stream created anew', async () => {
   const js = nc.jetstream();
   const seen: string[] = [];
-  const open = async (resumeFrom?: Date) =>
-    (
-      await js.consumers.get(streamNames(prefix).events, {
-        filterSubjects: `${prefix}.events.>`,
-        ...followFrom(resumeFrom),
-      })
-    ).consume();
-  const following = await keepConsuming(open, 'follower', logger, (msg) => void seen.push(msg.string()));
+  const open = follower(js, {
+    stream: streamNames(prefix).events,
+    filterSubjects: `${prefix}.events.>`,
+    from: 'new',
+  });
+  const following = await keepConsuming(open, 'follower', logger, (msg) => {
+    seen.push(msg.string());
+    msg.ack();
+  });
   try {
     // Ten messages, so that the old stream's sequence numbers run past what the new one holds.
     for (let i = 0; i < 10; i++) await publishJson(js, `${prefix}.events.x`, `old ${i}`);
@@ -66,6 +67,10 @@ it('an ordered follower sees the first messages of the stream created anew', asy
     // One message: stream sequence 1 of the new stream.
     await publishJson(js, `${prefix}.events.x`, 'new');
     await until(() => seen.includes('"new"'));
+    // One consumer pulls: none left behind by the follower that was ended.
+    await new Promise((r) => setTimeout(r, 2000));
+    const consumers = await (await nc.jetstreamManager()).consumers.list(streamNames(prefix).events).next();
+    expect(consumers).toHaveLength(1);
   } finally {
     await following.stop();
   }

@@ -12,6 +12,7 @@ import {
   type JsMsg,
   millis,
   type NatsConnection,
+  nanos,
   headers as natsHeaders,
   RetentionPolicy,
   StorageType,
@@ -274,13 +275,13 @@ export interface Consuming {
 /**
  * Hands every message of the consumer `open` creates to `onMessage`, one at a time, until `stop`.
  * When JetStream loses the consumer (deleted, or gone with its stream when NATS lost its files),
- * nats.js's consume iterator reports it and then waits for ever if it is durable, or, if it is
- * ordered, creates it again after the last stream sequence it saw, which on a stream created anew
- * (numbered from 1 again) skips every message up to that number. So on any such report, and a
+ * nats.js's consume iterator reports it and then waits for ever. So on any such report, and a
  * second after any failure of the iterator, this calls `open` again and consumes anew, from the
  * consumer's delivery policy: a durable one may deliver messages twice (handlers are idempotent);
  * `open` gets the instant of the last message handled (or of the first `open`, less a margin for
- * clocks), from which one that follows only new messages resumes. The first `open` runs before
+ * clocks), from which a `follower` of new messages resumes. (nats.js's ordered consumers also
+ * report 'recreated' when they rebuild themselves, after the old stream's last sequence number;
+ * that ends them here too, but see `follower` for why the services do not use them.) The first `open` runs before
  * this returns, so a service cannot start without its consumer. `label` names it in logs.
  */
 export async function keepConsuming(
@@ -332,13 +333,56 @@ export async function keepConsuming(
 }
 
 /**
- * Where an ordered consumer of new messages starts: at the next message, or, opened again by
+ * Where a follower of new messages starts: at the next message, or, opened again by
  * `keepConsuming`, at `resumeFrom` (the last message it handled comes again; handlers are idempotent).
  */
 export function followFrom(resumeFrom?: Date): { deliver_policy: DeliverPolicy; opt_start_time?: string } {
   return resumeFrom
     ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: resumeFrom.toISOString() }
     : { deliver_policy: DeliverPolicy.New };
+}
+
+/** What a follower reads: a stream's subjects, from the latest message of each or from new ones. */
+export interface FollowOptions {
+  stream: string;
+  filterSubjects: string;
+  from: 'last_per_subject' | 'new';
+  /** Told of each consumer created, with how many messages it had to deliver then. */
+  onOpened?: (pending: number) => void;
+}
+
+// How long JetStream keeps a follower's consumer once nothing pulls from it (a closed one).
+const FOLLOWER_INACTIVE_MS = 60_000;
+
+/**
+ * The `open` of a follower for `keepConsuming`: each call creates an ephemeral pull consumer (in
+ * memory, acknowledged message by message, so a delivery lost on the way comes again) and consumes
+ * it. Not nats.js's ordered consumers: after a loss they rebuild themselves in a way `close` cannot
+ * stop (the rebuilt consumer is attached to the closed iterator and goes on pulling), and resume
+ * after the old stream's last sequence number. The handler acknowledges each message.
+ */
+export function follower(
+  js: JetStreamClient,
+  opts: FollowOptions,
+): (resumeFrom?: Date) => Promise<ConsumerMessages> {
+  let jsm: JetStreamManager | undefined;
+  return async (resumeFrom) => {
+    jsm ??= await js.jetstreamManager();
+    const start =
+      opts.from === 'last_per_subject'
+        ? { deliver_policy: DeliverPolicy.LastPerSubject }
+        : followFrom(resumeFrom);
+    const info = await jsm.consumers.add(opts.stream, {
+      ...start,
+      filter_subject: opts.filterSubjects,
+      ack_policy: AckPolicy.Explicit,
+      inactive_threshold: nanos(FOLLOWER_INACTIVE_MS),
+      mem_storage: true,
+      num_replicas: 1,
+    });
+    opts.onOpened?.(info.num_pending);
+    return (await js.consumers.get(opts.stream, info.name)).consume();
+  };
 }
 
 // What keepConsuming resumes from before a consumer has handled anything: the first `open`'s
