@@ -23,6 +23,7 @@ import {
   natsCheck,
   Opened,
   openMetrics,
+  postgresCheck,
   pruneAppliedPeriodically,
   type RunningService,
   randomBase62,
@@ -166,7 +167,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     if (metricsPort) ports.metrics = metricsPort;
 
     const dependencies = {
-      postgres: () => pool.query('SELECT 1'),
+      postgres: postgresCheck(pool),
       nats: natsCheck(nc),
     };
     registerDependencyMetrics(metrics.registry, dependencies);

@@ -16,6 +16,7 @@ import {
   Opened,
   openMetrics,
   type RunningService,
+  redisCheck,
   registerDependencyMetrics,
   systemClock,
 } from '@outreach/platform';
@@ -80,7 +81,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
 
     const dependencies = {
-      redis: async () => (await redis.ping()) === 'PONG',
+      redis: redisCheck(redis),
       recipientService: backends.recipientsHealthy,
       campaignService: backends.campaignsHealthy,
       nats: natsCheck(nc),

@@ -19,7 +19,9 @@ import {
   natsCheck,
   Opened,
   openMetrics,
+  postgresCheck,
   type RunningService,
+  redisCheck,
   registerDependencyMetrics,
   registerPoolMetrics,
   systemClock,
@@ -153,8 +155,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       );
 
     const dependencies = {
-      postgres: () => pool.query('SELECT 1'),
-      redis: async () => (await redis.ping()) === 'PONG',
+      postgres: postgresCheck(pool),
+      redis: redisCheck(redis),
       nats: natsCheck(nc),
     };
     registerDependencyMetrics(metrics.registry, dependencies);

@@ -18,6 +18,7 @@ import {
   natsCheck,
   Opened,
   openMetrics,
+  postgresCheck,
   pruneAppliedPeriodically,
   publishJson,
   type RunningService,
@@ -102,7 +103,7 @@ export async function start(
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
     registerDependencyMetrics(metrics.registry, {
-      postgres: () => pool.query('SELECT 1'),
+      postgres: postgresCheck(pool),
       nats: natsCheck(nc),
     });
     const streams = streamNames(prefix);

@@ -159,7 +159,7 @@ export class UsageAnnouncer {
     subject: string,
     id: string,
     event: unknown,
-    confirm: () => Promise<void>,
+    confirm?: () => Promise<void>,
   ): Promise<boolean> {
     const published = this.publishOnce(subject, id, event, confirm);
     this.publishing.add(published);
@@ -172,11 +172,11 @@ export class UsageAnnouncer {
     subject: string,
     id: string,
     event: unknown,
-    confirm: () => Promise<void>,
+    confirm?: () => Promise<void>,
   ): Promise<boolean> {
     try {
       await publishJson(this.deps.js, subject, event, id);
-      await confirm();
+      await confirm?.();
       return true;
     } catch (err) {
       this.warnUnconfirmed(err, id);
@@ -266,16 +266,14 @@ export class UsageAnnouncer {
   /** Publishes each unconfirmed batch under its own id; the ids of those JetStream confirmed. */
   private async republish(batches: readonly UsageBatch[]): Promise<string[]> {
     const names = subjects(this.deps.natsPrefix);
-    const confirm = async () => {};
     const outcomes = await Promise.all(
       batches.map((batch) => {
         const stored = JSON.parse(batch.event) as UsageStartsBatch | UsageAdmittedBatch;
         // Each batch only ever goes on the subject of the form it was written in (an older
         // version wrote UsageAdmittedBatch), so no conversation is applied under both schemes.
-        if ('conversations' in stored)
-          return this.publish(names.usageAdmittedBatch, batch.id, stored, confirm);
+        if ('conversations' in stored) return this.publish(names.usageAdmittedBatch, batch.id, stored);
         const event: UsageStarts = { eventId: batch.id, batches: [stored] };
-        return this.publish(names.usageStarts, batch.id, event, confirm);
+        return this.publish(names.usageStarts, batch.id, event);
       }),
     );
     return batches.filter((_, i) => outcomes[i]).map((b) => b.id);

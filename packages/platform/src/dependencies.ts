@@ -1,3 +1,6 @@
+import type Redis from 'ioredis';
+import type { NatsConnection } from 'nats';
+import type { Pool } from 'pg';
 import { Gauge, type Registry } from 'prom-client';
 import { TIMED_OUT, within } from './within';
 
@@ -6,6 +9,24 @@ export type DependencyCheck = () => Promise<unknown>;
 
 /** A service's dependency checks by name (`postgres`, `redis`, …). */
 export type Dependencies = Record<string, DependencyCheck>;
+
+/** A dependency check of a PostgreSQL pool: a trivial query. */
+export function postgresCheck(pool: Pick<Pool, 'query'>): DependencyCheck {
+  return () => pool.query('SELECT 1');
+}
+
+/** A dependency check of a Redis client: a PING answered. */
+export function redisCheck(redis: Pick<Redis, 'ping'>): DependencyCheck {
+  return async () => (await redis.ping()) === 'PONG';
+}
+
+/**
+ * A dependency check of a NATS connection: a round trip to the server, which waits (and so times
+ * out) while the connection is down and reconnecting, where `isClosed` would still say false.
+ */
+export function natsCheck(nc: Pick<NatsConnection, 'flush'>): DependencyCheck {
+  return () => nc.flush();
+}
 
 /** A dependency's state as a check found it. */
 export type DependencyState = 'ok' | 'down';

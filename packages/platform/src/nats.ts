@@ -45,14 +45,6 @@ export async function connectNats(
   return nc;
 }
 
-/**
- * A dependency check of a NATS connection: a round trip to the server, which waits (and so times
- * out) while the connection is down and reconnecting, where `isClosed` would still say false.
- */
-export function natsCheck(nc: NatsConnection): () => Promise<unknown> {
-  return () => nc.flush();
-}
-
 /** Names of the two streams, derived from the configured prefix. */
 export function streamNames(prefix: string): { state: string; events: string } {
   const base = prefix.toUpperCase().replace(/[^A-Z0-9_-]/g, '_');
@@ -279,9 +271,7 @@ export interface Consuming {
  * second after any failure of the iterator, this calls `open` again and consumes anew, from the
  * consumer's delivery policy: a durable one may deliver messages twice (handlers are idempotent);
  * `open` gets the instant of the last message handled (or of the first `open`, less a margin for
- * clocks), from which a `follower` of new messages resumes. (nats.js's ordered consumers also
- * report 'recreated' when they rebuild themselves, after the old stream's last sequence number;
- * that ends them here too, but see `follower` for why the services do not use them.) The first `open` runs before
+ * clocks), from which a `follower` of new messages resumes. The first `open` runs before
  * this returns, so a service cannot start without its consumer. `label` names it in logs.
  */
 export async function keepConsuming(
@@ -336,7 +326,7 @@ export async function keepConsuming(
  * Where a follower of new messages starts: at the next message, or, opened again by
  * `keepConsuming`, at `resumeFrom` (the last message it handled comes again; handlers are idempotent).
  */
-export function followFrom(resumeFrom?: Date): { deliver_policy: DeliverPolicy; opt_start_time?: string } {
+function followFrom(resumeFrom?: Date): { deliver_policy: DeliverPolicy; opt_start_time?: string } {
   return resumeFrom
     ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: resumeFrom.toISOString() }
     : { deliver_policy: DeliverPolicy.New };
@@ -389,12 +379,11 @@ export function follower(
 // instant by this host's clock, less this much, since messages carry the server's.
 const RESUME_MARGIN_MS = 5000;
 
-// The reports of a consumer that JetStream lost, or that nats.js created again on its own.
+// The reports of a consumer that JetStream lost.
 const LOST: readonly string[] = [
   ConsumerEvents.ConsumerDeleted,
   ConsumerEvents.ConsumerNotFound,
   ConsumerEvents.StreamNotFound,
-  ConsumerEvents.OrderedConsumerRecreated,
 ];
 
 /** Ends `messages` once JetStream reports its consumer gone, so that `keepConsuming` opens it again. */
