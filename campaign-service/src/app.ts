@@ -1,7 +1,7 @@
 import {
   type AccessLogMode,
   AppError,
-  type Dependencies,
+  type DependencyStates,
   healthRoutes,
   type Lifecycle,
   requestContext,
@@ -24,7 +24,7 @@ export interface HttpAppDeps {
   lifecycle: Lifecycle;
   metrics: ServiceMetrics;
   /** What /readyz reports on (see healthRoutes). */
-  dependencies: Dependencies;
+  dependencies: DependencyStates;
   /** Dashboard cookies carry `Secure`; off only for plain-http local development (Safari drops them). */
   secureCookies: boolean;
 }

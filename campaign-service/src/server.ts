@@ -20,6 +20,7 @@ import {
   listen,
   loadConfig,
   migrate,
+  monitorDependencies,
   natsCheck,
   Opened,
   openMetrics,
@@ -166,10 +167,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
     if (metricsPort) ports.metrics = metricsPort;
 
-    const dependencies = {
+    const dependencies = monitorDependencies({
       postgres: postgresCheck(pool),
       nats: natsCheck(nc),
-    };
+    });
     registerDependencyMetrics(metrics.registry, dependencies);
     const grpc = opened.add('grpc', new Server(GRPC_CHANNEL_OPTIONS), (server) =>
       closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),

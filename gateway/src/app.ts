@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import {
   type AccessLogMode,
   AppError,
-  type Dependencies,
+  type DependencyStates,
   healthRoutes,
   type Lifecycle,
   type Logger,
@@ -42,7 +42,7 @@ export interface GatewayDeps {
   metrics: ServiceMetrics;
   lifecycle: Lifecycle;
   /** What /readyz reports on (see healthRoutes). */
-  dependencies: Dependencies;
+  dependencies: DependencyStates;
   trustProxy: boolean;
   /** Failed authentications allowed per client address and minute. */
   failedAuthPerMinute?: number;

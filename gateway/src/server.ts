@@ -12,6 +12,7 @@ import {
   type Logger,
   listen,
   loadConfig,
+  monitorDependencies,
   natsCheck,
   Opened,
   openMetrics,
@@ -80,12 +81,12 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       await watchRevocations(nc.jetstream(), config.NATS_PREFIX, (id) => grants.revoke(id), logger),
     );
 
-    const dependencies = {
+    const dependencies = monitorDependencies({
       redis: redisCheck(redis),
       recipientService: backends.recipientsHealthy,
       campaignService: backends.campaignsHealthy,
       nats: natsCheck(nc),
-    };
+    });
     registerDependencyMetrics(metrics.registry, dependencies);
     const app = buildApp({
       logger,

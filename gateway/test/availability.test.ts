@@ -1,3 +1,4 @@
+import { eventually } from '../../test/support/fixtures';
 import { freePort } from '../../test/support/system';
 import { expectRateLimitHeaders, type Harness, startHarness } from './support/harness';
 
@@ -30,11 +31,15 @@ test('a backend down is 503 unavailable (retryable); the gateway stays ready and
     expect(r.text).not.toMatch(/ECONNREFUSED|No connection|grpc/i);
     expectRateLimitHeaders(r);
     // Every replica shares the backend: unready, they would leave the Ingress to answer for them.
-    const ready = await g.request('GET', '/readyz');
-    expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({
-      status: 'degraded',
-      checks: { redis: 'ok', recipientService: 'down', campaignService: 'ok', nats: 'ok' },
+    // Checks run at most once a second (monitorDependencies): the state shows within one.
+    await eventually(async () => {
+      const ready = await g.request('GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({
+        status: 'degraded',
+        checks: { redis: 'ok', recipientService: 'down', campaignService: 'ok', nats: 'ok' },
+      });
+      return true;
     });
     const text = await (await fetch(`http://127.0.0.1:${g.gateway.ports.metrics}/metrics`)).text();
     expect(text).toMatch(/dependency_up\{dependency="recipientService"[^}]*\} 0/);

@@ -5,7 +5,7 @@ import {
   type AccessLogMode,
   AppError,
   type Clock,
-  type Dependencies,
+  type DependencyStates,
   healthRoutes,
   type Lifecycle,
   readJsonBody,
@@ -38,7 +38,7 @@ export interface LinkAppDeps {
   clock: Clock;
   lifecycle: Lifecycle;
   /** What /readyz reports on (see healthRoutes). */
-  dependencies: Dependencies;
+  dependencies: DependencyStates;
   state: StateCache;
   recipients: RecipientCache;
   unknownLinks: MissLimit;

@@ -16,6 +16,7 @@ import {
   listen,
   loadConfig,
   migrate,
+  monitorDependencies,
   natsCheck,
   Opened,
   openMetrics,
@@ -154,11 +155,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS),
       );
 
-    const dependencies = {
+    const dependencies = monitorDependencies({
       postgres: postgresCheck(pool),
       redis: redisCheck(redis),
       nats: natsCheck(nc),
-    };
+    });
     registerDependencyMetrics(metrics.registry, dependencies);
     const listener = linkRequestListener({
       logger,

@@ -15,6 +15,7 @@ import {
   type Logger,
   loadConfig,
   migrate,
+  monitorDependencies,
   natsCheck,
   Opened,
   openMetrics,
@@ -102,10 +103,10 @@ export async function start(
     );
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
-    registerDependencyMetrics(metrics.registry, {
-      postgres: postgresCheck(pool),
-      nats: natsCheck(nc),
-    });
+    registerDependencyMetrics(
+      metrics.registry,
+      monitorDependencies({ postgres: postgresCheck(pool), nats: natsCheck(nc) }),
+    );
     const streams = streamNames(prefix);
     registerConsumerLag(metrics.registry, jsm, [
       { stream: streams.state, consumer: campaignsDurable(prefix) },

@@ -4,7 +4,12 @@ import { loadHealthProto } from '@outreach/contracts';
 import Koa from 'koa';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { checkDependencies, registerDependencyMetrics } from './dependencies';
+import {
+  checkDependencies,
+  type Dependencies,
+  monitorDependencies,
+  registerDependencyMetrics,
+} from './dependencies';
 import { callUnary } from './grpc';
 import { addGrpcHealth } from './grpc-health';
 import { healthRoutes } from './http';
@@ -26,9 +31,9 @@ it('finds a dependency down when its check throws, returns false or takes too lo
 });
 
 describe('/readyz', () => {
-  async function readyz(lifecycle: Lifecycle, checks: Parameters<typeof healthRoutes>[1]) {
+  async function readyz(lifecycle: Lifecycle, checks: Dependencies) {
     const app = new Koa();
-    app.use(healthRoutes(lifecycle, checks));
+    app.use(healthRoutes(lifecycle, monitorDependencies(checks)));
     const server = createServer(app.callback());
     const port = await listen(server, 0, '127.0.0.1');
     try {
@@ -78,10 +83,58 @@ it('serves grpc.health.v1 SERVING until shutdown begins, NOT_SERVING from then o
 it('exports dependency_up by dependency, checked when scraped', async () => {
   const registry = new Registry();
   let redisUp = true;
-  registerDependencyMetrics(registry, { postgres: up, redis: async () => redisUp });
+  let clock = 0;
+  const states = monitorDependencies({ postgres: up, redis: async () => redisUp }, { now: () => clock });
+  registerDependencyMetrics(registry, states);
   expect(await registry.metrics()).toMatch(/dependency_up\{dependency="redis"\} 1/);
   redisUp = false;
+  clock += 1000;
   const text = await registry.metrics();
   expect(text).toMatch(/dependency_up\{dependency="redis"\} 0/);
   expect(text).toMatch(/dependency_up\{dependency="postgres"\} 1/);
+});
+
+describe('monitorDependencies', () => {
+  it('runs one round of checks for the callers within maxAgeMs, and a new one after', async () => {
+    let clock = 0;
+    let runs = 0;
+    let redisUp = true;
+    const states = monitorDependencies(
+      {
+        redis: async () => {
+          runs++;
+          return redisUp;
+        },
+      },
+      { maxAgeMs: 1000, now: () => clock },
+    );
+    expect(await states()).toEqual({ redis: 'ok' });
+    redisUp = false;
+    clock = 999;
+    expect(await states()).toEqual({ redis: 'ok' });
+    expect(runs).toBe(1);
+    clock = 1000;
+    expect(await states()).toEqual({ redis: 'down' });
+    expect(runs).toBe(2);
+  });
+
+  it('shares a round under way among the callers that arrive meanwhile', async () => {
+    let runs = 0;
+    let answer: (ok: boolean) => void = () => {};
+    const states = monitorDependencies(
+      {
+        postgres: () => {
+          runs++;
+          return new Promise<boolean>((resolve) => {
+            answer = resolve;
+          });
+        },
+      },
+      { maxAgeMs: 0 },
+    );
+    const asked = [states(), states(), states()];
+    answer(true);
+    expect(await Promise.all(asked)).toEqual([{ postgres: 'ok' }, { postgres: 'ok' }, { postgres: 'ok' }]);
+    expect(runs).toBe(1);
+  });
 });

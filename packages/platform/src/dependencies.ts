@@ -53,21 +53,56 @@ export async function checkDependencies(
   return states;
 }
 
+/** Each dependency's state, as `monitorDependencies` last found it. */
+export type DependencyStates = () => Promise<Record<string, DependencyState>>;
+
+/** Options of `monitorDependencies`. */
+export interface MonitorOptions {
+  /** How long a round of checks answers later callers (default 1 s). */
+  maxAgeMs?: number;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Runs `checks` on demand, at most one round per `maxAgeMs`: callers while a round is under way
+ * share it, and callers within `maxAgeMs` of its end get its states. Readiness probes and every
+ * Prometheus server that scrapes a replica ask for these, so however many there are, the stores
+ * see one round of checks a second from each replica rather than one per request.
+ */
+export function monitorDependencies(checks: Dependencies, options: MonitorOptions = {}): DependencyStates {
+  const { maxAgeMs = 1000, timeoutMs = CHECK_TIMEOUT_MS, now = Date.now } = options;
+  let last: { states: Record<string, DependencyState>; at: number } | undefined;
+  let running: Promise<Record<string, DependencyState>> | undefined;
+  return () => {
+    if (last && now() - last.at < maxAgeMs) return Promise.resolve(last.states);
+    running ??= checkDependencies(checks, timeoutMs)
+      .then((states) => {
+        last = { states, at: now() };
+        return states;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+}
+
 /**
  * Registers `dependency_up{dependency}`: 1 while the dependency answers its check, 0 while it
- * does not, checked when scraped. Readiness no longer says when a store is out of reach (see
- * `healthRoutes`); this does, for alerts.
+ * does not, as `states` finds it when scraped. Readiness no longer says when a store is out of
+ * reach (see `healthRoutes`); this does, for alerts.
  */
-export function registerDependencyMetrics(registry: Registry, checks: Dependencies): void {
+export function registerDependencyMetrics(registry: Registry, states: DependencyStates): void {
   new Gauge({
     name: 'dependency_up',
     help: 'Whether a store or backend the service needs answered its check (1) or not (0) when scraped',
     labelNames: ['dependency'],
     registers: [registry],
     async collect() {
-      const states = await checkDependencies(checks);
+      const found = await states();
       this.reset();
-      for (const [dependency, state] of Object.entries(states))
+      for (const [dependency, state] of Object.entries(found))
         this.set({ dependency }, state === 'ok' ? 1 : 0);
     },
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { COMMON_CONFIG } from './config';
-import { checkDependencies, type Dependencies } from './dependencies';
+import type { DependencyStates } from './dependencies';
 import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
 
@@ -115,7 +115,7 @@ export function sendError(ctx: Context, err: AppError): void {
  * what it can (a 503 `unavailable` in the error model, the link's unavailable page in the
  * customer's language, and everything that does not need that store).
  */
-export function healthRoutes(lifecycle: Lifecycle, checks: Dependencies): Middleware {
+export function healthRoutes(lifecycle: Lifecycle, dependencies: DependencyStates): Middleware {
   return async (ctx, next) => {
     if (ctx.path === '/livez') {
       ctx.body = { status: 'ok' };
@@ -127,7 +127,7 @@ export function healthRoutes(lifecycle: Lifecycle, checks: Dependencies): Middle
       ctx.body = { status: 'draining' };
       return;
     }
-    const states = await checkDependencies(checks);
+    const states = await dependencies();
     const degraded = Object.values(states).includes('down');
     ctx.body = { status: degraded ? 'degraded' : 'ok', checks: states };
   };
