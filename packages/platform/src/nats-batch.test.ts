@@ -182,6 +182,49 @@ describe('consumeDurableBatch (real NATS)', () => {
     }
   });
 
+  it('waits longer after each failed open while its stream is missing, up to retry.maxMs', async () => {
+    const own = uniqueName('o');
+    await ensureStreams(jsm, own);
+    const open = follower(js, {
+      stream: streamNames(own).state,
+      filterSubjects: `${own}.state.>`,
+      from: 'new',
+    });
+    const failedAt: number[] = [];
+    const seen: string[] = [];
+    const following = await keepConsuming(
+      async (resumeFrom) => {
+        try {
+          return await open(resumeFrom);
+        } catch (err) {
+          failedAt.push(Date.now());
+          throw err;
+        }
+      },
+      'test follower',
+      logger,
+      (msg) => {
+        seen.push(msg.string());
+        msg.ack();
+      },
+      { firstMs: 50, maxMs: 200 },
+    );
+    try {
+      await jsm.streams.delete(streamNames(own).state);
+      await until(() => failedAt.length >= 5, 5000);
+      const gaps = failedAt.slice(1).map((at, i) => at - failedAt[i]);
+      // 100, 200, 200, … ms; a fixed wait would open again every 50 ms.
+      expect(gaps[0]).toBeGreaterThanOrEqual(90);
+      for (const gap of gaps.slice(1)) expect(gap).toBeGreaterThanOrEqual(190);
+      await ensureStreams(jsm, own);
+      await publishJson(js, `${own}.state.campaign.c1`, 'back');
+      await until(() => seen.includes('"back"'), 2000);
+    } finally {
+      await following.stop();
+      await deleteNatsStreams(own);
+    }
+  });
+
   it('does not hold a lone message back for more than maxWaitMs', async () => {
     const received: number[] = [];
     await start('lone', async (msgs) => void received.push(msgs.length), { maxBatch: 256, maxWaitMs: 5 });

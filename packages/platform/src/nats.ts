@@ -258,6 +258,20 @@ function receive(
   return keepConsuming(open, opts.durable, logger, onMessage);
 }
 
+/** How long `keepConsuming` waits before opening a consumer again: `firstMs`, doubled per failed open up to `maxMs`. */
+export interface RetryDelays {
+  firstMs: number;
+  maxMs: number;
+}
+
+// A lost consumer is opened again after a second; while its stream is missing, at most every 5 s,
+// so a follower is back within 5 s of the stream keeper making its stream again (every 30 s).
+const CONSUMER_RETRY: RetryDelays = { firstMs: 1000, maxMs: 5000 };
+
+function retryDelay(retry: RetryDelays, failures: number): number {
+  return Math.min(retry.firstMs * 2 ** failures, retry.maxMs);
+}
+
 /** A consumption `keepConsuming` keeps going: `done` settles once `stop` has ended it. */
 export interface Consuming {
   done: Promise<void>;
@@ -271,7 +285,9 @@ export interface Consuming {
  * second after any failure of the iterator, this calls `open` again and consumes anew, from the
  * consumer's delivery policy: a durable one may deliver messages twice (handlers are idempotent);
  * `open` gets the instant of the last message handled (or of the first `open`, less a margin for
- * clocks), from which a `follower` of new messages resumes. The first `open` runs before
+ * clocks), from which a `follower` of new messages resumes. While `open` keeps failing (its stream
+ * is missing until the stream keeper makes it again), the wait doubles up to `retry.maxMs`, so an
+ * outage logs a line every few seconds rather than every second. The first `open` runs before
  * this returns, so a service cannot start without its consumer. `label` names it in logs.
  */
 export async function keepConsuming(
@@ -279,8 +295,10 @@ export async function keepConsuming(
   label: string,
   logger: Logger,
   onMessage: (msg: JsMsg) => Promise<void> | void,
+  retry: RetryDelays = CONSUMER_RETRY,
 ): Promise<Consuming> {
   let stopped = false;
+  let failures = 0;
   let resumeFrom = new Date(Date.now() - RESUME_MARGIN_MS);
   let first: ConsumerMessages | undefined = await open();
   let current: ConsumerMessages | undefined;
@@ -291,6 +309,7 @@ export async function keepConsuming(
         const messages = first ?? (await open(resumeFrom));
         first = undefined;
         current = messages;
+        failures = 0;
         if (stopped) break;
         void watchForLoss(messages, label, logger);
         for await (const msg of messages) {
@@ -298,11 +317,16 @@ export async function keepConsuming(
           resumeFrom = new Date(millis(msg.info.timestampNanos));
         }
       } catch (err) {
-        logger.error({ err, consumer: label }, 'consumer failed; starting it again');
+        failures++;
+        logger.error(
+          { err, consumer: label, attempt: failures, retryInMs: retryDelay(retry, failures) },
+          'consumer failed; starting it again',
+        );
       }
       if (stopped) break;
+      const delay = retryDelay(retry, failures);
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1000);
+        const timer = setTimeout(resolve, delay);
         wake = () => {
           clearTimeout(timer);
           resolve();
