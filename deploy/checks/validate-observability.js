@@ -60,6 +60,7 @@ const wanted = [
   'nats_consumer_pending',
   'link_usage_unconfirmed_batches',
   'link_usage_unconfirmed_oldest_seconds',
+  'link_usage_replay_batches',
   'link_counter_seeds_total',
   'db_pool_waiting',
   'db_pool_total',

@@ -1,4 +1,11 @@
-import { type AppError, type Clock, createMetrics, isFailure, type ServiceMetrics } from '@outreach/platform';
+import {
+  type AppError,
+  type Clock,
+  createMetrics,
+  isFailure,
+  type ServiceMetrics,
+  sharedWhileRunning,
+} from '@outreach/platform';
 import type { Pool } from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { unconfirmedBacklog } from './admission/conversations.repository';
@@ -48,10 +55,14 @@ export function countRefusal(metrics: LinkMetrics, err: AppError): void {
  * Registers `link_usage_unconfirmed_batches` and `link_usage_unconfirmed_oldest_seconds`: usage
  * events written but not yet confirmed by JetStream, read from the outbox when scraped. While
  * they grow, interaction counts and budgets in the API stand still (NATS down, a failing publish).
+ * And `link_usage_replay_batches`: kept batches a replay publishes again after the events stream
+ * was created anew, apart, since they are hours old by design and would set off the age alert.
  */
 export function registerUsageOutbox(registry: Registry, pool: Pool, clock: Clock): void {
-  // A scrape while PostgreSQL is down leaves the gauges out rather than failing the scrape.
-  const backlog = () => unconfirmedBacklog(pool).catch(() => undefined);
+  // A scrape while PostgreSQL is down leaves the gauges out rather than failing the scrape. The
+  // three gauges are collected together, so they share one query.
+  const read = sharedWhileRunning((_: 'outbox') => unconfirmedBacklog(pool).catch(() => undefined));
+  const backlog = () => read('outbox');
   new Gauge({
     name: 'link_usage_unconfirmed_batches',
     help: 'Durable writes of admissions whose usage event JetStream has not confirmed yet',
@@ -70,6 +81,16 @@ export function registerUsageOutbox(registry: Registry, pool: Pool, clock: Clock
       const b = await backlog();
       this.reset();
       if (b) this.set(b.oldest ? Math.max(0, (clock().getTime() - b.oldest.getTime()) / 1000) : 0);
+    },
+  });
+  new Gauge({
+    name: 'link_usage_replay_batches',
+    help: 'Kept usage batches waiting to be published again because the events stream was created anew',
+    registers: [registry],
+    async collect() {
+      const b = await backlog();
+      this.reset();
+      if (b) this.set(b.replaying);
     },
   });
 }

@@ -218,7 +218,7 @@ export async function unconfirmForReplay(
 ): Promise<number> {
   const marked = await inPages(async (limit) => {
     const { rowCount } = await pool.query(
-      `UPDATE link.usage_batches SET confirmed_at = NULL WHERE ctid IN (
+      `UPDATE link.usage_batches SET confirmed_at = NULL, replayed_at = $1 WHERE ctid IN (
          SELECT ctid FROM link.usage_batches WHERE confirmed_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [before, limit],
     );
@@ -270,10 +270,23 @@ export async function markLegacyPublished(pool: Pool, id: string, at: Date): Pro
   await pool.query('UPDATE link.conversations SET published_at = $2 WHERE id = $1', [id, at]);
 }
 
-/** How many batches wait for JetStream's confirmation, and when the oldest was written. */
-export async function unconfirmedBacklog(pool: Pool): Promise<{ count: number; oldest: Date | null }> {
-  const { rows } = await pool.query<{ n: number; oldest: Date | null }>(
-    'SELECT count(*)::int AS n, min(created_at) AS oldest FROM link.usage_batches WHERE confirmed_at IS NULL',
+/** What waits in the outbox, as the gauges report it. */
+export interface UsageBacklog {
+  /** Batches whose first event JetStream has not confirmed, and when the oldest was written. */
+  count: number;
+  oldest: Date | null;
+  /** Kept batches a replay made unconfirmed again, waiting to be published once more. */
+  replaying: number;
+}
+
+/** The unconfirmed batches, new ones apart from those a replay is publishing again (migration 005). */
+export async function unconfirmedBacklog(pool: Pool): Promise<UsageBacklog> {
+  const { rows } = await pool.query<{ n: number; oldest: Date | null; replaying: number }>(
+    `SELECT count(*) FILTER (WHERE replayed_at IS NULL)::int AS n,
+            min(created_at) FILTER (WHERE replayed_at IS NULL) AS oldest,
+            count(*) FILTER (WHERE replayed_at IS NOT NULL)::int AS replaying
+       FROM link.usage_batches WHERE confirmed_at IS NULL`,
   );
-  return { count: rows[0].n, oldest: rows[0].oldest };
+  const { n, oldest, replaying } = rows[0];
+  return { count: n, oldest, replaying };
 }
