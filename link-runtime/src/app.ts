@@ -124,6 +124,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
         await deps.unknownConversations.record(recipientId);
         throw new AppError('not_found', 'This conversation does not exist or has expired.', {
           hint: 'Reload the link to start a new conversation.',
+          details: { reason: 'conversation_not_found' },
         });
       }
       text = readMessageText(body, deps.limits.maxChars);

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import Redis from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { FakeOpenAi } from './support/fake-openai';
@@ -50,6 +51,53 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     const { rows } = await pgCount(h, l.recipient.id);
     expect(rows).toBe(1);
     await context.close();
+  });
+
+  it('gives a message the model failed to answer back to send again, in the same conversation', async () => {
+    const l = await h.link();
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    model.failures = 1;
+    await page.fill('#text', 'Is my order late?');
+    await page.click('#send');
+    await page.locator('#status', { hasText: 'could not answer just now' }).waitFor();
+    await page.locator('#text:not([disabled])').waitFor();
+    expect(await page.inputValue('#text')).toBe('Is my order late?');
+    expect(await page.locator('.msg, .notice').count()).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'chat-no-reply.png'), fullPage: true });
+
+    model.reply = 'It ships tomorrow.';
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: 'It ships tomorrow.' }).waitFor();
+    expect(await page.locator('.msg.user').allTextContents()).toEqual(['Is my order late?']);
+    // One conversation, however many tries its messages took.
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    await context.close();
+  });
+
+  it('says a conversation that expired has ended, not that the link does not exist', async () => {
+    const l = await h.link();
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    try {
+      // Idle longer than a conversation is kept: gone from Redis, and a day past its start.
+      await redis.del(...(await redis.keys(`${h.ns.redisPrefix}link:conv:*`)));
+      h.clock.fixed = Date.now() + 86_400_000 + 1000;
+      await page.fill('#text', 'Still there?');
+      await page.click('#send');
+      const notice = await page.locator('.notice').textContent();
+      expect(notice).toBe('This conversation has ended. Reload the page to start a new one.');
+      expect(await page.locator('#text').isDisabled()).toBe(true);
+    } finally {
+      h.clock.fixed = null;
+      await redis.quit();
+      await context.close();
+    }
   });
 
   it('shows each refusal page, and a hostile disabledMessage runs no script', async () => {

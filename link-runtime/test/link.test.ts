@@ -620,6 +620,8 @@ describe('messages', () => {
       const late = await post(url, { text: 'a day later' });
       expect(late.status).toBe(404);
       expect(late.body.code).toBe('not_found');
+      // Told apart from an unknown link, so the page can say the conversation ended.
+      expect(late.body.details).toEqual({ reason: 'conversation_not_found' });
     } finally {
       h.clock.fixed = null;
       await redis.quit();

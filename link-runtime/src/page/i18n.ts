@@ -17,6 +17,8 @@ export interface UiStrings {
   tooLong: string;
   rateLimited: string;
   failed: string;
+  noReply: string;
+  conversationEnded: string;
   voiceOn: string;
   voiceOff: string;
 }
@@ -39,6 +41,8 @@ const en: UiStrings = {
   tooLong: 'This message is too long.',
   rateLimited: 'You are sending messages too quickly. Please wait a moment.',
   failed: 'Something went wrong. Please try again.',
+  noReply: 'The assistant could not answer just now. Please send your message again.',
+  conversationEnded: 'This conversation has ended. Reload the page to start a new one.',
   voiceOn: 'Read replies aloud',
   voiceOff: 'Stop reading replies aloud',
 };
@@ -61,6 +65,8 @@ const de: UiStrings = {
   tooLong: 'Diese Nachricht ist zu lang.',
   rateLimited: 'Sie senden Nachrichten zu schnell. Bitte warten Sie einen Moment.',
   failed: 'Etwas ist schiefgelaufen. Bitte versuchen Sie es erneut.',
+  noReply: 'Der Assistent konnte gerade nicht antworten. Bitte senden Sie Ihre Nachricht erneut.',
+  conversationEnded: 'Dieses Gespräch ist beendet. Laden Sie die Seite neu, um ein neues zu beginnen.',
   voiceOn: 'Antworten vorlesen',
   voiceOff: 'Vorlesen beenden',
 };
@@ -83,6 +89,8 @@ const fr: UiStrings = {
   tooLong: 'Ce message est trop long.',
   rateLimited: 'Vous envoyez des messages trop vite. Veuillez patienter un instant.',
   failed: "Une erreur s'est produite. Veuillez réessayer.",
+  noReply: "L'assistant n'a pas pu répondre pour le moment. Veuillez renvoyer votre message.",
+  conversationEnded: 'Cette conversation est terminée. Rechargez la page pour en commencer une nouvelle.',
   voiceOn: 'Lire les réponses à voix haute',
   voiceOff: 'Arrêter la lecture à voix haute',
 };
@@ -105,6 +113,8 @@ const es: UiStrings = {
   tooLong: 'Este mensaje es demasiado largo.',
   rateLimited: 'Estás enviando mensajes demasiado rápido. Espera un momento.',
   failed: 'Algo salió mal. Inténtalo de nuevo.',
+  noReply: 'El asistente no ha podido responder ahora. Vuelve a enviar tu mensaje.',
+  conversationEnded: 'Esta conversación ha terminado. Recarga la página para empezar una nueva.',
   voiceOn: 'Leer las respuestas en voz alta',
   voiceOff: 'Dejar de leer en voz alta',
 };

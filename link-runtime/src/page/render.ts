@@ -106,23 +106,30 @@ function setStatus(t){status.textContent=t||'';}
 function bubble(cls,text){var d=document.createElement('div');d.className='msg '+cls;d.textContent=text;log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
 function lock(){input.disabled=true;send.disabled=true;}
 function unlock(){input.disabled=false;send.disabled=false;input.focus();}
-function refusal(body,retryAfter){
+// A refusal by the link's rules ends the page's conversation; a failure underneath (the model
+// timing out, a store out of reach) ends only the message: the customer sends it again, since a
+// reload would start, and pay for, a new conversation.
+function ends(b){var c=b&&b.code,r=((b&&b.details)||{}).reason;
+  if(c==='unavailable')return r==='campaign_not_active'||r==='device_inactive';
+  return c==='not_found'||c==='forbidden'||c==='link_disabled'||c==='budget_exhausted'||c==='cooldown';}
+function refusal(body,retryAfter,inMessage){
   var d=(body&&body.details)||{},c=body&&body.code,t;
-  if(c==='not_found')t=s.notFound;else if(c==='forbidden')t=s.forbidden;
+  if(c==='not_found')t=d.reason==='conversation_not_found'?s.conversationEnded:s.notFound;else if(c==='forbidden')t=s.forbidden;
   else if(c==='link_disabled')t=d.message||s.disabled;
   else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+s.retryIn.replace('{minutes}',String(Math.ceil(sec/60)));}
+  else if(c==='unavailable'&&inMessage&&!ends(body))t=s.noReply;
   else if(c==='unavailable'||c==='budget_exhausted')t=s.unavailable;
   else if(c==='rate_limited')t=s.rateLimited;
   else if(c==='invalid_request'&&d.reason==='too_long')t=s.tooLong;
   else t=s.failed;
   return t;
 }
-function ends(c){return c==='not_found'||c==='forbidden'||c==='link_disabled'||c==='unavailable'||c==='budget_exhausted'||c==='cooldown';}
-function fail(res){return res.json().catch(function(){return{};}).then(function(b){
-  var t=refusal(b,res.headers.get('Retry-After'));
-  if(ends(b.code)){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);setStatus('');}
-  else{setStatus(t);unlock();}
-});}
+function notice(t){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);setStatus('');}
+// A refused start is always shown as the page's notice (it consumed nothing; a reload tries
+// again); a refused message that does not end the conversation gives its text back to send again.
+function refused(b,retryAfter,again){var t=refusal(b,retryAfter,!!again);
+  if(!again||ends(b))notice(t);else{again();setStatus(t);unlock();}}
+function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];if(v)u.voice=v;}
   speechSynthesis.speak(u);}catch(e){}}
@@ -133,11 +140,11 @@ function start(){lock();setStatus(s.starting);
     if(res.status!==201)return fail(res);
     return res.json().then(function(b){conversation=b.conversationId;setStatus('');unlock();});
   }).catch(function(){setStatus(s.failed);});}
-function readStream(res,target){
+function readStream(res,target,again){
   var reader=res.body.getReader(),dec=new TextDecoder(),buf='',text='';
   function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
     if(!data)return;var p=JSON.parse(data);
-    if(ev==='error'){target.remove();var t=refusal(p);if(ends(p.code)){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);}else setStatus(t);return;}
+    if(ev==='error'){target.remove();refused(p,null,again);return;}
     if(ev==='done'){text=p.reply;target.textContent=text;speak(text);return;}
     if(p.token){text+=p.token;target.textContent=text;target.scrollIntoView({block:'end'});}}
   function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);return;}buf+=dec.decode(r.value,{stream:true});
@@ -145,12 +152,14 @@ function readStream(res,target){
   return pump();
 }
 form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||!conversation)return;
-  bubble('user',text);input.value='';lock();setStatus(s.thinking);
+  var mine=bubble('user',text),failed=false;input.value='';lock();setStatus(s.thinking);
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
+  // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
+  function again(){failed=true;mine.remove();if(!input.value)input.value=text;}
   fetch(base+'/conversations/'+encodeURIComponent(conversation)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})})
-  .then(function(res){if(!res.ok){target.remove();return fail(res);}
-    return readStream(res,target).then(function(){target.removeAttribute('aria-busy');setStatus('');if(!log.querySelector('.notice'))unlock();});})
-  .catch(function(){target.remove();setStatus(s.failed);unlock();});});
+  .then(function(res){if(!res.ok){target.remove();return fail(res,again);}
+    return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
+  .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey){e.preventDefault();form.requestSubmit();}});
 start();
 })();

@@ -15,6 +15,8 @@ export class FakeOpenAi {
   readonly requests: ModelRequest[] = [];
   reply = 'Hello from the model.';
   delayMs = 0;
+  /** How many of the next requests fail with a 500 and an OpenAI error body. */
+  failures = 0;
   private server: Server | undefined;
 
   async start(): Promise<string> {
@@ -35,6 +37,12 @@ export class FakeOpenAi {
     this.requests.push({ authorization: req.headers.authorization, body });
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs).unref());
     if (res.destroyed) return;
+    if (this.failures > 0) {
+      this.failures--;
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'The server had an error.', type: 'server_error' } }));
+      return;
+    }
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
