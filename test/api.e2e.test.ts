@@ -539,6 +539,73 @@ describe('authentication, scopes, project isolation', () => {
     });
   });
 
+  it('answers ids and field names in any script, and NUL characters, with 4xx, and every service stays up', async () => {
+    const good = (await create(fx, [{ label: 'stays' }])).body.results[0];
+    const key = { token: fx.keys.rw };
+    const answers: Record<string, { status: number; code?: string; pointer?: string }> = {};
+    const record = async (name: string, res: ReturnType<typeof http>) => {
+      const r = await res;
+      answers[name] = { status: r.status, code: r.body?.code, pointer: r.body?.details?.pointer };
+    };
+    await record('get é', http('GET', api(fx, '/recipients/%C3%A9%E6%BC%A2'), key));
+    await record('patch é', http('PATCH', api(fx, '/recipients/%C3%A9'), { ...key, body: { label: 'x' } }));
+    await record('delete é', http('DELETE', api(fx, '/recipients/%C3%A9'), key));
+    await record('get NUL', http('GET', api(fx, '/recipients/rcp_%00'), key));
+    await record('delete NUL', http('DELETE', api(fx, '/recipients/rcp_%00'), key));
+    await record(
+      'patch field naïve',
+      http('PATCH', api(fx, `/recipients/${good.id}`), { ...key, body: { naïve: 1 } }),
+    );
+    await record(
+      'patch label NUL',
+      http('PATCH', api(fx, `/recipients/${good.id}`), { ...key, body: { label: 'a\u0000' } }),
+    );
+    await record('list campaign é', http('GET', api(fx, '/recipients?campaignId=%C3%A9'), key));
+    await record('list campaign NUL', http('GET', api(fx, '/recipients?campaignId=cmp_%00'), key));
+    await record(
+      'create campaign é',
+      http('POST', api(fx, '/recipients'), { ...key, body: { campaignId: 'é', items: [{}] } }),
+    );
+    await record(
+      'bulk delete NUL',
+      http('POST', api(fx, '/recipients/bulk-delete'), { ...key, body: { ids: ['rcp_\u0000'] } }),
+    );
+    expect(answers).toEqual({
+      'get é': { status: 404, code: 'not_found' },
+      'patch é': { status: 404, code: 'not_found' },
+      'delete é': { status: 404, code: 'not_found' },
+      'get NUL': { status: 400, code: 'invalid_request' },
+      'delete NUL': { status: 400, code: 'invalid_request' },
+      'patch field naïve': { status: 400, code: 'invalid_request', pointer: '/naïve' },
+      'patch label NUL': { status: 400, code: 'invalid_request', pointer: '/label' },
+      'list campaign é': { status: 404, code: 'not_found' },
+      'list campaign NUL': { status: 400, code: 'invalid_request', pointer: '/campaignId' },
+      'create campaign é': { status: 404, code: 'not_found' },
+      'bulk delete NUL': { status: 400, code: 'invalid_request', pointer: '/ids/0' },
+    });
+
+    // A NUL fails its own item only; the rest of the batch is created.
+    const batch = await create(fx, [
+      { label: 'Ada\u0000' },
+      { label: 'Grace', metadata: { k: 'v\u0000' } },
+      { label: 'Linus' },
+    ]);
+    expect(batch.status).toBe(201);
+    expect(
+      batch.body.results.map((r: { status: string; details?: { pointer: string } }) => [
+        r.status,
+        r.details?.pointer,
+      ]),
+    ).toEqual([
+      ['error', '/label'],
+      ['error', '/metadata/k'],
+      ['created', undefined],
+    ]);
+    // Nothing above took a service down.
+    expect((await http('GET', api(fx, `/recipients/${good.id}`), { token: fx.keys.read })).status).toBe(200);
+    expect((await http('GET', api(fx, '/campaigns'), { token: fx.keys.read })).status).toBe(200);
+  });
+
   it('rate limits per key with the X-RateLimit headers on every response and Retry-After on 429', async () => {
     const p = `/projects/${fx.projectId}`;
     const limited = (

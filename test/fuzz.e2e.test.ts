@@ -155,6 +155,34 @@ const request: fc.Arbitrary<Req> = fc.oneof(
     })),
   fc.constantFrom('PUT', 'DELETE').map((method) => ({ method, path: '/recipients' })),
   fc.string({ maxLength: 10 }).map((s) => ({ method: 'GET', path: `/${encodeURIComponent(s)}x/unknown` })),
+  // Any character at all, in ids, field names and values: gRPC metadata and PostgreSQL text each
+  // refuse some (non-ASCII, NUL), and neither may turn into a 5xx.
+  fc
+    .tuple(
+      fc.constantFrom('GET', 'PATCH', 'DELETE'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 8 }),
+    )
+    .map(([method, id]) => ({
+      method,
+      path: `/recipients/${encodeURIComponent(id)}`,
+      body: method === 'PATCH' ? { label: 'x' } : undefined,
+    })),
+  fc
+    .dictionary(fc.string({ unit: 'binary', minLength: 1, maxLength: 6 }), fc.jsonValue(), {
+      minKeys: 1,
+      maxKeys: 2,
+    })
+    .map((body) => ({ method: 'PATCH', path: `/recipients/${recipientId}`, body })),
+  fc
+    .string({ unit: 'binary', minLength: 1, maxLength: 8 })
+    .map((campaignId) => ({ method: 'GET', path: '/recipients', query: { campaignId } })),
+  fc
+    .string({ unit: 'binary', maxLength: 8 })
+    .map((label) => ({
+      method: 'POST',
+      path: '/recipients',
+      body: { campaignId: fx.campaignId, items: [{ label: `${label}\u0000` }] },
+    })),
 );
 
 it('refuses malformed requests with a 4xx error body and changes nothing', async () => {

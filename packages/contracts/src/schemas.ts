@@ -9,6 +9,11 @@ const S = 'https://outreach.dev/schemas/';
 const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const limit = { type: 'integer', minimum: 1, maximum: LIMITS.maxInteractionLimit };
 const isoInstant = { type: 'string', format: 'date-time' };
+// Text a client sends to be stored or looked up: PostgreSQL text cannot hold NUL (U+0000), so
+// a string with one is refused as the field's own problem (format `no-nul`, see validation.ts),
+// rather than failing the whole request in the database.
+const text = (bounds: { minLength?: number; maxLength?: number } = {}) =>
+  ({ type: 'string', format: 'no-nul', ...bounds }) as const;
 
 const instructionsFields = {
   isActive: { type: 'boolean' },
@@ -17,9 +22,9 @@ const instructionsFields = {
   windowSeconds: nullable({ type: 'integer', minimum: 1, maximum: LIMITS.maxWindowSeconds }),
   injectionMode: { enum: ['append', 'replace'] },
   // Length limits depend on the mode and apply after placeholder substitution (in code).
-  injectionInstructions: nullable({ type: 'string' }),
-  disabledMessage: nullable({ type: 'string', maxLength: LIMITS.messageLength }),
-  cooldownMessage: nullable({ type: 'string', maxLength: LIMITS.messageLength }),
+  injectionInstructions: nullable(text()),
+  disabledMessage: nullable(text({ maxLength: LIMITS.messageLength })),
+  cooldownMessage: nullable(text({ maxLength: LIMITS.messageLength })),
 };
 
 export const metadataSchema = {
@@ -30,11 +35,7 @@ export const metadataSchema = {
   // gRPC maps', most clients') take it as their prototype instead of a key. Refused, not lost.
   propertyNames: { pattern: `^(?!__proto__$)[A-Za-z0-9_-]{1,${LIMITS.metadataKeyLength}}$` },
   additionalProperties: {
-    anyOf: [
-      { type: 'string', maxLength: LIMITS.metadataValueLength },
-      { type: 'number' },
-      { type: 'boolean' },
-    ],
+    anyOf: [text({ maxLength: LIMITS.metadataValueLength }), { type: 'number' }, { type: 'boolean' }],
   },
 } as const;
 
@@ -43,8 +44,8 @@ export const createItemSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    externalId: { type: 'string', minLength: 1, maxLength: LIMITS.externalIdLength },
-    label: { type: 'string', maxLength: LIMITS.labelLength },
+    externalId: text({ minLength: 1, maxLength: LIMITS.externalIdLength }),
+    label: text({ maxLength: LIMITS.labelLength }),
     metadata: { $ref: 'metadata' },
     ...instructionsFields,
   },
@@ -56,7 +57,7 @@ export const createRequestSchema = {
   additionalProperties: false,
   required: ['campaignId', 'items'],
   properties: {
-    campaignId: { type: 'string', minLength: 1, maxLength: 64 },
+    campaignId: text({ minLength: 1, maxLength: 64 }),
     // Items are validated one by one so that a bad item fails alone.
     items: { type: 'array', minItems: 1, maxItems: LIMITS.itemsPerCreate },
   },
@@ -68,7 +69,7 @@ export const patchSchema = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    label: nullable({ type: 'string', maxLength: LIMITS.labelLength }),
+    label: nullable(text({ maxLength: LIMITS.labelLength })),
     ...instructionsFields,
   },
 } as const;
@@ -85,7 +86,7 @@ export const bulkDeleteSchema = {
           type: 'array',
           minItems: 1,
           maxItems: LIMITS.bulkDeleteIds,
-          items: { type: 'string', minLength: 1, maxLength: 64 },
+          items: text({ minLength: 1, maxLength: 64 }),
         },
       },
     },
@@ -105,7 +106,7 @@ export const listQuerySchema = {
   additionalProperties: false,
   required: ['campaignId'],
   properties: {
-    campaignId: { type: 'string', minLength: 1, maxLength: 64 },
+    campaignId: text({ minLength: 1, maxLength: 64 }),
     limit: { type: 'integer', minimum: 1, maximum: LIMITS.listMax },
     offset: { type: 'integer', minimum: 0, maximum: 2_147_483_647 },
     active: { enum: ['true', 'false'] },

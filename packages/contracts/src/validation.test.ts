@@ -32,4 +32,21 @@ describe('validator', () => {
       });
     }
   });
+  it('refuses a NUL character in any text a client sends to be stored or looked up', () => {
+    const nul = { pointer: '/label', rule: 'format', message: 'must not contain the NUL character (U+0000)' };
+    expect(validator('create-item')({ label: 'Ada\u0000' })).toEqual([nul]);
+    expect(validator('patch')({ label: 'Ada\u0000' })[0]).toEqual(nul);
+    expect(validator('create-item')({ metadata: { k: '\u0000' } })[0]).toMatchObject({
+      pointer: '/metadata/k',
+    });
+    expect(validator('create-item')({ injectionInstructions: 'Hi\u0000' })[0]).toMatchObject({
+      pointer: '/injectionInstructions',
+    });
+    expect(validator('list-query')({ campaignId: 'cmp_\u0000' })[0]).toMatchObject({
+      pointer: '/campaignId',
+    });
+    expect(validator('bulk-delete')({ ids: ['rcp_\u0000'] })[0]).toMatchObject({ pointer: '/ids/0' });
+    // Every other character is text like any other.
+    expect(validator('create-item')({ label: 'Zoë 漢字 😀 \u0001\u007f' })).toEqual([]);
+  });
 });

@@ -16,6 +16,7 @@ export type Validator = (data: unknown) => ValidationProblem[];
 function build(coerce: boolean): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce, useDefaults: false });
   addFormats(ajv, ['date-time', 'uri']);
+  ajv.addFormat('no-nul', { type: 'string', validate: (value: string) => !value.includes('\0') });
   for (const schema of ALL_SCHEMAS) ajv.addSchema(schema);
   return ajv;
 }
@@ -62,6 +63,8 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
     } else if (e.keyword === 'required') {
       pointer = `${pointer}/${escapePointer(String(e.params.missingProperty))}`;
       message = 'is required';
+    } else if (e.keyword === 'format' && e.params.format === 'no-nul') {
+      message = 'must not contain the NUL character (U+0000)';
     } else if (e.keyword === 'propertyNames') {
       pointer = `${pointer}/${escapePointer(String(e.params.propertyName))}`;
       message = 'is not an allowed key';

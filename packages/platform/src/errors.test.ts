@@ -92,4 +92,17 @@ describe('toAppError on a store out of reach', () => {
   ])('%s stays internal', (_, err) => {
     expect(toAppError(err).code).toBe('internal');
   });
+
+  it.each([
+    ['text', failure('invalid byte sequence for encoding "UTF8": 0x00', { code: '22021' })],
+    ['jsonb', failure('unsupported Unicode escape sequence', { code: '22P05' })],
+  ])('a NUL character PostgreSQL refused in %s is invalid_request, not internal', (_, err) => {
+    const body = toAppError(err).toBody();
+    expect(body).toMatchObject({
+      code: 'invalid_request',
+      retryable: false,
+      details: { reason: 'nul_character' },
+    });
+    expect(JSON.stringify(body)).not.toContain('UTF8');
+  });
 });

@@ -225,11 +225,32 @@ export function isUnreachable(err: unknown): boolean {
 }
 
 /**
- * Wraps anything thrown into an AppError: a store out of reach becomes `unavailable`, anything
- * else unknown `internal`, neither leaking its text.
+ * True when PostgreSQL refused a NUL character (U+0000) in a value: text cannot hold one
+ * (SQLSTATE 22021) nor can jsonb (22P05). Request schemas refuse NUL field by field; this
+ * covers what reaches a query otherwise, such as an id in a path.
+ */
+function isNulRefused(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05';
+}
+
+/**
+ * Wraps anything thrown into an AppError: a store out of reach becomes `unavailable`, a NUL
+ * character the database refused `invalid_request`, anything else unknown `internal`, none
+ * leaking its text.
  */
 export function toAppError(err: unknown, requestId?: string): AppError {
   if (err instanceof AppError) return err;
+  if (isNulRefused(err)) {
+    return new AppError(
+      'invalid_request',
+      'The request holds a NUL character (U+0000), which no value can hold.',
+      {
+        details: { reason: 'nul_character' },
+        cause: err,
+      },
+    );
+  }
   const code = isUnreachable(err) ? 'unavailable' : 'internal';
   return new AppError(code, undefined, { details: requestId ? { requestId } : {}, cause: err });
 }

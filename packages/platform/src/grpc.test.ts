@@ -1,7 +1,9 @@
-import type { ServerUnaryCall } from '@grpc/grpc-js';
+import { credentials, Server, type ServerUnaryCall } from '@grpc/grpc-js';
+import { loadHealthProto } from '@outreach/contracts';
 import pino from 'pino';
 import { AppError } from './errors';
-import { unary } from './grpc';
+import { callUnary, fromServiceError, unary } from './grpc';
+import { bindGrpc } from './listen';
 import { createMetrics } from './metrics';
 
 const call = (request: unknown) => ({ request }) as ServerUnaryCall<unknown, unknown>;
@@ -55,5 +57,48 @@ describe('unary', () => {
     expect(
       lines.filter((l) => l.msg === 'grpc handler failed').map((l) => (l.err as { message: string }).message),
     ).toEqual(['The service is temporarily unavailable.: connect ECONNREFUSED', 'a bug']);
+  });
+});
+
+describe('errors across the wire', () => {
+  it('carries details and hints in any script, and control characters, back exactly', async () => {
+    const logger = pino({ level: 'silent' });
+    const sent = new AppError('not_found', 'No recipient «é».', {
+      details: { id: 'é\u0000漢😀\u007f', pointer: '/naïve' },
+      hint: 'Vérifiez l’identifiant.',
+    });
+    const server = new Server();
+    server.addService(loadHealthProto().grpc.health.v1.Health.service, {
+      Check: unary(logger, 'Check', async () => {
+        throw sent;
+      }),
+    });
+    const port = await bindGrpc(server, '127.0.0.1', 0);
+    const Health = loadHealthProto().grpc.health.v1.Health;
+    const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
+    try {
+      const err = await callUnary(client, 'Check', { service: '' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const received = fromServiceError(err);
+      expect(received.code).toBe('not_found');
+      expect(received.message).toBe('No recipient «é».');
+      expect(received.details).toEqual({ id: 'é\u0000漢😀\u007f', pointer: '/naïve' });
+      expect(received.hint).toBe('Vérifiez l’identifiant.');
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+  });
+
+  it('answers INTERNAL rather than leave a call unanswered when an error cannot be mapped', async () => {
+    const logger = pino({ level: 'silent' });
+    const unmappable = new AppError('not_found', undefined, { details: { loop: 1n } });
+    const handler = unary(logger, 'Get', async () => {
+      throw unmappable;
+    });
+    const code = await new Promise((resolve) => handler(call({}), (err) => resolve(err?.code)));
+    expect(code).toBe(13);
   });
 });

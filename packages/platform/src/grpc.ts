@@ -17,14 +17,41 @@ const STATUS_NAMES: Record<number, string> = Object.fromEntries(
 const CODE_KEY = 'x-error-code';
 const DETAILS_KEY = 'x-error-details';
 const HINT_KEY = 'x-error-hint';
+// A hint that is not printable ASCII goes as UTF-8 bytes (a binary key ends in -bin).
+const HINT_BIN_KEY = 'x-error-hint-bin';
+
+// What a text metadata value may hold: gRPC refuses anything but printable ASCII, and grpc-js
+// throws on it, from inside the handler's error path.
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * JSON with every character outside printable ASCII escaped (`\u00e9`), so that details naming
+ * what a client sent (an id, a field name, in any script) fit a text metadata value and parse
+ * back exactly, also by a reader of the plain form.
+ */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
 
 /** Mapping 1 of 2: an AppError as a gRPC status with the stable code in trailing metadata. */
 export function toServiceError(err: AppError): Partial<ServiceError> {
   const metadata = new Metadata();
   metadata.set(CODE_KEY, err.code);
-  metadata.set(DETAILS_KEY, JSON.stringify(err.details));
-  if (err.hint !== err.spec.hint) metadata.set(HINT_KEY, err.hint);
+  metadata.set(DETAILS_KEY, asciiJson(err.details));
+  if (err.hint !== err.spec.hint) {
+    if (PRINTABLE_ASCII.test(err.hint)) metadata.set(HINT_KEY, err.hint);
+    else metadata.set(HINT_BIN_KEY, Buffer.from(err.hint, 'utf8'));
+  }
   return { code: err.spec.grpcStatus, details: err.message, metadata };
+}
+
+/** The hint a service sent, in either form. */
+function hintOf(metadata: Metadata | undefined): unknown {
+  const bytes = metadata?.get(HINT_BIN_KEY)[0];
+  return Buffer.isBuffer(bytes) ? bytes.toString('utf8') : metadata?.get(HINT_KEY)[0];
 }
 
 /** Rebuilds the AppError a service meant from its code, message, details JSON and hint. */
@@ -52,7 +79,7 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
   const e = err as Partial<ServiceError>;
   const code = e.metadata?.get(CODE_KEY)[0];
   if (isErrorCode(code)) {
-    return appErrorOf(code, e.details, e.metadata?.get(DETAILS_KEY)[0], e.metadata?.get(HINT_KEY)[0]);
+    return appErrorOf(code, e.details, e.metadata?.get(DETAILS_KEY)[0], hintOf(e.metadata));
   }
   if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('unavailable', undefined, { details: requestId ? { requestId } : {}, cause: err });
@@ -113,7 +140,13 @@ export function unary<Req, Res>(
       (err: unknown) => {
         const appError = toAppError(err);
         if (isFailure(appError)) logger.error({ err, method }, 'grpc handler failed');
-        answer(toServiceError(appError));
+        try {
+          answer(toServiceError(appError));
+        } catch (mappingError) {
+          // Never left unanswered, nor thrown out of here, where it would end the process.
+          logger.error({ err: mappingError, method }, 'grpc error could not be mapped');
+          answer({ code: GrpcStatus.INTERNAL, details: 'internal' });
+        }
       },
     );
   };
