@@ -601,6 +601,13 @@ describe('authentication, scopes, project isolation', () => {
       ['error', '/metadata/k'],
       ['created', undefined],
     ]);
+    // Reads arriving together share one query: a NUL in one id fails that read alone.
+    const together = await Promise.all(
+      [good.id, 'rcp_%00', good.id, 'rcp_%00x'].map((id) =>
+        http('GET', api(fx, `/recipients/${id}`), { token: fx.keys.read }),
+      ),
+    );
+    expect(together.map((r) => r.status)).toEqual([200, 400, 200, 400]);
     // Nothing above took a service down.
     expect((await http('GET', api(fx, `/recipients/${good.id}`), { token: fx.keys.read })).status).toBe(200);
     expect((await http('GET', api(fx, '/campaigns'), { token: fx.keys.read })).status).toBe(200);

@@ -176,13 +176,11 @@ const request: fc.Arbitrary<Req> = fc.oneof(
   fc
     .string({ unit: 'binary', minLength: 1, maxLength: 8 })
     .map((campaignId) => ({ method: 'GET', path: '/recipients', query: { campaignId } })),
-  fc
-    .string({ unit: 'binary', maxLength: 8 })
-    .map((label) => ({
-      method: 'POST',
-      path: '/recipients',
-      body: { campaignId: fx.campaignId, items: [{ label: `${label}\u0000` }] },
-    })),
+  fc.string({ unit: 'binary', maxLength: 8 }).map((label) => ({
+    method: 'POST',
+    path: '/recipients',
+    body: { campaignId: fx.campaignId, items: [{ label: `${label}\u0000` }] },
+  })),
 );
 
 it('refuses malformed requests with a 4xx error body and changes nothing', async () => {

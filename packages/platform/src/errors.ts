@@ -234,6 +234,18 @@ function isNulRefused(err: unknown): boolean {
   return code === '22021' || code === '22P05';
 }
 
+/** The refusal of a value holding a NUL character (U+0000), which no id or text can hold. */
+export function nulCharacter(cause?: unknown): AppError {
+  return new AppError(
+    'invalid_request',
+    'The request holds a NUL character (U+0000), which no value can hold.',
+    {
+      details: { reason: 'nul_character' },
+      cause,
+    },
+  );
+}
+
 /**
  * Wraps anything thrown into an AppError: a store out of reach becomes `unavailable`, a NUL
  * character the database refused `invalid_request`, anything else unknown `internal`, none
@@ -241,16 +253,7 @@ function isNulRefused(err: unknown): boolean {
  */
 export function toAppError(err: unknown, requestId?: string): AppError {
   if (err instanceof AppError) return err;
-  if (isNulRefused(err)) {
-    return new AppError(
-      'invalid_request',
-      'The request holds a NUL character (U+0000), which no value can hold.',
-      {
-        details: { reason: 'nul_character' },
-        cause: err,
-      },
-    );
-  }
+  if (isNulRefused(err)) return nulCharacter(err);
   const code = isUnreachable(err) ? 'unavailable' : 'internal';
   return new AppError(code, undefined, { details: requestId ? { requestId } : {}, cause: err });
 }
