@@ -32,9 +32,10 @@ export const APP_JS = String.raw`(function () {
       if (el.getAttribute('data-launched') !== '1') { el.textContent = 'Not launched'; return; }
       var start = Date.parse(el.getAttribute('data-start'));
       var end = Date.parse(el.getAttribute('data-end'));
-      if (now < start) el.textContent = 'Starts in ' + duration((start - now) / 1000);
-      else if (now < end) el.textContent = 'Running for ' + duration((now - start) / 1000);
-      else el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago';
+      // The end first: a campaign halted before its start ended at the halt.
+      if (now >= end) el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago';
+      else if (now < start) el.textContent = 'Starts in ' + duration((start - now) / 1000);
+      else el.textContent = 'Running for ' + duration((now - start) / 1000);
     });
   }
   if ($('[data-timing]')) { tick(); setInterval(tick, 1000); }

@@ -1,0 +1,43 @@
+import type { Browser } from 'playwright-core';
+import { describeWithChromium, launchChromium } from '../../test/support/chromium';
+import { APP_JS } from '../src/dashboard/assets.script';
+
+describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
+  'the dashboard script in a real browser',
+  () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launchChromium();
+    }, 60_000);
+    afterAll(() => browser?.close());
+
+    it('keeps each campaign timing live by its phase, a halt before the start counting as the end', async () => {
+      const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+      const day = 86_400_000;
+      const timings = {
+        upcoming: { launched: '1', start: at(2 * day + 60_000), end: at(9 * day) },
+        running: { launched: '1', start: at(-3 * 3_600_000 - 60_000), end: at(day) },
+        ended: { launched: '1', start: at(-9 * day), end: at(-day - 60_000) },
+        haltedWhileUpcoming: { launched: '1', start: at(2 * day), end: at(-5 * 60_000 - 5_000) },
+        draft: { launched: '0', start: at(day), end: at(2 * day) },
+      };
+      const page = await browser.newPage();
+      await page.setContent(
+        Object.entries(timings)
+          .map(
+            ([id, t]) =>
+              `<span id="${id}" data-timing data-launched="${t.launched}" data-start="${t.start}" data-end="${t.end}">server</span>`,
+          )
+          .join(''),
+      );
+      await page.addScriptTag({ content: APP_JS });
+      const text = (id: string) => page.locator(`#${id}`).textContent();
+      expect(await text('upcoming')).toBe('Starts in 2d 0h');
+      expect(await text('running')).toBe('Running for 3h 1m');
+      expect(await text('ended')).toBe('Ended 1d 0h ago');
+      expect(await text('haltedWhileUpcoming')).toMatch(/^Ended 5m \d+s ago$/);
+      expect(await text('draft')).toBe('Not launched');
+      await page.close();
+    });
+  },
+);
