@@ -21,6 +21,35 @@ describe('dashboard time zones', () => {
     expect(at?.toISOString()).toBe('2026-03-29T01:30:00.000Z');
   });
 
+  it('moves a time a DST change skips forward by the gap, in zones east and west of UTC', () => {
+    // New York 2026-03-08: 02:00 EST becomes 03:00 EDT; 02:30 is 03:30 EDT.
+    expect(localToInstant('2026-03-08T02:30', 'America/New_York')?.toISOString()).toBe(
+      '2026-03-08T07:30:00.000Z',
+    );
+    // Sydney 2026-10-04: 02:00 AEST becomes 03:00 AEDT.
+    expect(localToInstant('2026-10-04T02:30', 'Australia/Sydney')?.toISOString()).toBe(
+      '2026-10-03T16:30:00.000Z',
+    );
+    // Either side of the gap stays as it is.
+    expect(localToInstant('2026-03-08T01:59', 'America/New_York')?.toISOString()).toBe(
+      '2026-03-08T06:59:00.000Z',
+    );
+    expect(localToInstant('2026-03-08T03:00', 'America/New_York')?.toISOString()).toBe(
+      '2026-03-08T07:00:00.000Z',
+    );
+  });
+
+  it('takes the first of a time that occurs twice when clocks go back', () => {
+    // New York 2026-11-01: 01:30 EDT (05:30Z), then 01:30 EST (06:30Z).
+    expect(localToInstant('2026-11-01T01:30', 'America/New_York')?.toISOString()).toBe(
+      '2026-11-01T05:30:00.000Z',
+    );
+    // Paris 2026-10-25: 02:30 CEST (00:30Z), then 02:30 CET (01:30Z).
+    expect(localToInstant('2026-10-25T02:30', 'Europe/Paris')?.toISOString()).toBe(
+      '2026-10-25T00:30:00.000Z',
+    );
+  });
+
   it('refuses malformed input and unknown zones', () => {
     expect(localToInstant('2026-02-31T10:00', 'UTC')).toBeNull();
     expect(localToInstant('yesterday', 'UTC')).toBeNull();

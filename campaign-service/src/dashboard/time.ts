@@ -54,9 +54,12 @@ function offsetAt(at: Date, timeZone: string): number {
 
 const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
 
+const DAY_MS = 86_400_000;
+
 /**
  * The UTC instant of a `datetime-local` value in `timeZone`, or null when malformed. A time
- * that does not exist (skipped by a DST change) moves forward by the gap, as browsers do.
+ * that does not exist (skipped by a DST change) moves forward by the gap, as browsers do; a
+ * time that occurs twice (when clocks go back) is its first occurrence.
  */
 export function localToInstant(local: string, timeZone: string): Date | null {
   const m = LOCAL.exec(local.trim());
@@ -66,10 +69,13 @@ export function localToInstant(local: string, timeZone: string): Date | null {
   const wall = Date.UTC(y, mo - 1, d, h, mi, s);
   const check = new Date(wall);
   if (check.getUTCDate() !== d) return null; // 31 February and the like
-  // Two passes settle the offset around a DST change.
-  let guess = wall - offsetAt(new Date(wall), timeZone);
-  guess = wall - offsetAt(new Date(guess), timeZone);
-  return new Date(guess);
+  // The offsets in force a day either side: an instant is the wall time less one of them, if
+  // the zone has that offset then. Neither fits in a gap: the offset from before it moves the
+  // time forward by the gap, whichever way the zone lies from UTC.
+  const before = offsetAt(new Date(wall - DAY_MS), timeZone);
+  const after = offsetAt(new Date(wall + DAY_MS), timeZone);
+  const fits = [wall - before, wall - after].filter((t) => offsetAt(new Date(t), timeZone) === wall - t);
+  return new Date(fits.length > 0 ? Math.min(...fits) : wall - before);
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
