@@ -32,7 +32,7 @@ import {
 } from '@outreach/platform';
 import { buildGrpcServer } from './app';
 import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign-consumer';
-import { campaignLookup } from './campaigns/campaign-replicas';
+import { campaignAuthority, campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
 import { createRecipientService } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
@@ -124,6 +124,7 @@ export async function start(
       publicBaseUrl: config.PUBLIC_BASE_URL,
       safetyRules,
       lookupCampaign: campaignLookup(pool, campaignClient),
+      campaignAuthority: campaignAuthority(campaignClient, logger),
       publishChange: (event) =>
         publishJson(
           js,

@@ -69,7 +69,7 @@ export async function eventually(check: () => Promise<boolean>, ms = 10_000): Pr
   throw new Error('condition not reached in time');
 }
 
-/** Campaigns a stand-in CampaignService.GetCampaign answers with (NOT_FOUND otherwise). */
+/** Campaigns a stand-in CampaignService.GetCampaign and ListCampaigns answer with (GetCampaign: NOT_FOUND otherwise). */
 export interface FakeCampaignService {
   campaigns: Map<string, Record<string, unknown>>;
   asked: string[];
@@ -78,8 +78,9 @@ export interface FakeCampaignService {
 }
 
 /**
- * A stand-in for the campaign service's gRPC GetCampaign, speaking the real contract:
- * what the recipient service asks when a campaign is not replicated yet.
+ * A stand-in for the campaign service's gRPC GetCampaign and ListCampaigns, speaking the real
+ * contract: what the recipient service asks when a campaign is not replicated yet, and before
+ * each write. Campaigns published as snapshots only are unknown to it.
  */
 async function startFakeCampaignService(): Promise<FakeCampaignService> {
   const campaigns = new Map<string, Record<string, unknown>>();
@@ -94,6 +95,12 @@ async function startFakeCampaignService(): Promise<FakeCampaignService> {
       const c = campaigns.get(call.request.campaignId);
       if (!c || c.projectId !== call.request.projectId) cb({ code: status.NOT_FOUND, details: 'not found' });
       else cb(null, c);
+    },
+    ListCampaigns: (
+      call: { request: { projectId: string } },
+      cb: (err: object | null, res?: object) => void,
+    ) => {
+      cb(null, { campaigns: [...campaigns.values()].filter((c) => c.projectId === call.request.projectId) });
     },
   });
   const port = await new Promise<number>((resolve, reject) =>

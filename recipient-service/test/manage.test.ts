@@ -582,3 +582,42 @@ describe('usage events', () => {
     expect(got.lastInteractionAt).toBe('2026-01-01T12:00:00.000Z');
   });
 });
+
+describe('a launch the replica has not heard of yet', () => {
+  it('refuses every write the campaign service finds not editable, while the replica still says draft', async () => {
+    await h.publishCampaign({ id: 'cmp_lag' });
+    const [a, b] = await createIn('cmp_lag', {}, {});
+    // Launched and active in the campaign service; its snapshot has not reached this replica.
+    h.campaignService.campaigns.set('cmp_lag', {
+      id: 'cmp_lag',
+      projectId: P,
+      deviceId: 'dev_test',
+      ...ACTIVE,
+    });
+    try {
+      const refusals = [
+        await h.refusal('CreateRecipients', { projectId: P, campaignId: 'cmp_lag', itemsJson: items({}) }),
+        await patchRefusal(a.id, { label: 'late' }),
+        await h.refusal('DeleteRecipient', { projectId: P, recipientId: a.id }),
+        await h.refusal('BulkDeleteRecipients', { projectId: P, ids: [b.id] }),
+      ];
+      for (const err of refusals) {
+        expect(err.code).toBe('conflict');
+        expect(err.details).toMatchObject({ reason: 'not_editable', campaignId: 'cmp_lag', state: 'active' });
+      }
+      const all = await h.call<{ deleted: number; skippedCampaignIds: string[] }>('BulkDeleteRecipients', {
+        projectId: P,
+        all: true,
+      });
+      expect(all.skippedCampaignIds).toContain('cmp_lag');
+      const list = await h.call<{ total: number }>('ListRecipients', {
+        projectId: P,
+        campaignId: 'cmp_lag',
+        limit: 10,
+      });
+      expect(list.total).toBe(2);
+    } finally {
+      h.campaignService.campaigns.delete('cmp_lag');
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { CampaignMessage, CampaignSnapshot } from '@outreach/contracts';
-import { AppError, callUnary, fromServiceError } from '@outreach/platform';
+import type { CampaignFacts, CampaignMessage, CampaignSnapshot } from '@outreach/contracts';
+import { AppError, callUnary, fromServiceError, type Logger } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 
 /** The campaign facts this service keeps, plus the recipient count it maintains. */
@@ -180,4 +180,70 @@ export function campaignNotFound(campaignId: string): AppError {
   return new AppError('not_found', 'Campaign not found in this project.', {
     details: { resource: 'campaign', id: campaignId },
   });
+}
+
+/**
+ * The campaign service's own facts of a project's campaigns (the authority), by id: one campaign
+ * when `campaignId` is given, else all of them; a campaign it does not know is left out. Undefined
+ * when it could not be asked: the replicas alone judge then.
+ */
+export type CampaignAuthority = (
+  projectId: string,
+  campaignId?: string,
+) => Promise<Map<string, CampaignFacts> | undefined>;
+
+// A write waits at most this long for the campaign service before it goes by its replica.
+const AUTHORITY_DEADLINE_MS = 1000;
+// While the campaign service is out of reach every write says so; one line per this many ms.
+const AUTHORITY_WARN_EVERY_MS = 10_000;
+
+/**
+ * Asks the campaign service (GetCampaign, or ListCampaigns for a whole project). The replicas
+ * follow a launch or a halt through the event stream, a moment later or, while NATS or the
+ * outbox is down, much later; every write asks this as well, so that none is accepted on a
+ * campaign already launched or halted. With the campaign service out of reach, writes go on
+ * by the replicas (which is what they are kept for), and a warning says so.
+ */
+export function campaignAuthority(campaignClient: object, logger: Logger): CampaignAuthority {
+  const facts = (c: CampaignMessage): CampaignFacts => ({
+    startDate: c.startDate,
+    endDate: c.endDate,
+    launchedAt: c.launchedAt ?? null,
+    haltedAt: c.haltedAt ?? null,
+  });
+  let warnedAt = 0;
+  const ask = async (projectId: string, campaignId?: string) => {
+    const options = { deadlineMs: AUTHORITY_DEADLINE_MS };
+    if (campaignId === undefined) {
+      const { campaigns } = await callUnary<object, { campaigns: CampaignMessage[] }>(
+        campaignClient,
+        'ListCampaigns',
+        { projectId },
+        options,
+      );
+      return new Map(campaigns.map((c) => [c.id, facts(c)]));
+    }
+    const c = await callUnary<object, CampaignMessage>(
+      campaignClient,
+      'GetCampaign',
+      { projectId, campaignId },
+      options,
+    );
+    return new Map(c.projectId === projectId ? [[c.id, facts(c)]] : []);
+  };
+  return async (projectId, campaignId) => {
+    try {
+      return await ask(projectId, campaignId);
+    } catch (err) {
+      if ((err as { code?: number }).code === GrpcStatus.NOT_FOUND) return new Map();
+      if (Date.now() - warnedAt >= AUTHORITY_WARN_EVERY_MS) {
+        warnedAt = Date.now();
+        logger.warn(
+          { err, campaignId },
+          'campaign service not answering; writes judged by the replicas alone',
+        );
+      }
+      return undefined;
+    }
+  };
 }

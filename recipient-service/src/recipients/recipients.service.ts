@@ -11,6 +11,7 @@ import { AppError, type Clock, type Logger, newId, newLinkToken, withTransaction
 import type { Pool } from 'pg';
 import {
   addToRecipientCount,
+  type CampaignAuthority,
   type CampaignLookup,
   type CampaignReplica,
   findReplica,
@@ -60,6 +61,8 @@ export interface RecipientServiceDeps {
   publicBaseUrl: string;
   safetyRules: readonly SafetyRule[];
   lookupCampaign: CampaignLookup;
+  /** The campaign service's facts, which every write also judges by (none: replicas alone). */
+  campaignAuthority?: CampaignAuthority;
   /** Publishes a RecipientChanged event; called after the change committed. */
   publishChange: (event: RecipientChanged) => Promise<void>;
 }
@@ -151,6 +154,15 @@ export function createRecipientService(deps: RecipientServiceDeps) {
     const state = stateOf(c);
     if (!isEditable(state)) throw notEditable(c.id, state);
   };
+  // The replica may not have heard of a launch or a halt yet: what the campaign service says
+  // refuses a write the replica would let through. Asked before the write's transaction, so no
+  // lock is held over the call.
+  const confirmEditable = async (projectId: string, campaignId: string) => {
+    const current = (await deps.campaignAuthority?.(projectId, campaignId))?.get(campaignId);
+    if (!current) return;
+    const state = deriveCampaignState(current, clock());
+    if (!isEditable(state)) throw notEditable(campaignId, state);
+  };
 
   const publishAll = async (rows: DeletedRow[], change: RecipientChanged['change']) => {
     const at = clock().toISOString();
@@ -189,6 +201,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       }
       const campaign = await deps.lookupCampaign(projectId, campaignId);
       assertEditable(campaign);
+      await confirmEditable(projectId, campaignId);
 
       const outcomes: ItemOutcome[] = itemsJson.map((json, i) => parseCreateItem(json, i, deps.safetyRules));
       const results: CreateResult[] = new Array(itemsJson.length);
@@ -330,6 +343,9 @@ export function createRecipientService(deps: RecipientServiceDeps) {
     /** Applies a PATCH body (JSON text) while the campaign is editable. */
     async updateRecipient(projectId: string, id: string, patchJson: string): Promise<RecipientMessage> {
       const patch = parsePatch(patchJson);
+      const target = await findRecipient(pool, projectId, id);
+      if (!target) throw recipientNotFound(id);
+      await confirmEditable(projectId, target.campaign_id);
       const row = await withTransaction(pool, async (client) => {
         const current = await findRecipient(client, projectId, id, true);
         if (!current) throw recipientNotFound(id);
@@ -378,6 +394,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
     async deleteRecipient(projectId: string, id: string): Promise<{ success: boolean; id: string }> {
       const found = await findRecipient(pool, projectId, id);
       if (!found) throw recipientNotFound(id);
+      await confirmEditable(projectId, found.campaign_id);
       const deleted = await withTransaction(pool, async (client) => {
         // Lock order everywhere: campaign row first, then recipient rows.
         const campaign = await findReplica(client, found.campaign_id, true);
@@ -400,11 +417,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       if (request.all) {
         if (request.ids.length > 0)
           throw invalid(fieldProblem('/', 'oneOf', 'must send either ids or all, not both'));
+        const authority = await deps.campaignAuthority?.(projectId);
+        const editableNow = (c: CampaignReplica) => {
+          const current = authority?.get(c.id);
+          return isEditable(stateOf(c)) && (!current || isEditable(deriveCampaignState(current, clock())));
+        };
         const { deleted, skipped } = await withTransaction(pool, async (client) => {
           const campaigns = await lockProjectReplicas(client, projectId);
-          const editable = campaigns.filter((c) => isEditable(stateOf(c)));
+          const editable = campaigns.filter(editableNow);
           const skippedIds = campaigns
-            .filter((c) => !isEditable(stateOf(c)) && c.recipientCount > 0)
+            .filter((c) => !editableNow(c) && c.recipientCount > 0)
             .map((c) => c.id);
           const rows = await deleteRecipients(client, projectId, { campaignIds: editable.map((c) => c.id) });
           const perCampaign = new Map<string, number>();
@@ -444,6 +466,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       }
       if (byCampaign.size === 0) return { success: true, deleted: 0, ids: [], skippedCampaignIds: [] };
       const [campaignId] = [...byCampaign.keys()];
+      await confirmEditable(projectId, campaignId);
       const deleted = await withTransaction(pool, async (client) => {
         const campaign = await findReplica(client, campaignId, true);
         if (!campaign) return [];
