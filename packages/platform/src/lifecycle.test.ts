@@ -45,3 +45,14 @@ describe('Opened', () => {
     expect(lines.filter((l) => l.msg === 'shutdown step failed').map((l) => l.step)).toEqual(['nats']);
   });
 });
+
+describe('Lifecycle', () => {
+  it('names the step that was under way when the shutdown deadline passed', async () => {
+    const { logger, lines } = recordingLogger();
+    const lifecycle = new Lifecycle(logger, 50);
+    lifecycle.onShutdown('http', () => undefined);
+    lifecycle.onShutdown('state', () => new Promise(() => {}));
+    await expect(lifecycle.shutdown('test')).rejects.toThrow('shutdown deadline passed during step "state"');
+    expect(lines.find((l) => l.msg === 'shutdown deadline passed')?.step).toBe('state');
+  });
+});

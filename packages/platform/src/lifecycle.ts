@@ -53,8 +53,11 @@ export class Lifecycle {
   private async runSteps(reason: string): Promise<void> {
     this.draining = true;
     this.logger.info({ reason }, 'shutting down');
+    // The step under way, so that a deadline names what did not finish.
+    let current: string | undefined;
     const all = (async () => {
       for (const step of this.steps) {
+        current = step.name;
         try {
           await step.run();
         } catch (err) {
@@ -63,8 +66,8 @@ export class Lifecycle {
       }
     })();
     if ((await within(all, this.timeoutMs)) === TIMED_OUT) {
-      this.logger.error({ timeoutMs: this.timeoutMs }, 'shutdown deadline passed');
-      throw new Error('shutdown deadline passed');
+      this.logger.error({ timeoutMs: this.timeoutMs, step: current }, 'shutdown deadline passed');
+      throw new Error(`shutdown deadline passed during step "${current}"`);
     }
     this.logger.info('shutdown complete');
   }
