@@ -38,6 +38,7 @@ import type { Pool } from 'pg';
 import { buildHttpApp } from './app';
 import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
+import { secureCookiesFor } from './dashboard/auth.pages';
 import type { CampaignDeps } from './deps';
 import { OutboxRelay } from './events/outbox';
 import { keepStateStreamFilled } from './events/state-republisher';
@@ -187,7 +188,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       lifecycle,
       metrics,
       dependencies,
-      secureCookies: config.NODE_ENV !== 'development',
+      secureCookies: secureCookiesFor(config.PUBLIC_BASE_URL),
     });
     const http = opened.add('http', createServer(app.callback()), closeServer);
     ports.http = await listen(http, config.DASHBOARD_PORT, config.HOST);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RunningService } from '@outreach/platform';
 import { Client } from 'pg';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
+import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
 import { SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS } from '../src/dashboard/operators.service';
 import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/dashboard/sessions.service';
@@ -92,6 +93,8 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       CAMPAIGN_GRPC_PORT: '0',
       ADMIN_TOKEN: adminToken,
       RECIPIENT_SERVICE_ADDR: '127.0.0.1:1',
+      // Served over HTTPS, so the cookies are Secure (see secureCookiesFor).
+      PUBLIC_BASE_URL: 'https://links.example.test',
     };
     envOf = () => env;
     svc = await start(env, { clock });
@@ -361,4 +364,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     now = new Date(Date.now() + SESSION_MAX_AGE_MS + 1000);
     expect((await b.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
   });
+});
+
+it('sets Secure cookies exactly when the install is served over HTTPS', () => {
+  expect(secureCookiesFor('https://go.example.com')).toBe(true);
+  // A trial install without TLS: browsers would drop a Secure cookie set over plain HTTP.
+  expect(secureCookiesFor('http://outreach.example.com')).toBe(false);
+  expect(secureCookiesFor('http://localhost:8081')).toBe(false);
 });

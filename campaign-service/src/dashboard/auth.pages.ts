@@ -17,6 +17,15 @@ export const SESSION_COOKIE = 'outreach_session';
 /** Cookie for the sign-in form's double-submit CSRF token (no session exists yet). */
 export const LOGIN_CSRF_COOKIE = 'outreach_signin_csrf';
 
+/**
+ * Whether the dashboard's cookies carry `Secure`: when the install is served over HTTPS, as its
+ * public base URL says (the chart makes it https exactly when the Ingress has TLS). Browsers
+ * drop a `Secure` cookie set over plain HTTP, so a trial install without TLS could not sign in.
+ */
+export function secureCookiesFor(publicBaseUrl: string): boolean {
+  return new URL(publicBaseUrl).protocol === 'https:';
+}
+
 /** A same-site path to continue to after sign-in; anything else becomes the dashboard home. */
 function safeNext(next: string | undefined): string {
   return next && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(next) && !next.startsWith('//') ? next : '/dashboard';
