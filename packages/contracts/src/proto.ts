@@ -22,11 +22,15 @@ export const PROTO_LOADER_OPTIONS: Options = {
 /**
  * Channel options of every gRPC client and server. A 1 MiB create request can expand into a
  * response of tens of MiB (placeholders substitute up to 500 words of 500-character metadata
- * per recipient), far past grpc-js's 4 MiB default.
+ * per recipient), far past grpc-js's 4 MiB default. Clients balance calls round robin over every
+ * address their target resolves to: a headless Service's name (the chart's
+ * `config.grpcTarget: headless`) gives every ready pod, where grpc-js's default (pick_first) would
+ * send all of a client's calls to one; a ClusterIP name resolves to one address either way.
  */
 export const GRPC_CHANNEL_OPTIONS = {
   'grpc.max_receive_message_length': 128 * 1024 * 1024,
   'grpc.max_send_message_length': 128 * 1024 * 1024,
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 } as const;
 
 /** Folder of the .proto files (the repository's `protos/`). */

@@ -1,5 +1,5 @@
 import { credentials, Server, type ServerUnaryCall } from '@grpc/grpc-js';
-import { loadHealthProto } from '@outreach/contracts';
+import { GRPC_CHANNEL_OPTIONS, loadHealthProto } from '@outreach/contracts';
 import pino from 'pino';
 import { AppError } from './errors';
 import { callUnary, fromServiceError, unary } from './grpc';
@@ -100,5 +100,39 @@ describe('errors across the wire', () => {
     });
     const code = await new Promise((resolve) => handler(call({}), (err) => resolve(err?.code)));
     expect(code).toBe(13);
+  });
+});
+
+describe('client channels', () => {
+  it('spread calls round robin over every address the target resolves to', async () => {
+    const logger = pino({ level: 'silent' });
+    const Health = loadHealthProto().grpc.health.v1.Health;
+    const served = [0, 0];
+    const servers = [new Server(), new Server()];
+    const ports: number[] = [];
+    for (const [i, server] of servers.entries()) {
+      server.addService(Health.service, {
+        Check: unary(logger, 'Check', async () => {
+          served[i]++;
+          return { status: 'SERVING' };
+        }),
+      });
+      ports.push(await bindGrpc(server, '127.0.0.1', 0));
+    }
+    // Two addresses for one name, as a headless Service's DNS name gives every ready pod.
+    const client = new Health(
+      `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`,
+      credentials.createInsecure(),
+      GRPC_CHANNEL_OPTIONS,
+    );
+    try {
+      for (let i = 0; i < 20; i++) await callUnary(client, 'Check', { service: '' });
+      expect(served[0]).toBeGreaterThan(0);
+      expect(served[1]).toBeGreaterThan(0);
+      expect(served[0] + served[1]).toBe(20);
+    } finally {
+      client.close();
+      for (const server of servers) server.forceShutdown();
+    }
   });
 });
