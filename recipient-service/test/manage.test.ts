@@ -594,6 +594,8 @@ describe('a launch the replica has not heard of yet', () => {
       deviceId: 'dev_test',
       ...ACTIVE,
     });
+    // Each campaign's answer serves the writes of the next second.
+    await new Promise((r) => setTimeout(r, 1100));
     try {
       const refusals = [
         await h.refusal('CreateRecipients', { projectId: P, campaignId: 'cmp_lag', itemsJson: items({}) }),
@@ -619,5 +621,16 @@ describe('a launch the replica has not heard of yet', () => {
     } finally {
       h.campaignService.campaigns.delete('cmp_lag');
     }
+  });
+
+  it('asks once for the writes of a second, however many arrive', async () => {
+    await h.publishCampaign({ id: 'cmp_burst' });
+    const asked = () => h.campaignService.asked.filter((id) => id === 'cmp_burst').length;
+    await Promise.all(Array.from({ length: 8 }, () => createIn('cmp_burst', {})));
+    await createIn('cmp_burst', {});
+    expect(asked()).toBe(1);
+    await new Promise((r) => setTimeout(r, 1100));
+    await createIn('cmp_burst', {});
+    expect(asked()).toBe(2);
   });
 });
