@@ -28,7 +28,11 @@ const events = () => streamNames(f.ns.natsPrefix).events;
 const unconfirmed = async () =>
   (await f.pool.query('SELECT 1 FROM link.usage_batches WHERE confirmed_at IS NULL')).rowCount;
 
-/** The ids of the batches the UsageStarts events in the events stream carry. */
+/**
+ * The ids of the batches the UsageStarts events in the events stream carry, each once: under
+ * load a sweep may publish a batch again before its first event's confirmation arrives, which
+ * the consumers apply once.
+ */
 async function announcedBatches(): Promise<string[]> {
   const consumer = await f.nc.jetstream().consumers.get(events(), {
     filterSubjects: subjects(f.ns.natsPrefix).usageStarts,
@@ -40,7 +44,7 @@ async function announcedBatches(): Promise<string[]> {
         .decode(msg.data)
         .batches.map((b) => b.batchId),
     );
-  return ids.sort();
+  return [...new Set(ids)].sort();
 }
 
 /** Records the events stream as it is and marks a replay due now, as on finding it new; the mark. */
