@@ -73,6 +73,8 @@ export async function eventually(check: () => Promise<boolean>, ms = 10_000): Pr
 export interface FakeCampaignService {
   campaigns: Map<string, Record<string, unknown>>;
   asked: string[];
+  /** A gRPC status GetCampaign fails every call with while set. */
+  failWith: { code: number | null };
   address: string;
   stop: () => void;
 }
@@ -85,6 +87,7 @@ export interface FakeCampaignService {
 async function startFakeCampaignService(): Promise<FakeCampaignService> {
   const campaigns = new Map<string, Record<string, unknown>>();
   const asked: string[] = [];
+  const failWith: { code: number | null } = { code: null };
   const server = new Server();
   server.addService(loadCampaignsProto().outreach.v1.CampaignService.service, {
     GetCampaign: (
@@ -92,6 +95,7 @@ async function startFakeCampaignService(): Promise<FakeCampaignService> {
       cb: (err: object | null, res?: object) => void,
     ) => {
       asked.push(call.request.campaignId);
+      if (failWith.code !== null) return cb({ code: failWith.code, details: 'failing as told' });
       const c = campaigns.get(call.request.campaignId);
       if (!c || c.projectId !== call.request.projectId) cb({ code: status.NOT_FOUND, details: 'not found' });
       else cb(null, c);
@@ -108,7 +112,7 @@ async function startFakeCampaignService(): Promise<FakeCampaignService> {
       err ? reject(err) : resolve(p),
     ),
   );
-  return { campaigns, asked, address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+  return { campaigns, asked, failWith, address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
 }
 
 /** Starts the service exactly as main does, with the namespace env and a free port. */

@@ -1,3 +1,4 @@
+import { status } from '@grpc/grpc-js';
 import { type RecipientChanged, subjects, type UsageAdmitted } from '@outreach/contracts';
 import { publishJson } from '@outreach/platform';
 import { JSONCodec } from 'nats';
@@ -632,5 +633,25 @@ describe('a launch the replica has not heard of yet', () => {
     await new Promise((r) => setTimeout(r, 1100));
     await createIn('cmp_burst', {});
     expect(asked()).toBe(2);
+  });
+
+  it('goes by the replica when the campaign service is out of reach, and refuses on its other failures', async () => {
+    await h.publishCampaign({ id: 'cmp_down' });
+    await h.publishCampaign({ id: 'cmp_broken' });
+    try {
+      h.campaignService.failWith.code = status.UNAVAILABLE;
+      expect(await createIn('cmp_down', {})).toHaveLength(1);
+      h.campaignService.failWith.code = status.INTERNAL;
+      const err = await h.refusal('CreateRecipients', {
+        projectId: P,
+        campaignId: 'cmp_broken',
+        itemsJson: items({}),
+      });
+      expect(err.code).toBe('internal');
+    } finally {
+      h.campaignService.failWith.code = null;
+    }
+    // Neither failure was kept: the next write asks again and goes through.
+    expect(await createIn('cmp_broken', {})).toHaveLength(1);
   });
 });

@@ -281,8 +281,8 @@ export interface Consuming {
 /**
  * Hands every message of the consumer `open` creates to `onMessage`, one at a time, until `stop`.
  * When JetStream loses the consumer (deleted, or gone with its stream when NATS lost its files),
- * nats.js's consume iterator reports it and then waits for ever. So on any such report, and a
- * second after any failure of the iterator, this calls `open` again and consumes anew, from the
+ * nats.js's consume iterator reports it and then waits for ever. So a second after any such
+ * report, and two after any failure, this calls `open` again and consumes anew, from the
  * consumer's delivery policy: a durable one may deliver messages twice (handlers are idempotent);
  * `open` gets the instant of the last message handled (or of the first `open`, less a margin for
  * clocks), from which a `follower` of new messages resumes. While `open` keeps failing (its stream

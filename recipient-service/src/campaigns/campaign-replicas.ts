@@ -200,6 +200,13 @@ const AUTHORITY_DEADLINE_MS = 1000;
 const AUTHORITY_MAX_AGE_MS = 1000;
 // Answers kept before the expired ones are swept out.
 const AUTHORITY_KEPT = 10_000;
+// The failures after which writes go by the replicas alone: the campaign service is out of reach,
+// or (an older version, mid-rollout) does not offer the method.
+const FALL_BACK_ON: readonly number[] = [
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.UNIMPLEMENTED,
+];
 // While the campaign service is out of reach every write says so; one line per this many ms.
 const AUTHORITY_WARN_EVERY_MS = 10_000;
 
@@ -210,7 +217,7 @@ const AUTHORITY_WARN_EVERY_MS = 10_000;
  * campaign launched or halted more than `maxAgeMs` before. One campaign's answer serves the
  * writes of the next `maxAgeMs` (and those arriving while it is asked). With the campaign
  * service out of reach, writes go on by the replicas (which is what they are kept for), and a
- * warning says so.
+ * warning says so; any other failure of the call refuses the write.
  */
 export function campaignAuthority(
   campaignClient: object,
@@ -247,7 +254,10 @@ export function campaignAuthority(
     try {
       return await ask(projectId, campaignId);
     } catch (err) {
-      if ((err as { code?: number }).code === GrpcStatus.NOT_FOUND) return new Map<string, CampaignFacts>();
+      const code = (err as { code?: number }).code;
+      if (code === GrpcStatus.NOT_FOUND) return new Map<string, CampaignFacts>();
+      // Anything but being out of reach (or, mid-rollout, not offering the method) refuses the write.
+      if (code === undefined || !FALL_BACK_ON.includes(code)) throw fromServiceError(err);
       if (Date.now() - warnedAt >= AUTHORITY_WARN_EVERY_MS) {
         warnedAt = Date.now();
         logger.warn(
@@ -270,10 +280,11 @@ export function campaignAuthority(
     }
     const entry = { askedAt: now, answer: answer(projectId, campaignId) };
     recent.set(key, entry);
-    // No answer is kept: the next write asks again.
-    void entry.answer.then((a) => {
-      if (a === undefined && recent.get(key) === entry) recent.delete(key);
-    });
+    // No answer and no failure is kept: the next write asks again.
+    const forget = () => {
+      if (recent.get(key) === entry) recent.delete(key);
+    };
+    entry.answer.then((a) => a === undefined && forget(), forget);
     return entry.answer;
   };
 }
