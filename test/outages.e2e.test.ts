@@ -47,6 +47,18 @@ async function timed(method: string, url: string, token?: string) {
   return { status: res.status, code: res.body?.code, retryable: res.body?.retryable, ms: Date.now() - at };
 }
 
+/** Waits until each `/readyz` answers 200 `degraded` with `checks` (checks run at most once a second). */
+async function expectDegraded(urls: string[], checks: Record<string, string>): Promise<void> {
+  for (const url of urls) {
+    await eventually(async () => {
+      const ready = await http('GET', url);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ status: 'degraded', checks });
+      return true;
+    }, 5000);
+  }
+}
+
 describe('Redis down, then back empty', () => {
   let redis: PrivateStore;
   let sys: TestSystem;
@@ -79,15 +91,7 @@ describe('Redis down, then back empty', () => {
     expect(page.status).toBe(503);
     expect(page.headers.get('content-type')).toContain('text/html');
     // Still ready, so that each replica keeps answering for itself, and saying which store is down.
-    // Checks run at most once a second (monitorDependencies): the state shows within one.
-    for (const url of [`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`]) {
-      await eventually(async () => {
-        const ready = await http('GET', url);
-        expect(ready.status).toBe(200);
-        expect(ready.body).toMatchObject({ status: 'degraded', checks: { redis: 'down' } });
-        return true;
-      }, 5000);
-    }
+    await expectDegraded([`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`], { redis: 'down' });
 
     await redis.restart();
     for (const url of [`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`])
@@ -129,14 +133,9 @@ describe('NATS down, then back', () => {
     for (let i = 0; i < 2; i++) expect((await http('POST', `${link}/conversations`)).status).toBe(201);
     expect(await usage(sys, fx, campaignId)).toEqual({ used: 1, interactionCount: 1 });
     // Every service that talks to NATS says so, and stays ready.
-    for (const url of [`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`, `${sys.adminUrl}/readyz`]) {
-      await eventually(async () => {
-        const ready = await http('GET', url);
-        expect(ready.status).toBe(200);
-        expect(ready.body).toMatchObject({ status: 'degraded', checks: { nats: 'down' } });
-        return true;
-      }, 5000);
-    }
+    await expectDegraded([`${sys.gatewayUrl}/readyz`, `${sys.linkUrl}/readyz`, `${sys.adminUrl}/readyz`], {
+      nats: 'down',
+    });
 
     await nats.restart();
     await eventually(async () => {
@@ -197,14 +196,7 @@ describe('PostgreSQL cut off, then back', () => {
     });
     expect(dashboard.status).toBe(503);
     expect(Math.max(read.ms, start.ms)).toBeLessThan(10_000);
-    for (const url of [`${sys.linkUrl}/readyz`, `${sys.adminUrl}/readyz`]) {
-      await eventually(async () => {
-        const ready = await http('GET', url);
-        expect(ready.status).toBe(200);
-        expect(ready.body).toMatchObject({ status: 'degraded', checks: { postgres: 'down' } });
-        return true;
-      }, 5000);
-    }
+    await expectDegraded([`${sys.linkUrl}/readyz`, `${sys.adminUrl}/readyz`], { postgres: 'down' });
     // A scrape reads the budgets from PostgreSQL: it leaves them out and reports the rest.
     const scrape = await http('GET', sys.metricsUrls['campaign-service']);
     expect(scrape.status).toBe(200);
