@@ -51,7 +51,9 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
   );
   const router = adminRouter(deps.domain, deps.recipients);
   const auth = adminAuth(deps.adminToken);
-  app.use(async (ctx, next) => (ctx.path.startsWith('/admin/') ? auth(ctx, next) : next()));
+  // Whatever the case of the path: a router matching paths case-insensitively once let
+  // /ADMIN/v1/… through without the token (the routers are case-sensitive now as well).
+  app.use(async (ctx, next) => (ctx.path.toLowerCase().startsWith('/admin/') ? auth(ctx, next) : next()));
   // Runs after routing: whatever no route answered (and allowedMethods did not refuse) is 404.
   app.use(async (ctx, next) => {
     await next();

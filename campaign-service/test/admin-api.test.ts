@@ -90,6 +90,21 @@ describe('admin authentication', () => {
     expect((await api('GET', '/admin/v1/projects')).status).toBe(200);
   });
 
+  it('asks for the token whatever the case of the path, and matches only the path as written', async () => {
+    for (const path of [
+      '/ADMIN/v1/projects',
+      '/Admin/v1/projects',
+      '/admin/V1/projects',
+      '/admin/v1/PROJECTS',
+    ]) {
+      const anonymous = await adminClient(service, '')('GET', path);
+      expect([path, anonymous.status]).toEqual([path, 401]);
+    }
+    // With the token, a path in other letters is no route (as in the rest of the API).
+    expect((await api('GET', '/admin/v1/PROJECTS')).status).toBe(404);
+    expect((await api('GET', '/ADMIN/v1/projects')).status).toBe(404);
+  });
+
   it('serves health without a token and 404/405 with the catalogue', async () => {
     const live = await fetch(`http://127.0.0.1:${service.ports.http}/livez`);
     expect(live.status).toBe(200);

@@ -110,7 +110,7 @@ function renderError(ctx: Context, err: unknown): void {
  * Mount it in the campaign service's HTTP app before the admin API; other paths pass through.
  */
 export function dashboardRoutes(deps: DashboardDeps): Middleware {
-  const r = new Router({ prefix: '/dashboard' });
+  const r = new Router({ prefix: '/dashboard', sensitive: true });
   r.get('/assets/app.css', (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
     ctx.set('Cache-Control', 'public, max-age=300');

@@ -41,7 +41,9 @@ export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder)
   };
   const rid = (ctx: Context) => ctx.state.requestId as string;
 
-  const r = new Router({ prefix: '/admin/v1' });
+  // Case-sensitive, as every path of the API is written: @koa/router matches regardless of case
+  // by default.
+  const r = new Router({ prefix: '/admin/v1', sensitive: true });
 
   r.post('/projects', async (ctx) => {
     ctx.status = 201;
