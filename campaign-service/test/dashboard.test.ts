@@ -280,6 +280,50 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(await count()).toBe(1);
   });
 
+  it('adds an existing operator to a project without touching their password or sessions', async () => {
+    const bob = new Agent(base);
+    expect((await bob.signIn('bob@example.com', 'bob-password-12')).status).toBe(303);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/members`);
+    // Alice, of Alpha only, names Bob (of Beta) with a password of her choosing.
+    const res = await a.post(`/dashboard/p/${p1}/members`, {
+      _csrf: token,
+      email: 'BOB@example.com',
+      password: 'alice-chose-this-1',
+    });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('their password is unchanged');
+    expect((await new Agent(base).signIn('bob@example.com', 'alice-chose-this-1')).status).toBe(401);
+    expect((await new Agent(base).signIn('bob@example.com', 'bob-password-12')).status).toBe(303);
+    // Bob's session goes on, and now reaches Alpha too.
+    expect((await bob.get(`/dashboard/p/${p2}/campaigns`)).status).toBe(200);
+    expect((await bob.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+
+    // A new e-mail gets an account with the password entered.
+    const added = await a.post(`/dashboard/p/${p1}/members`, {
+      _csrf: token,
+      email: 'dave@example.com',
+      password: 'dave-password-12',
+    });
+    expect(added.text).toContain('can now sign in');
+    expect((await new Agent(base).signIn('dave@example.com', 'dave-password-12')).status).toBe(303);
+    await db.query(
+      "DELETE FROM operator_projects WHERE operator_id = (SELECT id FROM operators WHERE email = 'bob@example.com') AND project_id = $1",
+      [p1],
+    );
+  });
+
+  it('ends the sessions of an operator whose password is set anew from the command line', async () => {
+    const d = new Agent(base);
+    expect((await d.signIn('dave@example.com', 'dave-password-12')).status).toBe(303);
+    expect((await d.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    await createOperatorFromEnv(envOf(), { email: 'dave@example.com', password: 'dave-password-new' });
+    const after = await d.get(`/dashboard/p/${p1}/campaigns`);
+    expect(after.status).toBe(302);
+    expect(after.headers.get('location')).toContain('/dashboard/sign-in');
+  });
+
   it('never shows or changes another project: 404 as for a project that does not exist', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

@@ -40,31 +40,75 @@ function invalid(pointer: string, rule: string, message: string): AppError {
   });
 }
 
+function checkedEmail(raw: string): string {
+  const email = raw.trim();
+  if (!EMAIL.test(email) || email.length > 254)
+    throw invalid('/email', 'format', 'must be an e-mail address');
+  return email;
+}
+
+function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw invalid('/password', 'minLength', `must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+}
+
 /**
- * Creates an operator, or (when the e-mail exists) sets a new password, and adds the given
- * project memberships. Returns the operator.
+ * Creates an operator, or (when the e-mail exists) sets a new password and ends their sessions,
+ * and adds the given project memberships. Returns the operator. For the command line and seed
+ * scripts, which hold the database; the dashboard adds operators with `addProjectOperator`.
  */
 export async function createOperator(
   deps: OperatorDeps,
   input: { email: string; password: string; projectIds?: string[] },
 ): Promise<Operator> {
-  const email = input.email.trim();
-  if (!EMAIL.test(email) || email.length > 254)
-    throw invalid('/email', 'format', 'must be an e-mail address');
-  if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw invalid('/password', 'minLength', `must be at least ${MIN_PASSWORD_LENGTH} characters`);
-  }
+  const email = checkedEmail(input.email);
+  checkPassword(input.password);
   const passwordHash = await hashPassword(input.password);
   const now = deps.clock();
-  const { rows } = await deps.pool.query<OperatorRow>(
+  const { rows } = await deps.pool.query<OperatorRow & { existed: boolean }>(
     `INSERT INTO operators (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (lower(email)) DO UPDATE SET password_hash = EXCLUDED.password_hash
-     RETURNING *`,
+     RETURNING *, (xmax <> 0) AS existed`,
     [newId('opr'), email, passwordHash, now],
   );
   const operator = toOperator(rows[0]);
+  // A new password ends every session the old one opened.
+  if (rows[0].existed)
+    await deps.pool.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operator.id]);
   for (const projectId of input.projectIds ?? []) await addMembership(deps, operator.id, projectId);
   return operator;
+}
+
+/**
+ * Gives the e-mail's operator access to a project, as an operator of that project asks in the
+ * dashboard: a new account gets `password`; an existing one keeps its own, which no other
+ * operator may set (else any operator could take over the accounts, and so the projects, of
+ * another). `created` says which.
+ */
+export async function addProjectOperator(
+  deps: OperatorDeps,
+  input: { email: string; password: string; projectId: string },
+): Promise<{ operator: Operator; created: boolean }> {
+  const email = checkedEmail(input.email);
+  const byEmail = () =>
+    deps.pool.query<OperatorRow>('SELECT * FROM operators WHERE lower(email) = lower($1)', [email]);
+  let row = (await byEmail()).rows[0];
+  let created = false;
+  if (!row) {
+    checkPassword(input.password);
+    const { rows } = await deps.pool.query<OperatorRow>(
+      `INSERT INTO operators (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (lower(email)) DO NOTHING RETURNING *`,
+      [newId('opr'), email, await hashPassword(input.password), deps.clock()],
+    );
+    // Created a moment ago by someone else: theirs stands.
+    row = rows[0] ?? (await byEmail()).rows[0];
+    created = rows.length > 0;
+  }
+  const operator = toOperator(row);
+  await addMembership(deps, operator.id, input.projectId);
+  return { operator, created };
 }
 
 /** Makes the operator a member of the project (idempotent); 404 when the project does not exist. */

@@ -3,7 +3,7 @@ import { AppError } from '@outreach/platform';
 import { baseContext, type DashboardDeps, formOf, projectContext, sendPage } from './context';
 import { html } from './html';
 import { breadcrumbs, csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
-import { createOperator, listProjectOperators } from './operators.service';
+import { addProjectOperator, listProjectOperators } from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
 import { formatInstant } from './time';
 
@@ -38,7 +38,7 @@ ${
 
   const membersPage = async (
     ctx: Parameters<Router.Middleware>[0],
-    extra: { errors?: Record<string, string>; email?: string; added?: string } = {},
+    extra: { errors?: Record<string, string>; email?: string; added?: string; granted?: string } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'members');
     const members = await listProjectOperators(deps.domain, pc.project.id);
@@ -54,16 +54,17 @@ ${
         ])}
 <h1>Operators</h1>
 ${extra.added ? notice('ok', `${extra.added} can now sign in and manage this project.`) : ''}
+${extra.granted ? notice('ok', `${extra.granted} already had an account and can now manage this project too; their password is unchanged.`) : ''}
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Since</th></tr></thead>
 <tbody>${members.map((m) => html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td></tr>`)}</tbody></table></div>
 <h2>Add an operator</h2>
-<p>Creates the account if it is new, or gives an existing operator access to this project (their password is then replaced by the one you enter).</p>
+<p>Creates the account with the initial password you enter if it is new, or gives an existing operator access to this project; they keep their own password.</p>
 ${errorSummary(extra.errors ?? {})}
 <form method="post" action="${projectPath(pc.project.id)}/members">
   ${csrfField(pc)}
   ${field({ name: 'email', label: 'E-mail address', type: 'email', value: extra.email, required: true, error: extra.errors?.email })}
-  ${field({ name: 'password', label: 'Initial password', type: 'password', required: true, hint: `At least ${MIN_PASSWORD_LENGTH} characters; share it privately.`, error: extra.errors?.password, attrs: html` autocomplete="new-password"` })}
+  ${field({ name: 'password', label: 'Initial password (new accounts)', type: 'password', hint: `At least ${MIN_PASSWORD_LENGTH} characters; share it privately. Not used for an existing operator.`, error: extra.errors?.password, attrs: html` autocomplete="new-password"` })}
   <div class="actions"><button type="submit">Add operator</button></div>
 </form>`,
       ),
@@ -76,12 +77,12 @@ ${errorSummary(extra.errors ?? {})}
     const pc = await projectContext(deps, ctx, 'members');
     const form = formOf(ctx);
     try {
-      const op = await createOperator(deps.domain, {
+      const { operator, created } = await addProjectOperator(deps.domain, {
         email: form.get('email'),
         password: form.get('password'),
-        projectIds: [pc.project.id],
+        projectId: pc.project.id,
       });
-      await membersPage(ctx, { added: op.email });
+      await membersPage(ctx, created ? { added: operator.email } : { granted: operator.email });
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_request') {
         const problems =
