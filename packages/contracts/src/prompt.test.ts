@@ -91,6 +91,29 @@ describe('selectKnowledge', () => {
     expect(selectKnowledge(entries, 'par', 2).map((k) => k.id)).toEqual(['a', 'b']);
   });
 
+  it('reads only the end of a long conversation, so its size bounds the work', () => {
+    const entries = [
+      { id: 'a', title: 'Warranty', content: 'Two years on every order.' },
+      { id: 'b', title: 'Delivery', content: 'Parcels ship within a day.' },
+    ];
+    // The first message asks about the warranty; thousands of words later, about delivery.
+    const early = 'warranty '.repeat(50);
+    const filler = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`).join(' ');
+    expect(selectKnowledge(entries, `${early}${filler} delivery`, 1).map((k) => k.id)).toEqual(['b']);
+    expect(selectKnowledge(entries, `${early} delivery`, 2).map((k) => k.id)).toEqual(['a', 'b']);
+  });
+
+  it('matches the same words as before it indexed entries: inflections both ways, accents, titles', () => {
+    const entries = [
+      { id: 'a', title: 'Opening hours', content: 'We open at nine.' },
+      { id: 'b', title: 'Rückgabe', content: 'Returns within thirty days.' },
+    ];
+    expect(selectKnowledge(entries, 'opens', 1).map((k) => k.id)).toEqual(['a']);
+    expect(selectKnowledge(entries, 'open', 1).map((k) => k.id)).toEqual(['a']);
+    expect(selectKnowledge(entries, 'returned', 1).map((k) => k.id)).toEqual(['b']);
+    expect(selectKnowledge(entries, 'ruckgabe', 1).map((k) => k.id)).toEqual(['b']);
+  });
+
   it('falls back to the first entries when nothing matches', () => {
     expect(selectKnowledge(knowledge, 'zzz qqq', 1).map((k) => k.id)).toEqual(['k1']);
   });

@@ -34,17 +34,70 @@ function terms(text: string): Set<string> {
   return new Set(found.map((w) => w.slice(0, STEM_LENGTH)));
 }
 
-/** Same word up to inflection: equal, or the shorter (four letters or more) begins the longer ("open", "openi"). */
-function sameWord(a: string, b: string): boolean {
-  if (a === b) return true;
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
-  return short.length >= 4 && long.startsWith(short);
+// The customer's text so far can run to tens of thousands of words; retrieval reads at most its
+// last MAX_QUERY_CHARS characters, and scores at most MAX_QUERY_TERMS distinct words of them, the
+// latest first. Without a bound, one customer's long messages held the event loop for seconds.
+const MAX_QUERY_CHARS = 8000;
+const MAX_QUERY_TERMS = 256;
+
+/**
+ * Where each word occurs in one field (titles or bodies) of a device's entries: the entries by
+ * word, and by the first four letters of their five-letter words (see `mentioning`).
+ */
+interface FieldIndex {
+  exact: Map<string, number[]>;
+  prefix: Map<string, number[]>;
 }
 
-function mentions(words: Set<string>, term: string): boolean {
-  if (words.has(term)) return true;
-  for (const w of words) if (sameWord(w, term)) return true;
-  return false;
+function add(map: Map<string, number[]>, key: string, entry: number): void {
+  const list = map.get(key);
+  if (!list) map.set(key, [entry]);
+  else if (list[list.length - 1] !== entry) list.push(entry);
+}
+
+function fieldIndex(texts: readonly string[]): FieldIndex {
+  const exact = new Map<string, number[]>();
+  const prefix = new Map<string, number[]>();
+  texts.forEach((text, entry) => {
+    for (const w of terms(text)) {
+      add(exact, w, entry);
+      if (w.length === STEM_LENGTH) add(prefix, w.slice(0, 4), entry);
+    }
+  });
+  return { exact, prefix };
+}
+
+// A device's knowledge is indexed once per list (each device snapshot carries its own), not per
+// message.
+const indexes = new WeakMap<readonly KnowledgeEntry[], { title: FieldIndex; body: FieldIndex }>();
+
+function indexOf(entries: readonly KnowledgeEntry[]): { title: FieldIndex; body: FieldIndex } {
+  let index = indexes.get(entries);
+  if (!index) {
+    index = {
+      title: fieldIndex(entries.map((e) => e.title)),
+      body: fieldIndex(entries.map((e) => e.content)),
+    };
+    indexes.set(entries, index);
+  }
+  return index;
+}
+
+/**
+ * Marks in `into` the entries whose field holds `term` up to inflection: the same word, or one of
+ * four letters or more beginning the other ("open", "openi"). Words are at most five letters, so
+ * the shorter of two such words has four and the longer five: three lookups, never a scan.
+ */
+function mentioning(field: FieldIndex, term: string, into: Uint8Array, touched: number[]): void {
+  const lists = [field.exact.get(term)];
+  if (term.length === STEM_LENGTH) lists.push(field.exact.get(term.slice(0, 4)));
+  if (term.length === 4) lists.push(field.prefix.get(term));
+  for (const list of lists) {
+    for (const entry of list ?? []) {
+      if (into[entry] === 0) touched.push(entry);
+      into[entry] = 1;
+    }
+  }
 }
 
 /**
@@ -53,26 +106,33 @@ function mentions(words: Set<string>, term: string): boolean {
  * entries mention it (inverse document frequency), so words every entry shares ("the", "your")
  * weigh almost nothing. Words match up to inflection and accents. With no usable text, or no entry
  * scoring above zero, the device's first `limit` entries are used so that the assistant always
- * has its basic material. Ties keep the device's order.
+ * has its basic material. Ties keep the device's order. Only the end of a long text counts (see
+ * MAX_QUERY_CHARS).
  */
 export function selectKnowledge(
   entries: readonly KnowledgeEntry[],
   text: string,
   limit = DEFAULT_KNOWLEDGE_LIMIT,
 ): KnowledgeEntry[] {
-  const query = terms(text);
-  if (query.size === 0) return entries.slice(0, limit);
-  const indexed = entries.map((entry) => ({ title: terms(entry.title), body: terms(entry.content) }));
+  const query = [...terms(text.slice(-MAX_QUERY_CHARS))].slice(-MAX_QUERY_TERMS);
+  if (query.length === 0 || entries.length === 0) return entries.slice(0, limit);
+  const index = indexOf(entries);
   const scores = entries.map(() => 0);
+  const inTitle = new Uint8Array(entries.length);
+  const inBody = new Uint8Array(entries.length);
   for (const term of query) {
-    const hits = indexed.map((e) => ({ title: mentions(e.title, term), body: mentions(e.body, term) }));
-    const df = hits.filter((h) => h.title || h.body).length;
-    if (df === 0) continue;
-    // BM25's inverse document frequency: near zero for a word every entry mentions.
-    const weight = Math.log(1 + (entries.length - df + 0.5) / (df + 0.5));
-    hits.forEach((h, i) => {
-      scores[i] += weight * ((h.title ? 2 : 0) + (h.body ? 1 : 0));
-    });
+    const titled: number[] = [];
+    const bodied: number[] = [];
+    mentioning(index.title, term, inTitle, titled);
+    mentioning(index.body, term, inBody, bodied);
+    const hit = new Set([...titled, ...bodied]);
+    if (hit.size > 0) {
+      // BM25's inverse document frequency: near zero for a word every entry mentions.
+      const weight = Math.log(1 + (entries.length - hit.size + 0.5) / (hit.size + 0.5));
+      for (const entry of hit) scores[entry] += weight * (inTitle[entry] * 2 + inBody[entry]);
+    }
+    for (const entry of titled) inTitle[entry] = 0;
+    for (const entry of bodied) inBody[entry] = 0;
   }
   const ranked = entries
     .map((entry, index) => ({ entry, index, score: scores[index] }))
