@@ -5,7 +5,7 @@
 // characters are random five-letter words, against an ordinary question on the same device:
 // the median time of each, alternating, and their ratio. Every message of a conversation runs
 // this on the link runtime's event loop.
-'use strict';
+
 const { selectKnowledge } = require('../packages/contracts/dist/prompt');
 
 const ROUNDS = 7;

@@ -44,6 +44,8 @@ export interface GatewayDeps {
   /** What /readyz reports on (see healthRoutes). */
   dependencies: DependencyStates;
   trustProxy: boolean;
+  /** With trustProxy, how many proxies append to X-Forwarded-For (the client is that many from its end). */
+  trustedHops?: number;
   /** Failed authentications allowed per client address and minute. */
   failedAuthPerMinute?: number;
   /** Requests for the API document per client address and minute. */
@@ -52,7 +54,7 @@ export interface GatewayDeps {
 
 /** Builds the gateway's Koa app without listening. */
 export function buildApp(deps: GatewayDeps): Koa {
-  const app = new Koa({ proxy: deps.trustProxy });
+  const app = new Koa({ proxy: deps.trustProxy, maxIpsCount: deps.trustedHops ?? 1 });
   const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
   const refusals = new Counter({
     name: 'gateway_rate_limited_total',

@@ -27,6 +27,13 @@ export const CONFIG_SPEC = {
     default: false,
     doc: 'take the client address from X-Forwarded-For (only behind a trusted proxy)',
   },
+  TRUSTED_PROXY_HOPS: {
+    type: 'int',
+    default: 1,
+    min: 1,
+    max: 10,
+    doc: 'with TRUST_PROXY, how many trusted proxies append to X-Forwarded-For: the client is that many entries from its end',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** The gateway's typed configuration. */

@@ -99,6 +99,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       lifecycle,
       dependencies,
       trustProxy: config.TRUST_PROXY,
+      trustedHops: config.TRUSTED_PROXY_HOPS,
       failedAuthPerMinute: options.failedAuthPerMinute,
     });
     const ports: Record<string, number> = {};

@@ -232,6 +232,8 @@ test('TRUST_PROXY takes the client address from X-Forwarded-For', async () => {
     expect((await bad('203.0.113.1')).status).toBe(401);
     expect((await bad('203.0.113.1')).status).toBe(429);
     expect((await bad('203.0.113.2')).status).toBe(401);
+    // A first entry the client wrote itself does not make it someone else: the proxy's entry counts.
+    expect((await bad('198.51.100.7, 203.0.113.2')).status).toBe(429);
   } finally {
     await g.stop();
   }

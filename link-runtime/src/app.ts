@@ -49,6 +49,7 @@ export interface LinkAppDeps {
   assistant: Assistant;
   metrics: LinkMetrics;
   trustProxy: boolean;
+  trustedHops: number;
   messagesPerMinute: number;
   limits: MessageLimits;
 }
@@ -71,7 +72,7 @@ export function linkRequestListener(deps: LinkAppDeps): RequestListener {
  * createPageHandler's and createStartHandler's).
  */
 export function buildLinkApp(deps: LinkAppDeps): Koa {
-  const app = new Koa({ proxy: deps.trustProxy });
+  const app = new Koa({ proxy: deps.trustProxy, maxIpsCount: deps.trustedHops });
   app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
   app.use(async (ctx, next) => {
     const started = performance.now();
@@ -97,7 +98,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
 
   /** The link checks that need no counter; throws the refusal. */
   const open = async (ctx: Context): Promise<OpenLink> =>
-    openLink(deps, ctx.params.token as string, requestAddress(ctx.req, deps.trustProxy));
+    openLink(deps, ctx.params.token as string, requestAddress(ctx.req, deps));
 
   const refused = (err: unknown): AppError => {
     const appError = toAppError(err);

@@ -189,6 +189,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       }),
       metrics,
       trustProxy: config.TRUST_PROXY,
+      trustedHops: config.TRUSTED_PROXY_HOPS,
       messagesPerMinute: config.MESSAGES_PER_MINUTE,
       limits: {
         maxChars: config.MESSAGE_MAX_CHARS,

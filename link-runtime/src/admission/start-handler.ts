@@ -12,6 +12,7 @@ export interface StartHandlerDeps extends OpenLinkDeps {
   admission: Pick<Admission, 'admit'>;
   metrics: LinkMetrics;
   trustProxy: boolean;
+  trustedHops: number;
 }
 
 /**
@@ -33,7 +34,7 @@ export function createStartHandler(
       let status = 201;
       let body: unknown;
       try {
-        const opened = openLink(deps, request.token, requestAddress(req, deps.trustProxy));
+        const opened = openLink(deps, request.token, requestAddress(req, deps));
         const link = opened instanceof Promise ? await opened : opened;
         // Consumes every cap, remembers the conversation and records it durably before the 201.
         const admitted = await deps.admission.admit(link);

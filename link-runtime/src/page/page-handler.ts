@@ -19,6 +19,7 @@ export interface PageHandlerDeps extends OpenLinkDeps {
   admission: Pick<Admission, 'check'>;
   metrics: LinkMetrics;
   trustProxy: boolean;
+  trustedHops: number;
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -62,7 +63,7 @@ export function createPageHandler(
       let body: Buffer;
       try {
         // Awaited only when not answered at once: a cached link with no counter to ask waits for nothing.
-        const opened = openLink(deps, request.token, requestAddress(req, deps.trustProxy), seen);
+        const opened = openLink(deps, request.token, requestAddress(req, deps), seen);
         const link = opened instanceof Promise ? await opened : opened;
         if (countersApply(link)) await deps.admission.check(link);
         // The chat page is the same for every link of a device and language: rendered and compressed once.
