@@ -1,4 +1,4 @@
-import { COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+import { COMMON_CONFIG, type ConfigOf, PROXY_CONFIG, type VarSpec } from '@outreach/platform';
 
 /** Everything the gateway reads from the environment. */
 export const CONFIG_SPEC = {
@@ -22,18 +22,7 @@ export const CONFIG_SPEC = {
     doc: 'host:port of the campaign-service gRPC server',
   },
   GRPC_DEADLINE_MS: { type: 'int', default: 5000, min: 50, max: 60000, doc: 'deadline of each backend call' },
-  TRUST_PROXY: {
-    type: 'bool',
-    default: false,
-    doc: 'take the client address from X-Forwarded-For (only behind a trusted proxy)',
-  },
-  TRUSTED_PROXY_HOPS: {
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 10,
-    doc: 'with TRUST_PROXY, how many trusted proxies append to X-Forwarded-For: the client is that many entries from its end',
-  },
+  ...PROXY_CONFIG,
 } as const satisfies Record<string, VarSpec>;
 
 /** The gateway's typed configuration. */

@@ -1,5 +1,5 @@
 import { LIMITS } from '@outreach/contracts';
-import { COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+import { COMMON_CONFIG, type ConfigOf, PROXY_CONFIG, type VarSpec } from '@outreach/platform';
 
 // A conversation inside the longest rolling window a recipient may have is still listed when
 // its window counter is rebuilt; only older ones may be folded into counts.
@@ -15,18 +15,7 @@ export const CONFIG_SPEC = {
     default: '127.0.0.1:50051',
     doc: 'host:port of the recipient-service gRPC server',
   },
-  TRUST_PROXY: {
-    type: 'bool',
-    default: false,
-    doc: 'take the client address from X-Forwarded-For (only behind a trusted proxy)',
-  },
-  TRUSTED_PROXY_HOPS: {
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 10,
-    doc: 'with TRUST_PROXY, how many trusted proxies append to X-Forwarded-For: the client is that many entries from its end',
-  },
+  ...PROXY_CONFIG,
   ASSISTANT_BASE_URL: {
     type: 'url',
     doc: 'base URL of an OpenAI-compatible API (…/v1); unset = offline assistant',

@@ -138,3 +138,19 @@ export const COMMON_CONFIG = {
   METRICS_PORT: { type: 'int', default: 0, min: 0, max: 65535, doc: 'Prometheus /metrics port (0 disables)' },
   SHUTDOWN_TIMEOUT_MS: { type: 'int', default: 10000, min: 100, doc: 'deadline for graceful shutdown' },
 } as const satisfies Record<string, VarSpec>;
+
+/** How an HTTP service facing the Ingress reads client addresses (the gateway and the link runtime). */
+export const PROXY_CONFIG = {
+  TRUST_PROXY: {
+    type: 'bool',
+    default: false,
+    doc: 'take the client address from X-Forwarded-For (only behind a trusted proxy)',
+  },
+  TRUSTED_PROXY_HOPS: {
+    type: 'int',
+    default: 1,
+    min: 1,
+    max: 10,
+    doc: 'with TRUST_PROXY, how many trusted proxies append to X-Forwarded-For: the client is that many entries from its end',
+  },
+} as const satisfies Record<string, VarSpec>;
