@@ -1,6 +1,6 @@
 import { type Client, credentials, Metadata } from '@grpc/grpc-js';
 import {
-  GRPC_CHANNEL_OPTIONS,
+  clientChannelOptions,
   loadCampaignsProto,
   loadHealthProto,
   loadRecipientsProto,
@@ -52,12 +52,12 @@ export function createBackends(
   const recipients = new (loadRecipientsProto().outreach.v1.RecipientService)(
     addrs.recipients,
     creds,
-    GRPC_CHANNEL_OPTIONS,
+    clientChannelOptions(addrs.recipients),
   );
   const campaigns = new (loadCampaignsProto().outreach.v1.CampaignService)(
     addrs.campaigns,
     creds,
-    GRPC_CHANNEL_OPTIONS,
+    clientChannelOptions(addrs.campaigns),
   );
   const Health = loadHealthProto().grpc.health.v1.Health;
   const recipientsHealth = new Health(addrs.recipients, creds);

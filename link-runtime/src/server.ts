@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import { GRPC_CHANNEL_OPTIONS, loadRecipientsProto } from '@outreach/contracts';
+import { clientChannelOptions, loadRecipientsProto } from '@outreach/contracts';
 import {
   type Clock,
   closeServer,
@@ -106,7 +106,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       new proto.outreach.v1.RecipientService(
         config.RECIPIENT_SERVICE_ADDR,
         credentials.createInsecure(),
-        GRPC_CHANNEL_OPTIONS,
+        clientChannelOptions(config.RECIPIENT_SERVICE_ADDR),
       ),
       (c) => c.close(),
     );

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import { GRPC_CHANNEL_OPTIONS, loadCampaignsProto, subjects } from '@outreach/contracts';
+import { clientChannelOptions, loadCampaignsProto, subjects } from '@outreach/contracts';
 import {
   bindGrpc,
   type Clock,
@@ -98,7 +98,11 @@ export async function start(
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
     const campaignClient = opened.add(
       'campaign client',
-      new CampaignService(config.CAMPAIGN_SERVICE_ADDR, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS),
+      new CampaignService(
+        config.CAMPAIGN_SERVICE_ADDR,
+        credentials.createInsecure(),
+        clientChannelOptions(config.CAMPAIGN_SERVICE_ADDR),
+      ),
       (c) => c.close(),
     );
     const metrics = createMetrics('recipient-service');

@@ -1,7 +1,7 @@
 import { credentials } from '@grpc/grpc-js';
 import {
   type CreateResultMessage,
-  GRPC_CHANNEL_OPTIONS,
+  clientChannelOptions,
   loadRecipientsProto,
   type RecipientMessage,
   toCreateResult,
@@ -17,7 +17,11 @@ export type RecipientClient = InstanceType<
 /** Connects (lazily) to RecipientService at `host:port`. */
 export function createRecipientClient(address: string): RecipientClient {
   const proto = loadRecipientsProto();
-  return new proto.outreach.v1.RecipientService(address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+  return new proto.outreach.v1.RecipientService(
+    address,
+    credentials.createInsecure(),
+    clientChannelOptions(address),
+  );
 }
 
 async function call<Res>(

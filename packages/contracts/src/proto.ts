@@ -22,16 +22,28 @@ export const PROTO_LOADER_OPTIONS: Options = {
 /**
  * Channel options of every gRPC client and server. A 1 MiB create request can expand into a
  * response of tens of MiB (placeholders substitute up to 500 words of 500-character metadata
- * per recipient), far past grpc-js's 4 MiB default. Clients balance calls round robin over every
- * address their target resolves to: a headless Service's name (the chart's
- * `config.grpcTarget: headless`) gives every ready pod, where grpc-js's default (pick_first) would
- * send all of a client's calls to one; a ClusterIP name resolves to one address either way.
+ * per recipient), far past grpc-js's 4 MiB default.
  */
 export const GRPC_CHANNEL_OPTIONS = {
   'grpc.max_receive_message_length': 128 * 1024 * 1024,
   'grpc.max_send_message_length': 128 * 1024 * 1024,
-  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 } as const;
+
+// Balances calls over every address a name resolves to; see clientChannelOptions.
+const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+
+/**
+ * The channel options of a client of `target`. A `dns:` name (the chart's headless Services,
+ * `config.grpcTarget: headless`) or an address list resolves to every ready pod: calls go round
+ * robin over them, where grpc-js's default (pick_first) would send all of a client's calls to
+ * one. A plain host:port (a ClusterIP Service) keeps pick_first, which connects again on the next
+ * call after an outage rather than on round robin's growing backoff.
+ */
+export function clientChannelOptions(target: string): Record<string, string | number> {
+  return /^(dns|ipv4|ipv6):/.test(target)
+    ? { ...GRPC_CHANNEL_OPTIONS, 'grpc.service_config': ROUND_ROBIN }
+    : { ...GRPC_CHANNEL_OPTIONS };
+}
 
 /** Folder of the .proto files (the repository's `protos/`). */
 export const PROTO_ROOT = path.resolve(__dirname, '../../../protos');

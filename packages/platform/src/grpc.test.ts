@@ -1,5 +1,5 @@
 import { credentials, Server, type ServerUnaryCall } from '@grpc/grpc-js';
-import { GRPC_CHANNEL_OPTIONS, loadHealthProto } from '@outreach/contracts';
+import { clientChannelOptions, loadHealthProto } from '@outreach/contracts';
 import pino from 'pino';
 import { AppError } from './errors';
 import { callUnary, fromServiceError, unary } from './grpc';
@@ -104,7 +104,7 @@ describe('errors across the wire', () => {
 });
 
 describe('client channels', () => {
-  it('spread calls round robin over every address the target resolves to', async () => {
+  it('spread calls round robin over every address a multi-address target resolves to', async () => {
     const logger = pino({ level: 'silent' });
     const Health = loadHealthProto().grpc.health.v1.Health;
     const served = [0, 0];
@@ -120,11 +120,8 @@ describe('client channels', () => {
       ports.push(await bindGrpc(server, '127.0.0.1', 0));
     }
     // Two addresses for one name, as a headless Service's DNS name gives every ready pod.
-    const client = new Health(
-      `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`,
-      credentials.createInsecure(),
-      GRPC_CHANNEL_OPTIONS,
-    );
+    const target = `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`;
+    const client = new Health(target, credentials.createInsecure(), clientChannelOptions(target));
     try {
       for (let i = 0; i < 20; i++) await callUnary(client, 'Check', { service: '' });
       expect(served[0]).toBeGreaterThan(0);
@@ -134,5 +131,10 @@ describe('client channels', () => {
       client.close();
       for (const server of servers) server.forceShutdown();
     }
+    // A plain host:port (a ClusterIP Service) keeps grpc-js's pick_first.
+    expect('grpc.service_config' in clientChannelOptions('recipient-service:50051')).toBe(false);
+    expect('grpc.service_config' in clientChannelOptions('dns:///recipient-service-headless:50051')).toBe(
+      true,
+    );
   });
 });
