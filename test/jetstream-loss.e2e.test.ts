@@ -34,9 +34,12 @@ async function loseStream(sys: TestSystem, which: 'state' | 'events'): Promise<v
   });
 }
 
-/** A launched campaign that runs from in half a second, and one recipient's link, open. */
+/**
+ * A launched campaign that runs from in three seconds, and one recipient's link, open. The
+ * recipient is created while the campaign is upcoming: once it runs, it takes no more.
+ */
 async function openLink(sys: TestSystem) {
-  const fx = await createProject(sys, { startDate: new Date(Date.now() + 500).toISOString() });
+  const fx = await createProject(sys, { startDate: new Date(Date.now() + 3000).toISOString() });
   const path = `/projects/${fx.projectId}/campaigns/${fx.campaignId}`;
   await admin(sys, 'POST', `${path}/launch`);
   const created = await http('POST', `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients`, {
