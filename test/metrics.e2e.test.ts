@@ -182,6 +182,14 @@ describe('stores and messaging gauges', () => {
     expect(select(after.gateway, 'db_pool_total')).toEqual([]);
   });
 
+  it('reports every dependency of every service up, the campaign service of the recipient service included', () => {
+    const up = (service: string) =>
+      Object.fromEntries(select(after[service], 'dependency_up').map((x) => [x.labels.dependency, x.value]));
+    expect(up('recipient-service')).toEqual({ postgres: 1, nats: 1, campaignService: 1 });
+    expect(up('gateway')).toEqual({ redis: 1, recipientService: 1, campaignService: 1, nats: 1 });
+    expect(up('link-runtime')).toEqual({ postgres: 1, redis: 1, nats: 1 });
+  });
+
   it('exports the backlog of each durable consumer, drained to zero once events are handled', async () => {
     const prefix = sys.ns.natsPrefix;
     const streams = streamNames(prefix);

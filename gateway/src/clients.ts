@@ -5,7 +5,7 @@ import {
   loadHealthProto,
   loadRecipientsProto,
 } from '@outreach/contracts';
-import { callUnary, fromServiceError } from '@outreach/platform';
+import { callUnary, fromServiceError, grpcHealthCheck } from '@outreach/platform';
 import { coalescedRecipientGets, type GetRecipient } from './recipient-reads';
 
 /** A typed unary call to one backend: request in, response out, failures already mapped to AppError. */
@@ -36,13 +36,6 @@ function caller(client: Client, deadlineMs: number): Call {
   };
 }
 
-function healthOf(client: Client, deadlineMs: number): () => Promise<boolean> {
-  return async () => {
-    const res = await callUnary<object, { status: string }>(client, 'Check', { service: '' }, { deadlineMs });
-    return res.status === 'SERVING';
-  };
-}
-
 /** Connects (lazily, as grpc-js does) to both backends over plaintext inside the cluster. */
 export function createBackends(
   addrs: { recipients: string; campaigns: string },
@@ -68,8 +61,8 @@ export function createBackends(
     recipients: recipientsCall,
     getRecipient: coalescedRecipientGets(recipients, recipientsCall, deadlineMs),
     campaigns: caller(campaigns, deadlineMs),
-    recipientsHealthy: healthOf(recipientsHealth, healthDeadline),
-    campaignsHealthy: healthOf(campaignsHealth, healthDeadline),
+    recipientsHealthy: grpcHealthCheck(recipientsHealth, healthDeadline),
+    campaignsHealthy: grpcHealthCheck(campaignsHealth, healthDeadline),
     close: () => {
       for (const c of [recipients, campaigns, recipientsHealth, campaignsHealth]) c.close();
     },

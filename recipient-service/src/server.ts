@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import { clientChannelOptions, loadCampaignsProto, subjects } from '@outreach/contracts';
+import { clientChannelOptions, loadCampaignsProto, loadHealthProto, subjects } from '@outreach/contracts';
 import {
   bindGrpc,
   type Clock,
@@ -10,6 +10,7 @@ import {
   createMetrics,
   createPool,
   ensureStreams,
+  grpcHealthCheck,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -105,11 +106,25 @@ export async function start(
       ),
       (c) => c.close(),
     );
+    // Writes ask the campaign service whether their campaign is still editable, and go by the
+    // replicas while it is out of reach: the gauge shows when they do.
+    const campaignHealth = opened.add(
+      'campaign health client',
+      new (loadHealthProto().grpc.health.v1.Health)(
+        config.CAMPAIGN_SERVICE_ADDR,
+        credentials.createInsecure(),
+      ),
+      (c) => c.close(),
+    );
     const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
     registerDependencyMetrics(
       metrics.registry,
-      monitorDependencies({ postgres: postgresCheck(pool), nats: natsCheck(nc) }),
+      monitorDependencies({
+        postgres: postgresCheck(pool),
+        nats: natsCheck(nc),
+        campaignService: grpcHealthCheck(campaignHealth),
+      }),
     );
     const streams = streamNames(prefix);
     registerConsumerLag(metrics.registry, jsm, [

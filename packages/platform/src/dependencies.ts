@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import type { NatsConnection } from 'nats';
 import type { Pool } from 'pg';
 import { Gauge, type Registry } from 'prom-client';
+import { callUnary } from './grpc';
 import { TIMED_OUT, within } from './within';
 
 /** One dependency check: it throws or returns false when the dependency is out of reach. */
@@ -26,6 +27,19 @@ export function redisCheck(redis: Pick<Redis, 'ping'>): DependencyCheck {
  */
 export function natsCheck(nc: Pick<NatsConnection, 'flush'>): DependencyCheck {
   return () => nc.flush();
+}
+
+/** A dependency check of a gRPC backend: its grpc.health.v1 `Check` answering SERVING. */
+export function grpcHealthCheck(healthClient: object, deadlineMs = CHECK_TIMEOUT_MS): () => Promise<boolean> {
+  return async () => {
+    const res = await callUnary<object, { status: string }>(
+      healthClient,
+      'Check',
+      { service: '' },
+      { deadlineMs },
+    );
+    return res.status === 'SERVING';
+  };
 }
 
 /** A dependency's state as a check found it. */
