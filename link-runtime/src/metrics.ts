@@ -8,7 +8,7 @@ import {
 } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { unconfirmedBacklog } from './admission/conversations.repository';
+import { type UsageBacklog, unconfirmedBacklog } from './admission/conversations.repository';
 
 /** The service metrics plus the link runtime's own counters. */
 export interface LinkMetrics extends ServiceMetrics {
@@ -62,37 +62,32 @@ export function registerUsageOutbox(registry: Registry, pool: Pool, clock: Clock
   // A scrape while PostgreSQL is down leaves the gauges out rather than failing the scrape. The
   // three gauges are collected together, so they share one query.
   const read = sharedWhileRunning((_: 'outbox') => unconfirmedBacklog(pool).catch(() => undefined));
-  const backlog = () => read('outbox');
-  new Gauge({
-    name: 'link_usage_unconfirmed_batches',
-    help: 'Durable writes of admissions whose usage event JetStream has not confirmed yet',
-    registers: [registry],
-    async collect() {
-      const b = await backlog();
-      this.reset();
-      if (b) this.set(b.count);
-    },
-  });
-  new Gauge({
-    name: 'link_usage_unconfirmed_oldest_seconds',
-    help: 'Age of the oldest usage event not yet confirmed by JetStream (0 when none waits)',
-    registers: [registry],
-    async collect() {
-      const b = await backlog();
-      this.reset();
-      if (b) this.set(b.oldest ? Math.max(0, (clock().getTime() - b.oldest.getTime()) / 1000) : 0);
-    },
-  });
-  new Gauge({
-    name: 'link_usage_replay_batches',
-    help: 'Kept usage batches waiting to be published again because the events stream was created anew',
-    registers: [registry],
-    async collect() {
-      const b = await backlog();
-      this.reset();
-      if (b) this.set(b.replaying);
-    },
-  });
+  const gauge = (name: string, help: string, measure: (b: UsageBacklog) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const b = await read('outbox');
+        this.reset();
+        if (b) this.set(measure(b));
+      },
+    });
+  gauge(
+    'link_usage_unconfirmed_batches',
+    'Durable writes of admissions whose usage event JetStream has not confirmed yet',
+    (b) => b.count,
+  );
+  gauge(
+    'link_usage_unconfirmed_oldest_seconds',
+    'Age of the oldest usage event not yet confirmed by JetStream (0 when none waits)',
+    (b) => (b.oldest ? Math.max(0, (clock().getTime() - b.oldest.getTime()) / 1000) : 0),
+  );
+  gauge(
+    'link_usage_replay_batches',
+    'Kept usage batches waiting to be published again because the events stream was created anew',
+    (b) => b.replaying,
+  );
 }
 
 /** Gauges of the recipient cache's size, read when scraped. */

@@ -137,6 +137,31 @@ export async function insertFetchedCampaign(db: Db, c: CampaignMessage): Promise
   );
 }
 
+/**
+ * One campaign of the project from the campaign service (GetCampaign), or null when it knows no
+ * such campaign there (a NOT_FOUND status, whether or not it carries our error code); any other
+ * failure is thrown as gRPC reported it.
+ */
+async function fetchCampaign(
+  campaignClient: object,
+  projectId: string,
+  campaignId: string,
+  deadlineMs: number,
+): Promise<CampaignMessage | null> {
+  try {
+    const c = await callUnary<object, CampaignMessage>(
+      campaignClient,
+      'GetCampaign',
+      { projectId, campaignId },
+      { deadlineMs },
+    );
+    return c.id === campaignId && c.projectId === projectId ? c : null;
+  } catch (err) {
+    if ((err as { code?: number }).code === GrpcStatus.NOT_FOUND) return null;
+    throw err;
+  }
+}
+
 /** Looks a campaign up for a project, fetching it from the campaign service on a miss. */
 export type CampaignLookup = (projectId: string, campaignId: string) => Promise<CampaignReplica>;
 
@@ -149,23 +174,13 @@ export function campaignLookup(pool: Pool, campaignClient: object | null): Campa
   return async (projectId, campaignId) => {
     let replica = await findReplica(pool, campaignId);
     if (!replica && campaignClient) {
-      let campaign: CampaignMessage;
+      let campaign: CampaignMessage | null;
       try {
-        campaign = await callUnary<object, CampaignMessage>(
-          campaignClient,
-          'GetCampaign',
-          { projectId, campaignId },
-          { deadlineMs: 3000 },
-        );
+        campaign = await fetchCampaign(campaignClient, projectId, campaignId, 3000);
       } catch (err) {
-        const mapped = fromServiceError(err);
-        // A plain NOT_FOUND status counts too, whether or not it carries our error code.
-        if (mapped.code === 'not_found' || (err as { code?: number }).code === GrpcStatus.NOT_FOUND) {
-          throw campaignNotFound(campaignId);
-        }
-        throw mapped;
+        throw fromServiceError(err);
       }
-      if (campaign.id === campaignId && campaign.projectId === projectId) {
+      if (campaign) {
         await insertFetchedCampaign(pool, campaign);
         replica = await findReplica(pool, campaignId);
       }
@@ -232,23 +247,17 @@ export function campaignAuthority(
   });
   let warnedAt = 0;
   const ask = async (projectId: string, campaignId?: string) => {
-    const options = { deadlineMs: AUTHORITY_DEADLINE_MS };
     if (campaignId === undefined) {
       const { campaigns } = await callUnary<object, { campaigns: CampaignMessage[] }>(
         campaignClient,
         'ListCampaigns',
         { projectId },
-        options,
+        { deadlineMs: AUTHORITY_DEADLINE_MS },
       );
       return new Map(campaigns.map((c) => [c.id, facts(c)]));
     }
-    const c = await callUnary<object, CampaignMessage>(
-      campaignClient,
-      'GetCampaign',
-      { projectId, campaignId },
-      options,
-    );
-    return new Map(c.projectId === projectId ? [[c.id, facts(c)]] : []);
+    const c = await fetchCampaign(campaignClient, projectId, campaignId, AUTHORITY_DEADLINE_MS);
+    return new Map(c ? [[c.id, facts(c)]] : []);
   };
   const answer = async (projectId: string, campaignId?: string) => {
     try {
@@ -256,7 +265,7 @@ export function campaignAuthority(
     } catch (err) {
       const code = (err as { code?: number }).code;
       if (code === GrpcStatus.NOT_FOUND) return new Map<string, CampaignFacts>();
-      // Anything but being out of reach (or, mid-rollout, not offering the method) refuses the write.
+      // (A project the campaign service does not know.) Anything but being out of reach (or, mid-rollout, not offering the method) refuses the write.
       if (code === undefined || !FALL_BACK_ON.includes(code)) throw fromServiceError(err);
       if (Date.now() - warnedAt >= AUTHORITY_WARN_EVERY_MS) {
         warnedAt = Date.now();

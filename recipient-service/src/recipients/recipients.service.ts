@@ -1,4 +1,5 @@
 import {
+  type CampaignFacts,
   type CampaignState,
   deriveCampaignState,
   isEditable,
@@ -149,7 +150,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   const { pool, clock, publicBaseUrl } = deps;
   const readRecipient = coalescedRecipientReads(pool);
 
-  const stateOf = (c: CampaignReplica) => deriveCampaignState(c, clock());
+  const stateOf = (c: CampaignFacts) => deriveCampaignState(c, clock());
   const assertEditable = (c: CampaignReplica) => {
     const state = stateOf(c);
     if (!isEditable(state)) throw notEditable(c.id, state);
@@ -160,7 +161,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   const confirmEditable = async (projectId: string, campaignId: string) => {
     const current = (await deps.campaignAuthority?.(projectId, campaignId))?.get(campaignId);
     if (!current) return;
-    const state = deriveCampaignState(current, clock());
+    const state = stateOf(current);
     if (!isEditable(state)) throw notEditable(campaignId, state);
   };
 
@@ -420,7 +421,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         const authority = await deps.campaignAuthority?.(projectId);
         const editableNow = (c: CampaignReplica) => {
           const current = authority?.get(c.id);
-          return isEditable(stateOf(c)) && (!current || isEditable(deriveCampaignState(current, clock())));
+          return isEditable(stateOf(c)) && (!current || isEditable(stateOf(current)));
         };
         const { deleted, skipped } = await withTransaction(pool, async (client) => {
           const campaigns = await lockProjectReplicas(client, projectId);
