@@ -48,7 +48,12 @@ async function openLink(sys: TestSystem) {
   });
   expect(created.status).toBe(201);
   const link = new URL(created.body.results[0].link);
-  await eventually(async () => (await http('GET', link.href)).status === 200, 10_000);
+  await eventually(async () => {
+    // Thrown, so that a timeout says what the page answered last.
+    const page = await http('GET', link.href);
+    if (page.status !== 200) throw new Error(`page answered ${page.status}`);
+    return true;
+  }, 10_000);
   return { fx, path, link, recipientId: created.body.results[0].id as string };
 }
 

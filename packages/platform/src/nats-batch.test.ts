@@ -182,6 +182,55 @@ describe('consumeDurableBatch (real NATS)', () => {
     }
   });
 
+  it('follows again within seconds when JetStream does not tell a follower its stream was deleted', async () => {
+    // JetStream tells most waiting pulls of a deleted stream's consumers, but now and then not one
+    // of them: only the missed heartbeats tell that follower. Rounds of eight followers go on until
+    // at least one was not told, and every follower must have the stream created anew by then.
+    const own = uniqueName('o');
+    await ensureStreams(jsm, own);
+    const reports: { report?: string }[] = [];
+    const watching = pino(
+      { level: 'error' },
+      { write: (line: string) => void reports.push(JSON.parse(line)) },
+    );
+    const names = Array.from({ length: 8 }, (_, i) => `f${i}`);
+    const seen = new Map(names.map((name) => [name, [] as string[]]));
+    const followings = await Promise.all(
+      names.map((name) =>
+        keepConsuming(
+          follower(js, {
+            stream: streamNames(own).state,
+            filterSubjects: `${own}.state.${name}.*`,
+            from: 'new',
+          }),
+          name,
+          watching,
+          (msg) => {
+            seen.get(name)?.push(msg.string());
+            msg.ack();
+          },
+        ),
+      ),
+    );
+    let untold = 0;
+    try {
+      for (let round = 0; round < 20 && untold === 0; round++) {
+        for (const name of names) await publishJson(js, `${own}.state.${name}.x`, `before ${round}`);
+        const reported = reports.length;
+        await jsm.streams.delete(streamNames(own).state);
+        await ensureStreams(jsm, own);
+        for (const name of names) await publishJson(js, `${own}.state.${name}.x`, `after ${round}`);
+        await until(() => names.every((name) => seen.get(name)?.includes(`"after ${round}"`)), 10_000);
+        const told = reports.slice(reported).filter((r) => r.report === 'consumer_deleted').length;
+        untold += names.length - told;
+      }
+      expect(untold).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(followings.map((f) => f.stop()));
+      await deleteNatsStreams(own);
+    }
+  });
+
   it('waits longer after each failed open while its stream is missing, up to retry.maxMs', async () => {
     const own = uniqueName('o');
     await ensureStreams(jsm, own);

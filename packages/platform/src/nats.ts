@@ -254,7 +254,8 @@ function receive(
   logger: Logger,
   onMessage: (msg: JsMsg) => Promise<void> | void,
 ): Promise<Consuming> {
-  const open = async () => (await ensureDurable(js, jsm, opts)).consume({ max_messages: maxMessages });
+  const open = async () =>
+    (await ensureDurable(js, jsm, opts)).consume({ max_messages: maxMessages, expires: PULL_EXPIRES_MS });
   return keepConsuming(open, opts.durable, logger, onMessage);
 }
 
@@ -263,6 +264,13 @@ export interface RetryDelays {
   firstMs: number;
   maxMs: number;
 }
+
+// How long each pull of a consumption waits at the server. JetStream sends a waiting pull a
+// heartbeat every half of this, and nats.js, missing two, asks whether the consumer still exists
+// and reports it lost if not. That is the only sign of a lost consumer when JetStream does not
+// tell its pulls (NATS back without its files; and a deleted stream, whose pulls are told only
+// now and then): nats.js's default of 30 s left a follower deaf for 46 s.
+const PULL_EXPIRES_MS = 3000;
 
 // A lost consumer is opened again after a second; while its stream is missing, at most every 5 s,
 // so a follower is back within 5 s of the stream keeper making its stream again (every 30 s).
@@ -395,7 +403,7 @@ export function follower(
       num_replicas: 1,
     });
     opts.onOpened?.(info.num_pending);
-    return (await js.consumers.get(opts.stream, info.name)).consume();
+    return (await js.consumers.get(opts.stream, info.name)).consume({ expires: PULL_EXPIRES_MS });
   };
 }
 
