@@ -31,6 +31,7 @@ import {
   streamNames,
   systemClock,
 } from '@outreach/platform';
+import { Counter } from 'prom-client';
 import { buildGrpcServer } from './app';
 import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign-consumer';
 import { campaignAuthority, campaignLookup } from './campaigns/campaign-replicas';
@@ -143,7 +144,15 @@ export async function start(
       publicBaseUrl: config.PUBLIC_BASE_URL,
       safetyRules,
       lookupCampaign: campaignLookup(pool, campaignClient),
-      campaignAuthority: campaignAuthority(campaignClient, logger),
+      campaignAuthority: campaignAuthority(
+        campaignClient,
+        logger,
+        new Counter({
+          name: 'recipient_writes_by_replicas_total',
+          help: 'Recipient writes judged by the campaign replicas alone, because the campaign service was out of reach',
+          registers: [metrics.registry],
+        }),
+      ),
       publishChange: (event) =>
         publishJson(
           js,

@@ -17,6 +17,8 @@ export interface Harness {
   campaignService: FakeCampaignService;
   /** host:port of the service's gRPC server. */
   address: string;
+  /** The service's /metrics, when it was started with a METRICS_PORT. */
+  metricsUrl?: string;
   pool: Pool;
   nc: NatsConnection;
   call: <T = Record<string, unknown>>(method: string, request: object) => Promise<T>;
@@ -144,6 +146,7 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
     ns,
     campaignService,
     address: `127.0.0.1:${running.ports.grpc}`,
+    metricsUrl: running.ports.metrics ? `http://127.0.0.1:${running.ports.metrics}/metrics` : undefined,
     pool,
     nc,
     call,

@@ -3,6 +3,8 @@ import { type RecipientChanged, subjects, type UsageAdmitted } from '@outreach/c
 import { publishJson } from '@outreach/platform';
 import { JSONCodec } from 'nats';
 import type { Pool } from 'pg';
+import { scrape, sum } from '../../test/support/prometheus';
+import { freePort } from '../../test/support/system';
 import { coalescedRecipientReads } from '../src/recipients/recipient-reads';
 import { ACTIVE, eventually, type Harness, items, startHarness } from './helpers';
 
@@ -11,7 +13,7 @@ const P = 'prj_test';
 type Rec = Record<string, unknown> & { id: string; link: string };
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ METRICS_PORT: String(await freePort()) });
 });
 afterAll(async () => {
   await h?.close();
@@ -635,12 +637,17 @@ describe('a launch the replica has not heard of yet', () => {
     expect(asked()).toBe(2);
   });
 
-  it('goes by the replica when the campaign service is out of reach, and refuses on its other failures', async () => {
+  it('goes by the replica when the campaign service is out of reach, counting each such write, and refuses on its other failures', async () => {
     await h.publishCampaign({ id: 'cmp_down' });
     await h.publishCampaign({ id: 'cmp_broken' });
     try {
+      const judged = async () => sum(await scrape(h.metricsUrl!), 'recipient_writes_by_replicas_total');
+      const before = await judged();
       h.campaignService.failWith.code = status.UNAVAILABLE;
-      expect(await createIn('cmp_down', {})).toHaveLength(1);
+      // Two writes at once: each is counted, whether or not they shared a call.
+      for (const created of await Promise.all([createIn('cmp_down', {}), createIn('cmp_down', {})]))
+        expect(created).toHaveLength(1);
+      expect((await judged()) - before).toBe(2);
       h.campaignService.failWith.code = status.INTERNAL;
       const err = await h.refusal('CreateRecipients', {
         projectId: P,

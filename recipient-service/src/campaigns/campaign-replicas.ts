@@ -231,12 +231,13 @@ const AUTHORITY_WARN_EVERY_MS = 10_000;
  * outbox is down, much later; every write asks this as well, so that none is accepted on a
  * campaign launched or halted more than `maxAgeMs` before. One campaign's answer serves the
  * writes of the next `maxAgeMs` (and those arriving while it is asked). With the campaign
- * service out of reach, writes go on by the replicas (which is what they are kept for), and a
- * warning says so; any other failure of the call refuses the write.
+ * service out of reach, writes go on by the replicas (which is what they are kept for), a
+ * warning says so, and `judgedByReplicas` counts each; any other failure of the call refuses the write.
  */
 export function campaignAuthority(
   campaignClient: object,
   logger: Logger,
+  judgedByReplicas: { inc(): void },
   maxAgeMs = AUTHORITY_MAX_AGE_MS,
 ): CampaignAuthority {
   const facts = (c: CampaignMessage): CampaignFacts => ({
@@ -278,7 +279,7 @@ export function campaignAuthority(
     }
   };
   const recent = new Map<string, { askedAt: number; answer: ReturnType<typeof answer> }>();
-  return (projectId, campaignId) => {
+  const shared = (projectId: string, campaignId?: string) => {
     if (campaignId === undefined) return answer(projectId);
     const key = `${projectId}/${campaignId}`;
     const now = Date.now();
@@ -295,5 +296,11 @@ export function campaignAuthority(
     };
     entry.answer.then((a) => a === undefined && forget(), forget);
     return entry.answer;
+  };
+  return async (projectId, campaignId) => {
+    const answered = await shared(projectId, campaignId);
+    // Counted per write, not per call: writes sharing an unanswered call were each judged so.
+    if (answered === undefined) judgedByReplicas.inc();
+    return answered;
   };
 }
