@@ -23,8 +23,9 @@ it('follows campaign changes again after NATS lost the state stream and it was c
   }
 
   await h.publisher.campaign({ ...l.campaign, haltedAt: new Date().toISOString() });
+  // A follower JetStream did not tell of the loss learns of it from missed heartbeats, in about 5 s.
   await waitFor(async () => {
     const r = await post(`${h.base}/i/${l.token}/conversations`);
     return r.status === 503 && r.body.details?.reason === 'campaign_not_active';
-  }, 5000);
+  }, 15_000);
 });

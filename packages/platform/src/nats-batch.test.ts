@@ -5,7 +5,14 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { connect, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import {
+  type ConsumerMessages,
+  connect,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+} from 'nats';
 import pino from 'pino';
 import { deferred } from '../../../test/support/deferred';
 import { deleteNatsStreams, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
@@ -19,6 +26,7 @@ import {
   publishJson,
   streamNames,
 } from './nats';
+import { TIMED_OUT, within } from './within';
 
 const logger = pino({ level: 'silent' });
 
@@ -229,6 +237,58 @@ describe('consumeDurableBatch (real NATS)', () => {
       await Promise.all(followings.map((f) => f.stop()));
       await deleteNatsStreams(own);
     }
+  }, 90_000);
+
+  describe('stops at once', () => {
+    let own: string;
+    let open: (resumeFrom?: Date) => Promise<ConsumerMessages>;
+    beforeEach(async () => {
+      own = uniqueName('o');
+      await ensureStreams(jsm, own);
+      open = follower(js, { stream: streamNames(own).state, filterSubjects: `${own}.state.>`, from: 'new' });
+    });
+    afterEach(() => deleteNatsStreams(own));
+    const failingHandler = (failed: () => void) => (msg: JsMsg) => {
+      msg.ack();
+      failed();
+      throw new Error('handler failed');
+    };
+
+    it('when stopped while its consumer is being opened again', async () => {
+      const reopening = deferred();
+      const gate = deferred();
+      let opens = 0;
+      const following = await keepConsuming(
+        async (resumeFrom) => {
+          if (++opens > 1) {
+            reopening.resolve();
+            await gate.promise;
+          }
+          return open(resumeFrom);
+        },
+        'test follower',
+        logger,
+        failingHandler(() => undefined),
+        { firstMs: 10, maxMs: 10 },
+      );
+      await publishJson(js, `${own}.state.campaign.c1`, 'fails');
+      await reopening.promise;
+      const stopping = following.stop();
+      // Opened after the stop: nothing will read it.
+      gate.resolve();
+      expect(await within(stopping, 3000)).not.toBe(TIMED_OUT);
+    });
+
+    it('when stopped after its handler failed', async () => {
+      const failed = deferred();
+      const following = await keepConsuming(open, 'test follower', logger, failingHandler(failed.resolve), {
+        firstMs: 60_000,
+        maxMs: 60_000,
+      });
+      await publishJson(js, `${own}.state.campaign.c1`, 'fails');
+      await failed.promise;
+      expect(await within(following.stop(), 3000)).not.toBe(TIMED_OUT);
+    });
   });
 
   it('waits longer after each failed open while its stream is missing, up to retry.maxMs', async () => {

@@ -313,16 +313,19 @@ export async function keepConsuming(
   let wake: (() => void) | undefined;
   const done = (async () => {
     while (!stopped) {
+      let messages: ConsumerMessages | undefined;
       try {
-        const messages = first ?? (await open(resumeFrom));
+        messages = first ?? (await open(resumeFrom));
         first = undefined;
         current = messages;
         failures = 0;
-        if (stopped) break;
-        void watchForLoss(messages, label, logger);
-        for await (const msg of messages) {
-          await onMessage(msg);
-          resumeFrom = new Date(millis(msg.info.timestampNanos));
+        // Stopped while it was being opened: it is only closed (below), never read.
+        if (!stopped) {
+          void watchForLoss(messages, label, logger);
+          for await (const msg of messages) {
+            await onMessage(msg);
+            resumeFrom = new Date(millis(msg.info.timestampNanos));
+          }
         }
       } catch (err) {
         failures++;
@@ -330,6 +333,8 @@ export async function keepConsuming(
           { err, consumer: label, attempt: failures, retryInMs: retryDelay(retry, failures) },
           'consumer failed; starting it again',
         );
+      } finally {
+        closeUnawaited(messages);
       }
       if (stopped) break;
       const delay = retryDelay(retry, failures);
@@ -341,14 +346,14 @@ export async function keepConsuming(
         };
       });
     }
-    await current?.close();
   })();
   return {
     done,
     stop: async () => {
       stopped = true;
       wake?.();
-      await current?.close();
+      // The loop reading it ends once it has handled the message in hand; `done` says when.
+      closeUnawaited(current);
       await done;
     },
   };
@@ -418,6 +423,16 @@ const LOST: readonly string[] = [
   ConsumerEvents.StreamNotFound,
 ];
 
+/**
+ * Closes a consumption without waiting for it: nats.js's `close()` settles only once a reader of
+ * the messages runs the stop it queues, and none is left when the consumption was stopped while
+ * being opened, or its handler threw out of the loop (waiting for it held a service's shutdown
+ * until its deadline). The subscription and timers end at once all the same.
+ */
+function closeUnawaited(messages: ConsumerMessages | undefined): void {
+  void messages?.close();
+}
+
 /** Ends `messages` once JetStream reports its consumer gone, so that `keepConsuming` opens it again. */
 async function watchForLoss(messages: ConsumerMessages, label: string, logger: Logger): Promise<void> {
   try {
@@ -427,7 +442,7 @@ async function watchForLoss(messages: ConsumerMessages, label: string, logger: L
         { consumer: label, report: status.type },
         'JetStream lost the consumer; creating it again',
       );
-      await messages.close();
+      closeUnawaited(messages);
       return;
     }
   } catch {
