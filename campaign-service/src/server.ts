@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { GRPC_CHANNEL_OPTIONS } from '@outreach/contracts';
+import { serverChannelOptions } from '@outreach/contracts';
 import {
   addGrpcHealth,
   bindGrpc,
@@ -173,7 +173,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       nats: natsCheck(nc),
     });
     registerDependencyMetrics(metrics.registry, dependencies);
-    const grpc = opened.add('grpc', new Server(GRPC_CHANNEL_OPTIONS), (server) =>
+    const grpc = opened.add('grpc', new Server(serverChannelOptions()), (server) =>
       closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     addCampaignService(grpc, domain, metrics);

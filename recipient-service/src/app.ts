@@ -1,5 +1,5 @@
 import { Server } from '@grpc/grpc-js';
-import { GRPC_CHANNEL_OPTIONS, loadRecipientsProto } from '@outreach/contracts';
+import { loadRecipientsProto, serverChannelOptions } from '@outreach/contracts';
 import { addGrpcHealth, type Lifecycle, type Logger, type ServiceMetrics } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { recipientHandlers } from './recipients/recipients.handlers';
@@ -13,7 +13,7 @@ export function buildGrpcServer(deps: {
   logger: Logger;
   metrics: ServiceMetrics;
 }): Server {
-  const server = new Server(GRPC_CHANNEL_OPTIONS);
+  const server = new Server(serverChannelOptions());
   const proto = loadRecipientsProto();
   server.addService(
     proto.outreach.v1.RecipientService.service,

@@ -31,6 +31,30 @@ export const GRPC_CHANNEL_OPTIONS = {
 
 // Balances calls over every address a name resolves to; see clientChannelOptions.
 const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+// grpc-js resolves a name again only when a connection ends, and then at most this often (30 s by
+// default): a client learns of pods a rollout started within seconds of its next reconnect.
+const MIN_TIME_BETWEEN_RESOLUTIONS_MS = 5000;
+
+/** How long a server keeps a client's connection, and how long its calls may then still run. */
+export const GRPC_MAX_CONNECTION_AGE_MS = 60_000;
+const MAX_CONNECTION_AGE_GRACE_MS = 30_000;
+
+/**
+ * The channel options of every gRPC server: each client connection is ended (GOAWAY, its calls
+ * finishing) after about `maxConnectionAgeMs`. A client connects again, and so spreads over pods
+ * added since: through a ClusterIP Service kube-proxy picks a pod per connection, and a headless
+ * name is resolved again when a connection ends. Without an age, every client kept the pods it
+ * first connected to, and pods the autoscaler added got no calls from it.
+ */
+export function serverChannelOptions(
+  maxConnectionAgeMs = GRPC_MAX_CONNECTION_AGE_MS,
+): Record<string, number> {
+  return {
+    ...GRPC_CHANNEL_OPTIONS,
+    'grpc.max_connection_age_ms': maxConnectionAgeMs,
+    'grpc.max_connection_age_grace_ms': MAX_CONNECTION_AGE_GRACE_MS,
+  };
+}
 
 /**
  * The channel options of a client of `target`. A `dns:` name (the chart's headless Services,
@@ -41,7 +65,11 @@ const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] 
  */
 export function clientChannelOptions(target: string): Record<string, string | number> {
   return /^(dns|ipv4|ipv6):/.test(target)
-    ? { ...GRPC_CHANNEL_OPTIONS, 'grpc.service_config': ROUND_ROBIN }
+    ? {
+        ...GRPC_CHANNEL_OPTIONS,
+        'grpc.service_config': ROUND_ROBIN,
+        'grpc.dns_min_time_between_resolutions_ms': MIN_TIME_BETWEEN_RESOLUTIONS_MS,
+      }
     : { ...GRPC_CHANNEL_OPTIONS };
 }
 

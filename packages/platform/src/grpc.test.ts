@@ -1,5 +1,5 @@
 import { credentials, Server, type ServerUnaryCall } from '@grpc/grpc-js';
-import { clientChannelOptions, loadHealthProto } from '@outreach/contracts';
+import { clientChannelOptions, loadHealthProto, serverChannelOptions } from '@outreach/contracts';
 import pino from 'pino';
 import { AppError } from './errors';
 import { callUnary, fromServiceError, unary } from './grpc';
@@ -136,5 +136,37 @@ describe('client channels', () => {
     expect('grpc.service_config' in clientChannelOptions('dns:///recipient-service-headless:50051')).toBe(
       true,
     );
+  });
+
+  it('connect again once the server ends a connection for its age, failing no call', async () => {
+    const { Health } = loadHealthProto().grpc.health.v1;
+    const peers = new Set<string>();
+    const server = new Server(serverChannelOptions(300));
+    server.addService(Health.service, {
+      Check: (c: ServerUnaryCall<unknown, unknown>, cb: (err: null, res: object) => void) => {
+        // The client's address and port: a new port is a new connection.
+        peers.add(c.getPeer());
+        cb(null, { status: 'SERVING' });
+      },
+    });
+    const port = await bindGrpc(server, '127.0.0.1', 0);
+    // A plain host:port, as a client of a ClusterIP Service has it (pick_first).
+    const target = `127.0.0.1:${port}`;
+    const client = new Health(target, credentials.createInsecure(), clientChannelOptions(target));
+    try {
+      const until = Date.now() + 1500;
+      let calls = 0;
+      while (Date.now() < until) {
+        await Promise.all(Array.from({ length: 5 }, () => callUnary(client, 'Check', { service: '' })));
+        calls += 5;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // Every call answered (callUnary throws otherwise), over several connections.
+      expect(calls).toBeGreaterThan(20);
+      expect(peers.size).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
   });
 });
