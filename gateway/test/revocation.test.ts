@@ -44,12 +44,15 @@ test('a revoked-key snapshot on the state stream drops the cached grant at once'
     await js.publish(subjects(h.ns.natsPrefix).apiKeyState(keyId), JSONCodec().encode(snapshot));
     const sent = Date.now();
     let status = 200;
+    // Judged by when the refused request was sent, not answered.
+    let refusedSentAt = sent;
     while (status === 200 && Date.now() - sent < 3000) {
+      refusedSentAt = Date.now();
       status = (await h.request('GET', path, { key })).status;
       if (status === 200) await sleep(20);
     }
     expect(status).toBe(401);
-    expect(Date.now() - sent).toBeLessThan(1000);
+    expect(refusedSentAt - sent).toBeLessThan(1000);
   } finally {
     await nc.close();
     await h?.stop();

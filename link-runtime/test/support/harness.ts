@@ -86,8 +86,10 @@ export async function startHarness(
 export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<number> {
   const started = Date.now();
   for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    // Judged by when each check was sent, not answered: a slow answer does not make a change late.
+    const sentAfter = Date.now() - started;
+    if (sentAfter > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    if (await check()) return sentAfter;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
