@@ -65,7 +65,9 @@ test('reuse with a different body, path or method is 422 idempotency_key_reused'
 });
 
 test('a concurrent duplicate while the first is in flight is 409 idempotency_in_progress', async () => {
-  h.backends.data.recipientDelayMs = 400;
+  // Long enough for the duplicate to pass authentication, the rate limit and the key check on a
+  // loaded machine while the first is still held.
+  h.backends.data.recipientDelayMs = 1500;
   const body = { campaignId, items: [{ externalId: 'idem-4' }] };
   const before = creates();
   const first = create('k-flight', body);
