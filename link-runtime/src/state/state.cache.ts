@@ -1,6 +1,7 @@
 import {
   type CampaignSnapshot,
   type DeviceSnapshot,
+  prepareKnowledge,
   type RecipientChanged,
   subjects,
 } from '@outreach/contracts';
@@ -46,10 +47,13 @@ export class StateCache {
     if (!held || s.version > held.version) this.campaigns.set(s.id, s);
   }
 
-  /** Applies a device snapshot when it is newer than the one held. */
+  /** Applies a device snapshot when it is newer than the one held, and indexes its knowledge meanwhile. */
   applyDevice(s: DeviceSnapshot): void {
     const held = this.devices.get(s.id);
-    if (!held || s.version > held.version) this.devices.set(s.id, s);
+    if (!held || s.version > held.version) {
+      this.devices.set(s.id, s);
+      void prepareKnowledge(s.knowledge);
+    }
   }
 
   /**

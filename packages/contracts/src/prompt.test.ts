@@ -1,4 +1,4 @@
-import { composeSystemPrompt, SAFETY_RULES, selectKnowledge } from './prompt';
+import { composeSystemPrompt, prepareKnowledge, SAFETY_RULES, selectKnowledge } from './prompt';
 
 const device = {
   name: 'Acme Help',
@@ -116,5 +116,43 @@ describe('selectKnowledge', () => {
 
   it('falls back to the first entries when nothing matches', () => {
     expect(selectKnowledge(knowledge, 'zzz qqq', 1).map((k) => k.id)).toEqual(['k1']);
+  });
+});
+
+describe('prepareKnowledge', () => {
+  // Entries of distinct words, enough that indexing them takes well over one 5 ms slice.
+  const big = () =>
+    Array.from({ length: 120 }, (_, i) => ({
+      id: `k${i}`,
+      title: `Topic ${i}`,
+      content: Array.from({ length: 2500 }, (_, j) => `w${i}x${j.toString(36)}`).join(' '),
+    }));
+
+  it('indexes a large device in slices, the event loop free in between', async () => {
+    const entries = big();
+    let pauses = 0;
+    await prepareKnowledge(entries, async () => {
+      pauses++;
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    expect(pauses).toBeGreaterThan(2);
+    // Prepared: what a message picks is what a fresh index of the same entries picks.
+    const fresh = entries.map((e) => ({ ...e }));
+    for (const text of ['w7x1 w7x2 topic', 'w119x0', 'w3xzz w44x10'])
+      expect(selectKnowledge(entries, text, 3).map((k) => k.id)).toEqual(
+        selectKnowledge(fresh, text, 3).map((k) => k.id),
+      );
+  });
+
+  it('leaves off once a message indexed the entries meanwhile', async () => {
+    const entries = big();
+    let pauses = 0;
+    await prepareKnowledge(entries, async () => {
+      pauses++;
+      // A message arrives during the first pause: it cannot wait, and indexes all at once.
+      if (pauses === 1) expect(selectKnowledge(entries, 'w5x3', 1).map((k) => k.id)).toEqual(['k5']);
+    });
+    expect(pauses).toBe(1);
+    expect(selectKnowledge(entries, 'w9x3', 1).map((k) => k.id)).toEqual(['k9']);
   });
 });

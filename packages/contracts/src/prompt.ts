@@ -55,32 +55,68 @@ function add(map: Map<string, number[]>, key: string, entry: number): void {
   else if (list[list.length - 1] !== entry) list.push(entry);
 }
 
-function fieldIndex(texts: readonly string[]): FieldIndex {
-  const exact = new Map<string, number[]>();
-  const prefix = new Map<string, number[]>();
-  texts.forEach((text, entry) => {
-    for (const w of terms(text)) {
-      add(exact, w, entry);
-      if (w.length === STEM_LENGTH) add(prefix, w.slice(0, 4), entry);
-    }
-  });
-  return { exact, prefix };
+function emptyField(): FieldIndex {
+  return { exact: new Map(), prefix: new Map() };
+}
+
+function addText(field: FieldIndex, text: string, entry: number): void {
+  for (const w of terms(text)) {
+    add(field.exact, w, entry);
+    if (w.length === STEM_LENGTH) add(field.prefix, w.slice(0, 4), entry);
+  }
+}
+
+interface KnowledgeIndex {
+  title: FieldIndex;
+  body: FieldIndex;
 }
 
 // A device's knowledge is indexed once per list (each device snapshot carries its own), not per
 // message.
-const indexes = new WeakMap<readonly KnowledgeEntry[], { title: FieldIndex; body: FieldIndex }>();
+const indexes = new WeakMap<readonly KnowledgeEntry[], KnowledgeIndex>();
 
-function indexOf(entries: readonly KnowledgeEntry[]): { title: FieldIndex; body: FieldIndex } {
+function indexOf(entries: readonly KnowledgeEntry[]): KnowledgeIndex {
   let index = indexes.get(entries);
   if (!index) {
-    index = {
-      title: fieldIndex(entries.map((e) => e.title)),
-      body: fieldIndex(entries.map((e) => e.content)),
-    };
-    indexes.set(entries, index);
+    const built: KnowledgeIndex = { title: emptyField(), body: emptyField() };
+    for (let i = 0; i < entries.length; i++) addEntry(built, entries[i], i);
+    indexes.set(entries, built);
+    index = built;
   }
   return index;
+}
+
+function addEntry(index: KnowledgeIndex, entry: KnowledgeEntry, i: number): void {
+  addText(index.title, entry.title, i);
+  addText(index.body, entry.content, i);
+}
+
+// How long `prepareKnowledge` works before it lets the event loop run other callbacks.
+const PREPARE_SLICE_MS = 5;
+
+/**
+ * Indexes a device's knowledge ahead of its first message, a few milliseconds at a time with the
+ * event loop free in between: the most knowledge a device may hold takes some 400 ms to index,
+ * which built at once, on a message, held every conversation of the process meanwhile. A message
+ * arriving before it is done indexes what is left at once.
+ */
+export async function prepareKnowledge(
+  entries: readonly KnowledgeEntry[],
+  pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
+): Promise<void> {
+  if (indexes.has(entries)) return;
+  const index: KnowledgeIndex = { title: emptyField(), body: emptyField() };
+  let sliceStarted = Date.now();
+  for (let i = 0; i < entries.length; i++) {
+    if (Date.now() - sliceStarted >= PREPARE_SLICE_MS) {
+      await pause();
+      // Indexed meanwhile by a message that could not wait: nothing left to do.
+      if (indexes.has(entries)) return;
+      sliceStarted = Date.now();
+    }
+    addEntry(index, entries[i], i);
+  }
+  indexes.set(entries, index);
 }
 
 /**
