@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type CampaignSnapshot, subjects, type UsageAdmitted } from '@outreach/contracts';
-import { fromServiceError, publishJson, type RunningService, streamNames } from '@outreach/platform';
+import { fromServiceError, publishJson, type RunningService, streamNames, within } from '@outreach/platform';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { Client, Pool } from 'pg';
 import {
@@ -725,6 +725,22 @@ describe('API keys', () => {
     );
     clock.advance(31_000);
     await rpc.call('VerifyApiKey', { keyHash: hash });
+    expect((await api('GET', `/admin/v1/projects/${p}/api-keys`)).body.apiKeys[0].lastUsedAt).toBe(
+      '2026-05-10T12:01:01.000Z',
+    );
+
+    // A republish of every snapshot holds the keys table: a verification goes on without writing.
+    const holder = new Client({ connectionString: ns.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE campaigns.api_keys IN SHARE MODE');
+      clock.advance(61_000);
+      expect(await within(rpc.call('VerifyApiKey', { keyHash: hash }), 3000)).toMatchObject({ keyId: id });
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
     expect((await api('GET', `/admin/v1/projects/${p}/api-keys`)).body.apiKeys[0].lastUsedAt).toBe(
       '2026-05-10T12:01:01.000Z',
     );

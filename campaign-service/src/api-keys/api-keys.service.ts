@@ -166,10 +166,34 @@ export async function revokeApiKey(
   return toInfo(row);
 }
 
+// PostgreSQL's code for a lock not granted within lock_timeout.
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Writes a key's lastUsedAt, unless the keys are locked: a republish of every snapshot holds them
+ * (see lockedApiKeySnapshots), and an API request should not wait for it; the next use a minute
+ * later writes it then.
+ */
+async function touchLastUsed(deps: CampaignDeps, keyId: string, now: Date): Promise<void> {
+  try {
+    await withTransaction(deps.pool, async (client) => {
+      await client.query("SET LOCAL lock_timeout = '100ms'");
+      // Conditional so that concurrent verifications on several instances write once.
+      await client.query(
+        `UPDATE api_keys SET last_used_at = $2
+          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '1 minute')`,
+        [keyId, now],
+      );
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
+  }
+}
+
 /**
  * Looks a presented key up by hash. Unknown, revoked and expired keys are the same
  * `unauthorized` so that a caller learns nothing about which keys exist.
- * `lastUsedAt` is written at most once a minute per key.
+ * `lastUsedAt` is written at most once a minute per key (see touchLastUsed).
  */
 export async function verifyApiKeyHash(deps: CampaignDeps, keyHash: string): Promise<ApiKeyGrant> {
   const { rows } = await deps.pool.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [keyHash]);
@@ -184,14 +208,8 @@ export async function verifyApiKeyHash(deps: CampaignDeps, keyHash: string): Pro
       headers: { 'WWW-Authenticate': 'Bearer' },
     });
   }
-  if (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() >= 60_000) {
-    // Conditional so that concurrent verifications on several instances write once.
-    await deps.pool.query(
-      `UPDATE api_keys SET last_used_at = $2
-        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '1 minute')`,
-      [row.id, now],
-    );
-  }
+  if (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() >= 60_000)
+    await touchLastUsed(deps, row.id, now);
   return {
     keyId: row.id,
     projectId: row.project_id,
