@@ -168,6 +168,20 @@ describe('routing and bodies', () => {
     expect(missing.status).toBe(400);
   });
 
+  test('an unknown query parameter is 400 on every endpoint, never ignored', async () => {
+    for (const e of ENDPOINTS(campaignId)) {
+      const path = `/api/v1/projects/prj_a/${e.path}${e.path.includes('?') ? '&' : '?'}dryRun=true`;
+      const r = await h.request(e.method, path, { key: full, body: e.body });
+      expect([e.method, e.path, r.status, r.body.code, r.body.details?.pointer]).toEqual([
+        e.method,
+        e.path,
+        400,
+        'invalid_request',
+        '/dryRun',
+      ]);
+    }
+  });
+
   test('campaign state filter outside the four states is 400', async () => {
     const r = await h.request('GET', '/api/v1/projects/prj_a/campaigns?state=running', { key: full });
     expect(r.status).toBe(400);

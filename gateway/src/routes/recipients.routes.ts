@@ -12,7 +12,7 @@ import type { Backends } from '../clients';
 import { jsonBody } from '../middleware/json-body';
 import { projectIsolation } from '../middleware/project-isolation';
 import { requireScope } from '../middleware/require-scope';
-import { check } from './validate';
+import { check, noQuery } from './validate';
 
 export const RECIPIENTS_PATH = '/api/v1/projects/:projectId/recipients';
 export const RECIPIENT_PATH = '/api/v1/projects/:projectId/recipients/:recipientId';
@@ -22,7 +22,7 @@ export const BULK_DELETE_PATH = '/api/v1/projects/:projectId/recipients/bulk-del
 export function recipientRoutes(router: Router, backends: Backends, idempotency: Middleware): void {
   const read = [projectIsolation, requireScope('recipients:read')];
   const write = [projectIsolation, requireScope('recipients:write')];
-  const withBody = [...write, idempotency, jsonBody];
+  const withBody = [...write, noQuery, idempotency, jsonBody];
 
   router.post(RECIPIENTS_PATH, ...withBody, async (ctx) => {
     const body = ctx.state.body;
@@ -100,7 +100,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     };
   });
 
-  router.get(RECIPIENT_PATH, ...read, async (ctx) => {
+  router.get(RECIPIENT_PATH, ...read, noQuery, async (ctx) => {
     const r = await backends.getRecipient(ctx.params.projectId, recipientIdOf(ctx), ctx.state.requestId);
     ctx.body = toListEntry(r);
   });
@@ -119,7 +119,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     ctx.body = toListEntry(r);
   });
 
-  router.delete(RECIPIENT_PATH, ...write, async (ctx) => {
+  router.delete(RECIPIENT_PATH, ...write, noQuery, async (ctx) => {
     const res = await backends.recipients<{ success: boolean; id: string }>(
       'DeleteRecipient',
       { projectId: ctx.params.projectId, recipientId: recipientIdOf(ctx) },

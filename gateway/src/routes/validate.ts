@@ -1,5 +1,6 @@
 import { validator } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
+import type { Middleware } from 'koa';
 
 /**
  * Validates `data` against a contracts schema; 400 `invalid_request` naming the first
@@ -13,3 +14,9 @@ export function check(schema: string, data: unknown, where = 'body'): void {
     details: { pointer: first.pointer, rule: first.rule, problems },
   });
 }
+
+/** Refuses a query string on an endpoint that takes none (400 naming the first parameter). */
+export const noQuery: Middleware = async (ctx, next) => {
+  check('no-query', { ...ctx.query }, 'query');
+  await next();
+};

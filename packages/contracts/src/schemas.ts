@@ -120,6 +120,14 @@ export const campaignQuerySchema = {
   properties: { state: { enum: ['draft', 'upcoming', 'active', 'completed'] } },
 } as const;
 
+/** The query string of an endpoint that takes none: any parameter is refused, never ignored. */
+export const noQuerySchema = {
+  $id: `${S}no-query`,
+  type: 'object',
+  additionalProperties: false,
+  properties: {},
+} as const;
+
 export const errorBodySchema = {
   $id: `${S}error`,
   type: 'object',
@@ -336,6 +344,7 @@ export const ALL_SCHEMAS = [
   bulkDeleteSchema,
   listQuerySchema,
   campaignQuerySchema,
+  noQuerySchema,
   errorBodySchema,
   recipientListEntrySchema,
   recipientSchema,
