@@ -76,7 +76,7 @@ async function prepared() {
     preparedInSlices: prep.slices.length,
     preparedTotalMs: Number(prep.totalMs.toFixed(1)),
     preparedMedianSliceMs: Number(median(prep.slices).toFixed(2)),
-  preparedLongestSliceMs: Number(Math.max(...prep.slices).toFixed(2)),
+    preparedLongestSliceMs: Number(Math.max(...prep.slices).toFixed(2)),
   };
   console.log(JSON.stringify(result, null, 2));
 })();
