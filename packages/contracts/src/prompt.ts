@@ -98,7 +98,7 @@ const PREPARE_SLICE_MS = 5;
  * Indexes a device's knowledge ahead of its first message, a few milliseconds at a time with the
  * event loop free in between: the most knowledge a device may hold takes some 400 ms to index,
  * which built at once, on a message, held every conversation of the process meanwhile. A message
- * arriving before it is done indexes what is left at once.
+ * arriving before it is done indexes the entries at once (and this then stops).
  */
 export async function prepareKnowledge(
   entries: readonly KnowledgeEntry[],
