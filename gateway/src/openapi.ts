@@ -332,7 +332,7 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
     properties: object;
   };
   const p = '/api/v1/projects/{projectId}';
-  const notFoundOnly = [404];
+  const NO_QUERY = 'A query parameter: this endpoint takes none.';
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -405,8 +405,8 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
           scope: 'recipients:read',
           params: [recipientId],
           success: { status: 200, description: 'The recipient.', schema: ref('recipient-list-entry') },
-          errors: notFoundOnly,
-          notes: { 404: RECIPIENT_NOT_FOUND },
+          errors: [400, 404],
+          notes: { 400: NO_QUERY, 404: RECIPIENT_NOT_FOUND },
         }),
         patch: operation({
           summary: 'Update a recipient',
@@ -438,8 +438,8 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
           scope: 'recipients:write',
           params: [recipientId],
           success: { status: 200, description: 'Deleted.', schema: ref('delete-response') },
-          errors: [404, 409],
-          notes: { 404: RECIPIENT_NOT_FOUND, 409: NOT_EDITABLE },
+          errors: [400, 404, 409],
+          notes: { 400: NO_QUERY, 404: RECIPIENT_NOT_FOUND, 409: NOT_EDITABLE },
         }),
       },
       [`${p}/recipients/bulk-delete`]: {

@@ -145,6 +145,9 @@ test('full recipient lifecycle with the documented shapes', async () => {
 test('refusals carry the error body with every field', async () => {
   const r = await call('GET', '/campaigns', '/campaigns?state=bogus');
   expect(Object.keys(r.body).sort()).toEqual(['code', 'details', 'error', 'hint', 'retryable']);
+  // A query parameter where none is taken: documented as 400 there too.
+  for (const method of ['GET', 'DELETE'])
+    expect((await call(method, '/recipients/{recipientId}', '/recipients/rcp_x?x=1')).status).toBe(400);
   expect(r.headers.get('x-request-id')).toBeTruthy();
   const mine = await h.request('GET', `${base}/campaigns`, {
     key,

@@ -255,7 +255,10 @@ function receive(
   onMessage: (msg: JsMsg) => Promise<void> | void,
 ): Promise<Consuming> {
   const open = async () =>
-    (await ensureDurable(js, jsm, opts)).consume({ max_messages: maxMessages, expires: PULL_EXPIRES_MS });
+    (await ensureDurable(js, jsm, opts)).consume({
+      max_messages: maxMessages,
+      expires: DURABLE_PULL_EXPIRES_MS,
+    });
   return keepConsuming(open, opts.durable, logger, onMessage);
 }
 
@@ -269,8 +272,12 @@ export interface RetryDelays {
 // heartbeat every half of this, and nats.js, missing two, asks whether the consumer still exists
 // and reports it lost if not. That is the only sign of a lost consumer when JetStream does not
 // tell its pulls (NATS back without its files; and a deleted stream, whose pulls are told only
-// now and then): nats.js's default of 30 s left a follower deaf for 46 s.
+// now and then): nats.js's default of 30 s left a follower deaf for 46 s. A durable consumer's
+// pulls wait longer: while its handler works on a message no pull waits at the server, so no
+// heartbeat comes, and each check that finds the consumer there queues one more pull; its
+// handlers write to PostgreSQL and may take seconds, where a follower's only apply a snapshot.
 const PULL_EXPIRES_MS = 3000;
+const DURABLE_PULL_EXPIRES_MS = 10_000;
 
 // A lost consumer is opened again after a second; while its stream is missing, at most every 5 s,
 // so a follower is back within 5 s of the stream keeper making its stream again (every 30 s).
