@@ -29,8 +29,39 @@ export const GRPC_CHANNEL_OPTIONS = {
   'grpc.max_send_message_length': 128 * 1024 * 1024,
 } as const;
 
+// The methods that only read (VerifyApiKey writes lastUsedAt at most once a minute: repeating it
+// changes nothing).
+const READS: Record<string, readonly string[]> = {
+  'outreach.v1.RecipientService': [
+    'ListRecipients',
+    'GetRecipient',
+    'GetRecipients',
+    'CountRecipients',
+    'ResolveLink',
+    'ResolveLinks',
+  ],
+  'outreach.v1.CampaignService': ['ListCampaigns', 'GetCampaign', 'GetAllowance', 'VerifyApiKey'],
+};
+
+// A read is tried once more after UNAVAILABLE: a call sent just as the server ends an idle
+// connection for its age (see serverChannelOptions) fails so, and grpc-js does not repeat a call
+// that may have reached the server. A write is never repeated: it may have been applied.
+const RETRY_READS = {
+  name: Object.entries(READS).flatMap(([service, methods]) => methods.map((method) => ({ service, method }))),
+  retryPolicy: {
+    maxAttempts: 2,
+    initialBackoff: '0.02s',
+    maxBackoff: '0.1s',
+    backoffMultiplier: 2,
+    retryableStatusCodes: ['UNAVAILABLE'],
+  },
+};
+const PICK_FIRST_CONFIG = JSON.stringify({ methodConfig: [RETRY_READS] });
 // Balances calls over every address a name resolves to; see clientChannelOptions.
-const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+const ROUND_ROBIN_CONFIG = JSON.stringify({
+  loadBalancingConfig: [{ round_robin: {} }],
+  methodConfig: [RETRY_READS],
+});
 // grpc-js resolves a name again only when a connection ends, and then at most this often (30 s by
 // default): a client learns of pods a rollout started within seconds of its next reconnect.
 const MIN_TIME_BETWEEN_RESOLUTIONS_MS = 5000;
@@ -61,16 +92,17 @@ export function serverChannelOptions(
  * `config.grpcTarget: headless`) or an address list resolves to every ready pod: calls go round
  * robin over them, where grpc-js's default (pick_first) would send all of a client's calls to
  * one. A plain host:port (a ClusterIP Service) keeps pick_first, which connects again on the next
- * call after an outage rather than on round robin's growing backoff.
+ * call after an outage rather than on round robin's growing backoff. Either way a read that fails
+ * UNAVAILABLE is tried once more (see RETRY_READS).
  */
 export function clientChannelOptions(target: string): Record<string, string | number> {
   return /^(dns|ipv4|ipv6):/.test(target)
     ? {
         ...GRPC_CHANNEL_OPTIONS,
-        'grpc.service_config': ROUND_ROBIN,
+        'grpc.service_config': ROUND_ROBIN_CONFIG,
         'grpc.dns_min_time_between_resolutions_ms': MIN_TIME_BETWEEN_RESOLUTIONS_MS,
       }
-    : { ...GRPC_CHANNEL_OPTIONS };
+    : { ...GRPC_CHANNEL_OPTIONS, 'grpc.service_config': PICK_FIRST_CONFIG };
 }
 
 /** Folder of the .proto files (the repository's `protos/`). */

@@ -1,5 +1,10 @@
-import { credentials, Server, type ServerUnaryCall } from '@grpc/grpc-js';
-import { clientChannelOptions, loadHealthProto, serverChannelOptions } from '@outreach/contracts';
+import { credentials, Server, type ServerUnaryCall, status } from '@grpc/grpc-js';
+import {
+  clientChannelOptions,
+  loadHealthProto,
+  loadRecipientsProto,
+  serverChannelOptions,
+} from '@outreach/contracts';
 import pino from 'pino';
 import { AppError } from './errors';
 import { callUnary, fromServiceError, unary } from './grpc';
@@ -132,10 +137,10 @@ describe('client channels', () => {
       for (const server of servers) server.forceShutdown();
     }
     // A plain host:port (a ClusterIP Service) keeps grpc-js's pick_first.
-    expect('grpc.service_config' in clientChannelOptions('recipient-service:50051')).toBe(false);
-    expect('grpc.service_config' in clientChannelOptions('dns:///recipient-service-headless:50051')).toBe(
-      true,
-    );
+    const balancing = (target: string) =>
+      'loadBalancingConfig' in JSON.parse(String(clientChannelOptions(target)['grpc.service_config']));
+    expect(balancing('recipient-service:50051')).toBe(false);
+    expect(balancing('dns:///recipient-service-headless:50051')).toBe(true);
   });
 
   it('connect again once the server ends a connection for its age, failing no call', async () => {
@@ -164,6 +169,42 @@ describe('client channels', () => {
       // Every call answered (callUnary throws otherwise), over several connections.
       expect(calls).toBeGreaterThan(20);
       expect(peers.size).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+  });
+
+  it('try a read once more after UNAVAILABLE, and never a write', async () => {
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+    const calls = { GetRecipient: 0, UpdateRecipient: 0 };
+    const unavailableFirst =
+      (method: keyof typeof calls) => (_: unknown, cb: (err: object | null, res?: object) => void) => {
+        // The first call of each method fails as one sent on a connection the server just ended.
+        if (calls[method]++ === 0) cb({ code: status.UNAVAILABLE, details: 'connection ended' });
+        else cb(null, { id: 'rcp_x' });
+      };
+    const server = new Server();
+    server.addService(RecipientService.service, {
+      GetRecipient: unavailableFirst('GetRecipient'),
+      UpdateRecipient: unavailableFirst('UpdateRecipient'),
+    });
+    const port = await bindGrpc(server, '127.0.0.1', 0);
+    const target = `127.0.0.1:${port}`;
+    const client = new RecipientService(target, credentials.createInsecure(), clientChannelOptions(target));
+    try {
+      const read = await callUnary<object, { id: string }>(client, 'GetRecipient', {
+        projectId: 'p',
+        recipientId: 'rcp_x',
+      });
+      expect(read.id).toBe('rcp_x');
+      expect(calls.GetRecipient).toBe(2);
+      const write = await callUnary(client, 'UpdateRecipient', {
+        projectId: 'p',
+        recipientId: 'rcp_x',
+      }).catch((e) => e);
+      expect(write.code).toBe(status.UNAVAILABLE);
+      expect(calls.UpdateRecipient).toBe(1);
     } finally {
       client.close();
       server.forceShutdown();
