@@ -68,7 +68,8 @@ const MIN_TIME_BETWEEN_RESOLUTIONS_MS = 5000;
 
 /** How long a server keeps a client's connection, and how long its calls may then still run. */
 export const GRPC_MAX_CONNECTION_AGE_MS = 60_000;
-const MAX_CONNECTION_AGE_GRACE_MS = 30_000;
+// As long as the longest deadline a client may set (the gateway's GRPC_DEADLINE_MS, at most 60 s).
+const MAX_CONNECTION_AGE_GRACE_MS = 60_000;
 
 /**
  * The channel options of every gRPC server: each client connection is ended (GOAWAY, its calls

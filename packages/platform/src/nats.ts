@@ -359,7 +359,7 @@ export async function keepConsuming(
     stop: async () => {
       stopped = true;
       wake?.();
-      // The loop reading it ends once it has handled the message in hand; `done` says when.
+      // The loop reading it ends once it has handled the messages already received; `done` says when.
       closeUnawaited(current);
       await done;
     },
