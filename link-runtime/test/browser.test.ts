@@ -18,6 +18,15 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     browser = await launchChromium();
   }, 60_000);
 
+  /** A fresh English browser context with the link's chat page open and ready for a message. */
+  const openChat = async (token: string) => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    return { context, page };
+  };
+
   afterAll(async () => {
     await browser?.close();
     await h?.close();
@@ -55,10 +64,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
 
   it('gives a message the model failed to answer back to send again, in the same conversation', async () => {
     const l = await h.link();
-    const context = await browser.newContext({ locale: 'en-US' });
-    const page = await context.newPage();
-    await page.goto(`${h.base}/i/${l.token}`);
-    await page.locator('#text:not([disabled])').waitFor();
+    const { context, page } = await openChat(l.token);
     model.failures = 1;
     await page.fill('#text', 'Is my order late?');
     await page.click('#send');
@@ -79,10 +85,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
 
   it('says a conversation that expired has ended, not that the link does not exist', async () => {
     const l = await h.link();
-    const context = await browser.newContext({ locale: 'en-US' });
-    const page = await context.newPage();
-    await page.goto(`${h.base}/i/${l.token}`);
-    await page.locator('#text:not([disabled])').waitFor();
+    const { context, page } = await openChat(l.token);
     const redis = new Redis(h.ns.env.REDIS_URL);
     try {
       // Idle longer than a conversation is kept: gone from Redis, and a day past its start.

@@ -71,6 +71,10 @@ interface KnowledgeIndex {
   body: FieldIndex;
 }
 
+function emptyIndex(): KnowledgeIndex {
+  return { title: emptyField(), body: emptyField() };
+}
+
 // A device's knowledge is indexed once per list (each device snapshot carries its own), not per
 // message.
 const indexes = new WeakMap<readonly KnowledgeEntry[], KnowledgeIndex>();
@@ -78,7 +82,7 @@ const indexes = new WeakMap<readonly KnowledgeEntry[], KnowledgeIndex>();
 function indexOf(entries: readonly KnowledgeEntry[]): KnowledgeIndex {
   let index = indexes.get(entries);
   if (!index) {
-    const built: KnowledgeIndex = { title: emptyField(), body: emptyField() };
+    const built = emptyIndex();
     for (let i = 0; i < entries.length; i++) addEntry(built, entries[i], i);
     indexes.set(entries, built);
     index = built;
@@ -105,7 +109,7 @@ export async function prepareKnowledge(
   pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
 ): Promise<void> {
   if (indexes.has(entries)) return;
-  const index: KnowledgeIndex = { title: emptyField(), body: emptyField() };
+  const index = emptyIndex();
   let sliceStarted = Date.now();
   for (let i = 0; i < entries.length; i++) {
     if (Date.now() - sliceStarted >= PREPARE_SLICE_MS) {

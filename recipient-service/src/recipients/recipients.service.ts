@@ -151,7 +151,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   const readRecipient = coalescedRecipientReads(pool);
 
   const stateOf = (c: CampaignFacts) => deriveCampaignState(c, clock());
-  const assertEditable = (c: CampaignReplica) => {
+  const assertEditable = (c: CampaignFacts & { id: string }) => {
     const state = stateOf(c);
     if (!isEditable(state)) throw notEditable(c.id, state);
   };
@@ -160,9 +160,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   // lock is held over the call.
   const confirmEditable = async (projectId: string, campaignId: string) => {
     const current = (await deps.campaignAuthority?.(projectId, campaignId))?.get(campaignId);
-    if (!current) return;
-    const state = stateOf(current);
-    if (!isEditable(state)) throw notEditable(campaignId, state);
+    if (current) assertEditable({ ...current, id: campaignId });
   };
 
   const publishAll = async (rows: DeletedRow[], change: RecipientChanged['change']) => {
