@@ -55,7 +55,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
     expect(await page.locator('.msg.user').textContent()).toBe('When are you open?');
     expect(await page.locator('#voice').isVisible()).toBe(true);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
     const { rows } = await pgCount(h, l.recipient.id);
     expect(rows).toBe(1);
@@ -72,7 +72,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.locator('#text:not([disabled])').waitFor();
     expect(await page.inputValue('#text')).toBe('Is my order late?');
     expect(await page.locator('.msg, .notice').count()).toBe(0);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'chat-no-reply.png'), fullPage: true });
+    await page.screenshot({
+      path: path.join(ARTIFACTS, 'chat-no-reply.png'),
+      fullPage: true,
+      animations: 'disabled',
+    });
 
     model.reply = 'It ships tomorrow.';
     await page.click('#send');
@@ -155,7 +159,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
       if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
       expect([name, errors]).toEqual([name, []]);
-      await page.screenshot({ path: path.join(ARTIFACTS, `refusal-${name}.png`), fullPage: true });
+      await page.screenshot({
+        path: path.join(ARTIFACTS, `refusal-${name}.png`),
+        fullPage: true,
+        animations: 'disabled',
+      });
       await page.close();
     }
     await context.close();

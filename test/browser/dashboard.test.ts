@@ -73,7 +73,11 @@ async function shot(page: Page, name: string): Promise<void> {
       );
   }, page.viewportSize()!.width);
   expect([name, wide]).toEqual([name, []]);
-  await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
+  await page.screenshot({
+    path: path.join(ARTIFACTS, `dashboard-${name}.png`),
+    fullPage: true,
+    animations: 'disabled',
+  });
 }
 
 describeWithChromium('test/browser/dashboard.test.ts')(
@@ -265,7 +269,10 @@ describeWithChromium('test/browser/dashboard.test.ts')(
         const m = document.querySelector('.msg.assistant');
         return m && m.getAttribute('aria-busy') === null && (m.textContent ?? '').length > 0;
       });
-      await customer.screenshot({ path: path.join(ARTIFACTS, 'dashboard-07-link-page.png') });
+      await customer.screenshot({
+        path: path.join(ARTIFACTS, 'dashboard-07-link-page.png'),
+        animations: 'disabled',
+      });
       await customer.close();
 
       // ---- the allowance moves (usage arrives through the event stream)
