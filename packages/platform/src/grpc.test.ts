@@ -6,8 +6,8 @@ import {
   serverChannelOptions,
 } from '@outreach/contracts';
 import pino from 'pino';
-import { AppError } from './errors';
-import { callUnary, fromServiceError, unary } from './grpc';
+import { AppError, toAppError } from './errors';
+import { callUnary, fromItemRefusal, fromServiceError, toItemRefusal, unary } from './grpc';
 import { bindGrpc } from './listen';
 import { createMetrics } from './metrics';
 
@@ -95,6 +95,33 @@ describe('errors across the wire', () => {
       client.close();
       server.forceShutdown();
     }
+  });
+
+  it("gives an unexpected failure the caller's request id, one call or one item of a batch", async () => {
+    const logger = pino({ level: 'silent' });
+    const server = new Server();
+    server.addService(loadHealthProto().grpc.health.v1.Health.service, {
+      Check: unary(logger, 'Check', async () => {
+        throw new Error('a bug');
+      }),
+    });
+    const port = await bindGrpc(server, '127.0.0.1', 0);
+    const Health = loadHealthProto().grpc.health.v1.Health;
+    const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
+    try {
+      const err = await callUnary(client, 'Check', { service: '' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const received = fromServiceError(err, 'req-call');
+      expect(received.code).toBe('internal');
+      expect(received.toBody().details).toEqual({ requestId: 'req-call' });
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+    const item = fromItemRefusal(toItemRefusal(toAppError(new Error('a bug'))), 'req-item');
+    expect(item.toBody().details).toEqual({ requestId: 'req-item' });
   });
 
   it('answers INTERNAL rather than leave a call unanswered when an error cannot be mapped', async () => {

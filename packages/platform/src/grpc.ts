@@ -54,12 +54,16 @@ function hintOf(metadata: Metadata | undefined): unknown {
   return Buffer.isBuffer(bytes) ? bytes.toString('utf8') : metadata?.get(HINT_KEY)[0];
 }
 
-/** Rebuilds the AppError a service meant from its code, message, details JSON and hint. */
+/**
+ * Rebuilds the AppError a service meant from its code, message, details JSON and hint; an
+ * unexpected failure (`internal`) names the caller's request id, which its client quotes to support.
+ */
 function appErrorOf(
   code: ErrorCode,
   message: string | undefined,
   detailsJson: unknown,
   hint: unknown,
+  requestId: string | undefined,
 ): AppError {
   let details: Record<string, unknown> = {};
   try {
@@ -67,6 +71,8 @@ function appErrorOf(
   } catch {
     // Malformed details lose the details, not the error.
   }
+  // The caller's own id, whatever the service saw: reads that share one call carry several.
+  if (code === 'internal' && requestId) details = { ...details, requestId };
   return new AppError(code, message, { details, hint: typeof hint === 'string' ? hint : undefined });
 }
 
@@ -79,7 +85,7 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
   const e = err as Partial<ServiceError>;
   const code = e.metadata?.get(CODE_KEY)[0];
   if (isErrorCode(code)) {
-    return appErrorOf(code, e.details, e.metadata?.get(DETAILS_KEY)[0], hintOf(e.metadata));
+    return appErrorOf(code, e.details, e.metadata?.get(DETAILS_KEY)[0], hintOf(e.metadata), requestId);
   }
   if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('unavailable', undefined, { details: requestId ? { requestId } : {}, cause: err });
@@ -107,7 +113,8 @@ export function toItemRefusal(err: AppError): ItemRefusal {
 
 /** Mapping 2 for one item of a batch; an item with no known code is `internal`. */
 export function fromItemRefusal(item: ItemRefusal, requestId?: string): AppError {
-  if (isErrorCode(item.code)) return appErrorOf(item.code, item.error, item.detailsJson, item.hint);
+  if (isErrorCode(item.code))
+    return appErrorOf(item.code, item.error, item.detailsJson, item.hint, requestId);
   return toAppError(new Error(`batch item refused with unknown code ${String(item.code)}`), requestId);
 }
 
@@ -139,7 +146,11 @@ export function unary<Req, Res>(
       (res) => answer(null, res),
       (err: unknown) => {
         const appError = toAppError(err);
-        if (isFailure(appError)) logger.error({ err, method }, 'grpc handler failed');
+        if (isFailure(appError)) {
+          // The gateway's request id (ids, for reads sharing the call), to find this line by.
+          const requestId = call.metadata?.get('x-request-id')[0];
+          logger.error({ err, method, requestId }, 'grpc handler failed');
+        }
         try {
           answer(toServiceError(appError));
         } catch (mappingError) {
