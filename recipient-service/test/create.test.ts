@@ -263,8 +263,14 @@ describe('CreateRecipients', () => {
       itemsJson: items({}),
     });
     expect(capped.details).toMatchObject({ reason: 'cap_exceeded', cap: 1, existing: 1 });
-    // The first snapshot (any version) replaces the fetched facts.
+    // The first snapshot (any version) replaces the fetched facts. The campaign service, asked
+    // on every write too, says the same once its last answer (a second old at most) is done.
+    h.campaignService.campaigns.set('cmp_fresh', {
+      ...h.campaignService.campaigns.get('cmp_fresh'),
+      recipientCap: 10,
+    });
     await h.publishCampaign({ id: 'cmp_fresh', version: 1, recipientCap: 10 });
+    await new Promise((r) => setTimeout(r, 1100));
     expect((await create('cmp_fresh', items({}))).created).toBe(1);
   });
 

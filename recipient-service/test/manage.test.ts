@@ -626,6 +626,38 @@ describe('a launch the replica has not heard of yet', () => {
     }
   });
 
+  it('holds creates to a cap the campaign service has lowered, while the replica still has the old one', async () => {
+    const draft = await h.publishCampaign({ id: 'cmp_cap_lag', recipientCap: 10 });
+    await createIn('cmp_cap_lag', {}, {});
+    // Lowered to 2 in the dashboard; the snapshot saying so has not reached this replica.
+    const { startDate, endDate, launchedAt, haltedAt } = draft;
+    h.campaignService.campaigns.set('cmp_cap_lag', {
+      id: 'cmp_cap_lag',
+      projectId: P,
+      deviceId: 'dev_test',
+      ...{ startDate, endDate, launchedAt, haltedAt },
+      recipientCap: 2,
+    });
+    // Each campaign's answer serves the writes of the next second.
+    await new Promise((r) => setTimeout(r, 1100));
+    try {
+      const err = await h.refusal('CreateRecipients', {
+        projectId: P,
+        campaignId: 'cmp_cap_lag',
+        itemsJson: items({}),
+      });
+      expect(err.details).toEqual({ reason: 'cap_exceeded', cap: 2, existing: 2, requested: 1 });
+      const list = await h.call<{ total: number }>('ListRecipients', {
+        projectId: P,
+        campaignId: 'cmp_cap_lag',
+        limit: 10,
+      });
+      expect(list.total).toBe(2);
+    } finally {
+      h.campaignService.campaigns.delete('cmp_cap_lag');
+    }
+  });
+
   it('asks once for the writes of a second, however many arrive', async () => {
     await h.publishCampaign({ id: 'cmp_burst' });
     const asked = () => h.campaignService.asked.filter((id) => id === 'cmp_burst').length;

@@ -197,6 +197,11 @@ export function campaignNotFound(campaignId: string): AppError {
   });
 }
 
+/** What the campaign service says of a campaign: its state's facts and its recipient cap. */
+export interface AuthorityFacts extends CampaignFacts {
+  recipientCap: number | null;
+}
+
 /**
  * The campaign service's own facts of a project's campaigns (the authority), by id: one campaign
  * when `campaignId` is given, else all of them; a campaign it does not know is left out. Undefined
@@ -205,7 +210,7 @@ export function campaignNotFound(campaignId: string): AppError {
 export type CampaignAuthority = (
   projectId: string,
   campaignId?: string,
-) => Promise<Map<string, CampaignFacts> | undefined>;
+) => Promise<Map<string, AuthorityFacts> | undefined>;
 
 // A write waits at most this long for the campaign service before it goes by its replica.
 const AUTHORITY_DEADLINE_MS = 1000;
@@ -240,11 +245,12 @@ export function campaignAuthority(
   judgedByReplicas: { inc(): void },
   maxAgeMs = AUTHORITY_MAX_AGE_MS,
 ): CampaignAuthority {
-  const facts = (c: CampaignMessage): CampaignFacts => ({
+  const facts = (c: CampaignMessage): AuthorityFacts => ({
     startDate: c.startDate,
     endDate: c.endDate,
     launchedAt: c.launchedAt ?? null,
     haltedAt: c.haltedAt ?? null,
+    recipientCap: c.recipientCap ?? null,
   });
   let warnedAt = 0;
   const ask = async (projectId: string, campaignId?: string) => {
@@ -265,7 +271,7 @@ export function campaignAuthority(
       return await ask(projectId, campaignId);
     } catch (err) {
       const code = (err as { code?: number }).code;
-      if (code === GrpcStatus.NOT_FOUND) return new Map<string, CampaignFacts>();
+      if (code === GrpcStatus.NOT_FOUND) return new Map<string, AuthorityFacts>();
       // (A project the campaign service does not know.) Anything but being out of reach (or, mid-rollout, not offering the method) refuses the write.
       if (code === undefined || !FALL_BACK_ON.includes(code)) throw fromServiceError(err);
       if (Date.now() - warnedAt >= AUTHORITY_WARN_EVERY_MS) {

@@ -126,6 +126,19 @@ export function capExceeded(cap: number, existing: number, requested: number): A
   });
 }
 
+/**
+ * The cap a create is held to: the replica's, or the campaign service's when it answered, whichever
+ * is lower (null: no cap). A cap changed in the dashboard reaches the replica through the event
+ * stream, late while NATS or the outbox is down; the campaign service's answer is at most a second old.
+ */
+export function stricterCap(
+  replica: number | null,
+  campaignService: number | null | undefined,
+): number | null {
+  if (campaignService === undefined || campaignService === null) return replica;
+  return replica === null ? campaignService : Math.min(replica, campaignService);
+}
+
 function recipientNotFound(id: string): AppError {
   return new AppError('not_found', 'Recipient not found in this project.', {
     details: { resource: 'recipient', id },
@@ -157,10 +170,11 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   };
   // The replica may not have heard of a launch or a halt yet: what the campaign service says
   // refuses a write the replica would let through. Asked before the write's transaction, so no
-  // lock is held over the call.
+  // lock is held over the call. Returns what it said (undefined when it could not be asked).
   const confirmEditable = async (projectId: string, campaignId: string) => {
     const current = (await deps.campaignAuthority?.(projectId, campaignId))?.get(campaignId);
     if (current) assertEditable({ ...current, id: campaignId });
+    return current;
   };
 
   const publishAll = async (rows: DeletedRow[], change: RecipientChanged['change']) => {
@@ -200,7 +214,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       }
       const campaign = await deps.lookupCampaign(projectId, campaignId);
       assertEditable(campaign);
-      await confirmEditable(projectId, campaignId);
+      const told = await confirmEditable(projectId, campaignId);
 
       const outcomes: ItemOutcome[] = itemsJson.map((json, i) => parseCreateItem(json, i, deps.safetyRules));
       const results: CreateResult[] = new Array(itemsJson.length);
@@ -270,8 +284,9 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         assertEditable(now);
         // A batch that adds nobody takes the campaign past nothing, even where the dashboard has
         // lowered the cap below the count: its duplicates are the answer, as on any retry.
-        if (toCreate.length > 0 && now.recipientCap !== null && now.recipientCount > now.recipientCap) {
-          throw capExceeded(now.recipientCap, now.recipientCount - toCreate.length, toCreate.length);
+        const cap = stricterCap(now.recipientCap, told?.recipientCap);
+        if (toCreate.length > 0 && cap !== null && now.recipientCount > cap) {
+          throw capExceeded(cap, now.recipientCount - toCreate.length, toCreate.length);
         }
         return { created: toCreate, existing, device: now.deviceId };
       });
