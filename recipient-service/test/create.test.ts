@@ -369,6 +369,34 @@ describe('CreateRecipients', () => {
     expect(rows[0]).toEqual({ n: 200, counted: 200 });
   });
 
+  it('creates an item whose existing duplicate is deleted between the insert that skipped it and the read', async () => {
+    await h.publishCampaign({ id: 'cmp_vanish' });
+    const existing = (await create('cmp_vanish', items({ externalId: 'gone' }))).results[0].id;
+    // Every insert into recipients pauses after its rows (none: the externalId is taken) and
+    // before the service reads what it skipped, long enough for a delete to commit in between.
+    await h.pool.query(`CREATE FUNCTION recipients.pause_insert() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN PERFORM pg_sleep(0.6); RETURN NULL; END $$`);
+    await h.pool.query(`CREATE TRIGGER pause_insert AFTER INSERT ON recipients.recipients
+      FOR EACH STATEMENT EXECUTE FUNCTION recipients.pause_insert()`);
+    try {
+      const creating = create('cmp_vanish', items({ externalId: 'gone' }));
+      await new Promise((r) => setTimeout(r, 200));
+      await h.call('DeleteRecipient', { projectId: P, recipientId: existing });
+      const res = await creating;
+      expect(res.results[0]).toMatchObject({ status: 'created', externalId: 'gone' });
+      expect(res.results[0].id).not.toBe(existing);
+    } finally {
+      await h.pool.query('DROP TRIGGER pause_insert ON recipients.recipients');
+      await h.pool.query('DROP FUNCTION recipients.pause_insert()');
+    }
+    const list = await h.call<{ total: number }>('ListRecipients', {
+      projectId: P,
+      campaignId: 'cmp_vanish',
+      limit: 10,
+    });
+    expect(list.total).toBe(1);
+  });
+
   it('creates exactly one recipient when parallel creates race one externalId', async () => {
     await h.publishCampaign({ id: 'cmp_race_ext' });
     const results = await Promise.all(

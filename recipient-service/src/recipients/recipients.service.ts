@@ -158,6 +158,10 @@ function batchInstant(millisecond: string, position: number): string {
   return `${millisecond}${String(position).padStart(3, '0')}Z`;
 }
 
+// Inserts of one batch at most: another is needed only when a recipient whose externalId made
+// the last one skip a row was deleted before it could be read.
+const MAX_INSERT_ATTEMPTS = 3;
+
 /** The recipient service's domain operations. */
 export function createRecipientService(deps: RecipientServiceDeps) {
   const { pool, clock, publicBaseUrl } = deps;
@@ -255,23 +259,37 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       // cap is checked on the updated count under that lock; past it, the rollback undoes the
       // inserts too, so a batch is still all or nothing.
       const done = await withTransaction(pool, async (client) => {
-        const inserted = await insertRecipients(
-          client,
-          projectId,
-          campaignId,
-          ordered.map((c) => c.row),
-        );
         const toCreate: typeof candidates = [];
-        const skipped: string[] = [];
-        for (const c of ordered) {
-          const ext = c.row.externalId;
-          if (ext === null || inserted.externalIds.has(ext)) toCreate.push(c);
-          else skipped.push(ext);
+        const existing = new Map<string, string>();
+        let pending = ordered;
+        for (let attempt = 1; pending.length > 0; attempt++) {
+          if (attempt > MAX_INSERT_ATTEMPTS)
+            throw new Error('recipients kept vanishing as they were inserted');
+          const inserted = await insertRecipients(
+            client,
+            projectId,
+            campaignId,
+            pending.map((c) => c.row),
+          );
+          const skipped: typeof candidates = [];
+          for (const c of pending) {
+            const ext = c.row.externalId;
+            if (ext === null || inserted.externalIds.has(ext)) toCreate.push(c);
+            else skipped.push(c);
+          }
+          // Only an externalId already in the campaign makes the insert skip a row.
+          if (pending.length - skipped.length !== inserted.count)
+            throw new Error('recipient insert skipped rows');
+          const found = await findByExternalIds(
+            client,
+            campaignId,
+            skipped.map((c) => c.row.externalId!),
+          );
+          for (const [ext, id] of found) existing.set(ext, id);
+          // A recipient deleted (and committed) between the insert that skipped its externalId and
+          // this read is gone: its item is no duplicate after all, and goes in again.
+          pending = skipped.filter((c) => !found.has(c.row.externalId!));
         }
-        // Only an externalId already in the campaign makes the insert skip a row.
-        if (toCreate.length !== inserted.count) throw new Error('recipient insert skipped rows');
-        const existing = await findByExternalIds(client, campaignId, skipped);
-        if (existing.size !== skipped.length) throw new Error('recipient insert skipped rows');
         for (const c of ordered) {
           const id = c.row.externalId === null ? undefined : existing.get(c.row.externalId);
           if (id !== undefined) {
