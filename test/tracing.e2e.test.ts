@@ -1,7 +1,8 @@
 /**
- * One trace follows a batch create from the gateway through gRPC into the recipient
- * service and its PostgreSQL queries; a campaign halt published on NATS and its handling
- * in another service share one trace. Spans never carry keys, tokens or message text.
+ * One trace, the client's own (its traceparent), follows a batch create from the gateway
+ * through gRPC into the recipient service and its PostgreSQL queries; a campaign halt
+ * published on NATS and its handling in another service share one trace. Spans never carry
+ * keys, tokens or message text.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -17,7 +18,15 @@ type Span = {
   attributes: Record<string, unknown>;
 };
 
-let probe: { projectId: string; campaignId: string; token: string; linkRecipientId: string; spans: Span[] };
+let probe: {
+  projectId: string;
+  campaignId: string;
+  token: string;
+  linkRecipientId: string;
+  /** The trace and span of the client's traceparent on the batch create. */
+  client: { traceId: string; spanId: string };
+  spans: Span[];
+};
 
 beforeAll(async () => {
   const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'tracing/probe.js')], {
@@ -47,6 +56,9 @@ it('links gateway, recipient service and PostgreSQL spans of a batch create in o
   expect(grpcServer).toBeDefined();
   const pgUnderGrpc = trace.filter((s) => s.scope.includes('instrumentation-pg'));
   expect(pgUnderGrpc.length).toBeGreaterThan(0);
+  // The trace is the client's own, from the traceparent it sent: its span is the gateway's parent.
+  expect(server!.traceId).toBe(probe.client.traceId);
+  expect(server!.parentSpanId).toBe(probe.client.spanId);
 });
 
 it('links a campaign halt to its handling in another service through NATS', () => {

@@ -30,9 +30,15 @@ const { admin, createProject, eventually } = require('../support/fixtures.ts');
   const sys = await startSystem();
   try {
     const fx = await createProject(sys);
+    // The client's own trace (W3C traceparent), which the batch create's spans continue.
+    const client = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
     const create = await fetch(`${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${fx.keys.rw}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${fx.keys.rw}`,
+        'content-type': 'application/json',
+        traceparent: `00-${client.traceId}-${client.spanId}-01`,
+      },
       body: JSON.stringify({ campaignId: fx.campaignId, items: [{ label: 'a' }, { label: 'b' }] }),
     });
     if (create.status !== 201) throw new Error(`create -> ${create.status}`);
@@ -88,7 +94,7 @@ const { admin, createProject, eventually } = require('../support/fixtures.ts');
       attributes: s.attributes,
     }));
     process.stdout.write(
-      `${JSON.stringify({ projectId: fx.projectId, campaignId: fx.campaignId, createRequestId, token, linkRecipientId, spans })}\n`,
+      `${JSON.stringify({ projectId: fx.projectId, campaignId: fx.campaignId, createRequestId, client, token, linkRecipientId, spans })}\n`,
     );
   } finally {
     await sys.stop();
