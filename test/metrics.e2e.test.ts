@@ -1,8 +1,11 @@
 /**
  * What every service exports on /metrics, scraped from the real services after known
  * traffic: request series by method, route template and status; refusals; admissions; gRPC
- * calls; PostgreSQL pool gauges; NATS consumer backlog and campaign budgets.
+ * calls; PostgreSQL pool gauges; NATS consumer backlog and campaign budgets; and that
+ * docs/operations.md's metrics table names exactly what the services export.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { streamNames } from '@outreach/platform';
 import { admin, createCampaign, createProject, eventually, type ProjectFixture } from './support/fixtures';
 import { type Sample, scrape, select, sum } from './support/prometheus';
@@ -232,5 +235,24 @@ describe('stores and messaging gauges', () => {
       },
     ]);
     expect(sum(before['campaign-service'], 'campaign_budget_remaining', { campaign_id: capped })).toBe(3);
+  });
+
+  it('exports only metrics docs/operations.md documents, and every metric it documents', async () => {
+    const docs = readFileSync(path.join(__dirname, '..', 'docs', 'operations.md'), 'utf8');
+    // The metrics table: each row's first cell names one metric or several.
+    const table = docs.slice(docs.indexOf('| metric | labels | meaning |'));
+    const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+    const documented = new Set(
+      rows.flatMap((row) => [...row.split('|')[1].matchAll(/`([a-z0-9_*]+)`/g)].map((m) => m[1])),
+    );
+    // Every metric family a service declares, incremented yet or not (its `# TYPE` line).
+    const exported = new Set<string>();
+    for (const service of SERVICES) {
+      const text = await (await fetch(sys.metricsUrls[service])).text();
+      for (const m of text.matchAll(/^# TYPE (\S+) /gm)) exported.add(m[1]);
+    }
+    const runtime = (name: string) => name.startsWith('nodejs_') || name.startsWith('process_');
+    expect([...exported].filter((name) => !runtime(name) && !documented.has(name))).toEqual([]);
+    expect([...documented].filter((name) => !name.endsWith('*') && !exported.has(name))).toEqual([]);
   });
 });
