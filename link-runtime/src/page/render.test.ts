@@ -73,7 +73,20 @@ describe('pickLanguage', () => {
   it('falls back to the device default, and to English strings for a language not shipped', () => {
     expect(pickLanguage('ja, zh;q=0.5', d).lang).toBe('de');
     expect(pickLanguage('', d).strings.send).toBe('Senden');
-    expect(pickLanguage('it', { languages: ['it'], defaultLanguage: 'it' }).strings.send).toBe('Send');
+    expect(pickLanguage('it', { languages: ['it'], defaultLanguage: 'it' }).strings.send).toBe('Invia');
+    expect(pickLanguage('ja', { languages: ['ja'], defaultLanguage: 'ja' }).strings.send).toBe('Send');
     expect(pickLanguage('es-MX', { languages: ['es'], defaultLanguage: 'en' }).strings.send).toBe('Enviar');
+  });
+});
+
+describe('UI_STRINGS', () => {
+  const keys = Object.keys(UI_STRINGS.en).sort();
+
+  it.each(Object.keys(UI_STRINGS))('%s has a text for every key, and the minutes in retryIn', (lang) => {
+    const strings = UI_STRINGS[lang];
+    expect(Object.keys(strings).sort()).toEqual(keys);
+    for (const key of keys) expect(strings[key as keyof typeof strings].trim()).not.toBe('');
+    expect(strings.retryIn.match(/\{minutes\}/g)).toHaveLength(1);
+    expect(strings.retryIn.replace(/\{minutes\}/, '')).not.toMatch(/[{}]/);
   });
 });
