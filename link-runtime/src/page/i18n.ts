@@ -381,6 +381,10 @@ export const UI_STRINGS: Readonly<Record<string, UiStrings>> = {
   tr,
 };
 
+// A Norwegian device may say "no" (Norwegian at large) or "nn" (Nynorsk): Bokmål, which most
+// Norwegians write, reads better to them than the English fallback.
+const ALIASES: Readonly<Record<string, string>> = { no: 'nb', nn: 'nb' };
+
 function primary(tag: string): string {
   return tag.trim().toLowerCase().split(/[-_]/)[0];
 }
@@ -419,5 +423,6 @@ export function pickLanguage(
       break;
     }
   }
-  return { lang, strings: UI_STRINGS[primary(lang)] ?? en };
+  const subtag = primary(lang);
+  return { lang, strings: UI_STRINGS[ALIASES[subtag] ?? subtag] ?? en };
 }

@@ -77,6 +77,12 @@ describe('pickLanguage', () => {
     expect(pickLanguage('ja', { languages: ['ja'], defaultLanguage: 'ja' }).strings.send).toBe('Send');
     expect(pickLanguage('es-MX', { languages: ['es'], defaultLanguage: 'en' }).strings.send).toBe('Enviar');
   });
+
+  it('gives Norwegian and Nynorsk devices the Bokmål texts', () => {
+    const norwegian = { languages: ['no', 'nn-NO'], defaultLanguage: 'no' };
+    expect(pickLanguage('', norwegian).strings).toBe(UI_STRINGS.nb);
+    expect(pickLanguage('nn', norwegian)).toEqual({ lang: 'nn-NO', strings: UI_STRINGS.nb });
+  });
 });
 
 describe('UI_STRINGS', () => {
