@@ -27,6 +27,7 @@ describe('ChatPages', () => {
     expect(page.lang).toBe('de');
     const rendered = renderPage({
       lang: 'de',
+      textLang: 'de',
       strings: UI_STRINGS.de,
       device: d,
       body: { kind: 'chat', token: 'any' },

@@ -35,11 +35,11 @@ export class ChatPages {
     }
     const hit = pages.byHeader.get(acceptLanguage);
     if (hit) return hit;
-    const { lang, strings } = pickLanguage(acceptLanguage, device);
+    const { lang, textLang, strings } = pickLanguage(acceptLanguage, device);
     let page = pages.byLang.get(lang);
     if (!page) {
       // The page finds its link in its own address, so one rendering serves every link of the device.
-      const rendered = renderPage({ lang, strings, device, body: { kind: 'chat', token: '' } });
+      const rendered = renderPage({ lang, textLang, strings, device, body: { kind: 'chat', token: '' } });
       page = { lang, strings, encoded: new EncodedPage(rendered) };
       pages.byLang.set(lang, page);
     }

@@ -406,12 +406,13 @@ export function parseAcceptLanguage(header: string): string[] {
 /**
  * The page language: the visitor's most preferred language among the device's languages
  * (exact tag first, then primary subtag), else the device's default. The interface strings
- * follow it, falling back to English for a language not shipped.
+ * follow it, falling back to English for a language not shipped; `textLang` names the language
+ * they are actually in.
  */
 export function pickLanguage(
   acceptLanguage: string,
   device: { languages: readonly string[]; defaultLanguage: string } | undefined,
-): { lang: string; strings: UiStrings } {
+): { lang: string; textLang: string; strings: UiStrings } {
   const offered =
     device && device.languages.length > 0 ? device.languages : [device?.defaultLanguage || 'en'];
   let lang = device?.defaultLanguage || offered[0];
@@ -424,5 +425,8 @@ export function pickLanguage(
     }
   }
   const subtag = primary(lang);
-  return { lang, strings: UI_STRINGS[ALIASES[subtag] ?? subtag] ?? en };
+  const shipped = ALIASES[subtag] ?? subtag;
+  const strings = UI_STRINGS[shipped];
+  if (!strings) return { lang, textLang: 'en', strings: en };
+  return { lang, textLang: shipped === subtag ? lang : shipped, strings };
 }

@@ -89,12 +89,12 @@ export function createPageHandler(
 
 /** The page of a refusal, in the visitor's language among the device's. */
 function refusalPage(err: AppError, acceptLanguage: string, device: DeviceSnapshot | undefined) {
-  const { lang, strings } = pickLanguage(acceptLanguage, device);
+  const { lang, textLang, strings } = pickLanguage(acceptLanguage, device);
   const body: PageBody = { kind: 'message', code: err.code, text: pageText(err, strings) };
   const retry = err.details.retryAfterSeconds;
   if (typeof retry === 'number')
     body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
-  return renderPage({ lang, strings, device, body });
+  return renderPage({ lang, textLang, strings, device, body });
 }
 
 /** The text a refusal page shows, in the page's language. */

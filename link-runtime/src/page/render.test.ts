@@ -18,6 +18,7 @@ describe('renderPage', () => {
   it('escapes every operator string and drops unsafe colours and logo URLs', () => {
     const { html, csp } = renderPage({
       lang: 'en',
+      textLang: 'en',
       strings: UI_STRINGS.en,
       device,
       body: { kind: 'message', code: 'link_disabled', text: '<img src=x onerror=alert(4)>' },
@@ -33,6 +34,7 @@ describe('renderPage', () => {
   it("allows exactly the page's own style and script, by the hash of their text", () => {
     const { html, csp } = renderPage({
       lang: 'de',
+      textLang: 'de',
       strings: UI_STRINGS.de,
       device,
       body: { kind: 'chat', token: 't' },
@@ -48,11 +50,29 @@ describe('renderPage', () => {
     // Operator styling is part of the hashed text: another device gets another policy.
     const other = renderPage({
       lang: 'de',
+      textLang: 'de',
       strings: UI_STRINGS.de,
       device: { ...device, styling: { primaryColor: '#123456' } },
       body: { kind: 'chat', token: 't' },
     });
     expect(other.csp).not.toBe(csp);
+  });
+
+  it('names the language of its texts, English on the fallback, and speaks the device language', () => {
+    const picked = pickLanguage('ko', { languages: ['ko'], defaultLanguage: 'ko' });
+    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', token: 't' } });
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('>Send</button>');
+    const cfg = JSON.parse(
+      html.match(/<script type="application\/json" id="cfg">([\s\S]*?)<\/script>/)?.[1] ?? '',
+    );
+    expect(cfg.lang).toBe('ko');
+    const refusal = renderPage({
+      ...picked,
+      device,
+      body: { kind: 'message', code: 'forbidden', text: 'x' },
+    });
+    expect(refusal.html).toContain('<html lang="en">');
   });
 
   it('keeps JSON data blocks from closing their script element', () => {
@@ -74,14 +94,19 @@ describe('pickLanguage', () => {
     expect(pickLanguage('ja, zh;q=0.5', d).lang).toBe('de');
     expect(pickLanguage('', d).strings.send).toBe('Senden');
     expect(pickLanguage('it', { languages: ['it'], defaultLanguage: 'it' }).strings.send).toBe('Invia');
-    expect(pickLanguage('ja', { languages: ['ja'], defaultLanguage: 'ja' }).strings.send).toBe('Send');
+    expect(pickLanguage('ja', { languages: ['ja'], defaultLanguage: 'ja' })).toEqual({
+      lang: 'ja',
+      textLang: 'en',
+      strings: UI_STRINGS.en,
+    });
+    expect(pickLanguage('fr-CA', d).textLang).toBe('fr-CA');
     expect(pickLanguage('es-MX', { languages: ['es'], defaultLanguage: 'en' }).strings.send).toBe('Enviar');
   });
 
   it('gives Norwegian and Nynorsk devices the Bokmål texts', () => {
     const norwegian = { languages: ['no', 'nn-NO'], defaultLanguage: 'no' };
     expect(pickLanguage('', norwegian).strings).toBe(UI_STRINGS.nb);
-    expect(pickLanguage('nn', norwegian)).toEqual({ lang: 'nn-NO', strings: UI_STRINGS.nb });
+    expect(pickLanguage('nn', norwegian)).toEqual({ lang: 'nn-NO', textLang: 'nb', strings: UI_STRINGS.nb });
   });
 });
 

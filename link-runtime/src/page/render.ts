@@ -64,7 +64,10 @@ export type PageBody =
 
 /** Inputs of one page render. */
 export interface PageInput {
+  /** The device language picked for the visitor, the one replies are read aloud in. */
   lang: string;
+  /** The language `strings` are in: English where `lang` is not shipped. */
+  textLang: string;
   strings: UiStrings;
   device?: Pick<DeviceSnapshot, 'styling' | 'voice' | 'name'>;
   body: PageBody;
@@ -181,8 +184,11 @@ export function renderPage(input: PageInput): RenderedPage {
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
   const style = `:root{--primary:${primary};--bg:${background}}${CSS}`;
+  // The attribute names the language the page's own texts are in, so screen readers pronounce them
+  // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
+  // voice reads the assistant's replies, not these texts.
   const head = `<!doctype html>
-<html lang="${escapeHtml(input.lang)}">
+<html lang="${escapeHtml(input.textLang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
