@@ -58,6 +58,12 @@ async function page(token: string, lang = 'en') {
   return { status: res.status, headers: res.headers, html: await res.text() };
 }
 
+/** The refusal notice of a page: its code and its text, as the page shows it. */
+function noticeOf(html: string) {
+  const m = html.match(/<p class="notice" role="alert" data-code="([^"]*)">([^<]*)<\/p>/);
+  return m ? { code: m[1], text: m[2] } : null;
+}
+
 /** A raw GET (fetch would decompress): status, headers and the bytes as sent. */
 function rawGet(url: string, headers: Record<string, string>) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
@@ -217,6 +223,12 @@ describe('the refusal table, on the page and on a start', () => {
       return reason === 'device_inactive';
     }).catch(() => undefined);
     expect(reason).toBe('device_inactive');
+    const p = await page(l.token);
+    expect(p.status).toBe(503);
+    expect(noticeOf(p.html)).toEqual({
+      code: 'unavailable',
+      text: 'This conversation is currently unavailable. Please try again later.',
+    });
   });
 
   it('403 forbidden outside the allow-list, admitted inside it', async () => {
@@ -225,6 +237,10 @@ describe('the refusal table, on the page and on a start', () => {
       waitLive: false,
     });
     await waitFor(async () => (await page(outside.token)).status === 403);
+    expect(noticeOf((await page(outside.token)).html)).toEqual({
+      code: 'forbidden',
+      text: 'This conversation is not available from your network.',
+    });
     const r = await post(`${h.base}/i/${outside.token}/conversations`);
     expect(r.body.code).toBe('forbidden');
     const inside = await h.link({ device: { ipAllowList: ['127.0.0.0/8'] } });
@@ -257,7 +273,7 @@ describe('the refusal table, on the page and on a start', () => {
     expect(await conversationsOf(l.recipient.id)).toBe(2);
   });
 
-  it('429 cooldown with cooldownMessage and Retry-After', async () => {
+  it('429 cooldown with cooldownMessage, Retry-After and when to try again', async () => {
     const l = await h.link({
       recipient: { maxInteractionsPerWindow: 1, windowSeconds: 600, cooldownMessage: 'Back soon!' },
     });
@@ -269,7 +285,8 @@ describe('the refusal table, on the page and on a start', () => {
     const p = await page(l.token);
     expect(p.status).toBe(429);
     expect(p.headers.get('retry-after')).toBe('600');
-    expect(p.html).toContain('Back soon!');
+    // The operator's own message still gets the page's note of when a slot frees, in whole minutes.
+    expect(noticeOf(p.html)).toEqual({ code: 'cooldown', text: 'Back soon!\nYou can try again in 10 min.' });
   });
 
   it('403 budget_exhausted with the neutral unavailable text', async () => {
