@@ -47,6 +47,7 @@ describe('renderPage', () => {
     expect(csp).toContain(`style-src ${sha256(styles[0][1])};`);
     expect(csp).toContain("default-src 'none'");
     expect(html).toContain('<html lang="de">');
+    expect(html).not.toMatch(/id="log"[^>]* lang=/);
     // Operator styling is part of the hashed text: another device gets another policy.
     const other = renderPage({
       lang: 'de',
@@ -58,11 +59,12 @@ describe('renderPage', () => {
     expect(other.csp).not.toBe(csp);
   });
 
-  it('names the language of its texts, English on the fallback, and speaks the device language', () => {
+  it('names the language of its texts, English on the fallback, and the conversation and speech in the device language', () => {
     const picked = pickLanguage('ko', { languages: ['ko'], defaultLanguage: 'ko' });
     const { html } = renderPage({ ...picked, device, body: { kind: 'chat', token: 't' } });
     expect(html).toContain('<html lang="en">');
     expect(html).toContain('>Send</button>');
+    expect(html).toMatch(/<div id="log" [^>]* lang="ko">/);
     const cfg = JSON.parse(
       html.match(/<script type="application\/json" id="cfg">([\s\S]*?)<\/script>/)?.[1] ?? '',
     );

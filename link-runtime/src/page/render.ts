@@ -219,9 +219,12 @@ export function renderPage(input: PageInput): RenderedPage {
     voice,
     voiceName: device?.voice.voiceName ?? null,
   };
+  // The conversation is in the device's language even where the page's own texts fell back to
+  // English, so that screen readers pronounce the customer's and the assistant's words right.
+  const logLang = input.lang === input.textLang ? '' : ` lang="${escapeHtml(input.lang)}"`;
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
-<div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
+<div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"${logLang}></div>
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
