@@ -53,7 +53,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.fill('#text', 'When are you open?');
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
-    expect(await page.locator('.msg.user').textContent()).toBe('When are you open?');
+    expect(await page.locator('.msg.user .text').textContent()).toBe('When are you open?');
+    // A screen reader hears who says what: the log reads each message with its speaker.
+    expect(await page.getByRole('log').textContent()).toBe(
+      'You: When are you open?Assistant: We are open Monday to Friday.',
+    );
     expect(await page.locator('#voice').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
@@ -81,7 +85,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     model.reply = 'It ships tomorrow.';
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'It ships tomorrow.' }).waitFor();
-    expect(await page.locator('.msg.user').allTextContents()).toEqual(['Is my order late?']);
+    expect(await page.locator('.msg.user .text').allTextContents()).toEqual(['Is my order late?']);
     // One conversation, however many tries its messages took.
     expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
     await context.close();

@@ -267,7 +267,11 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await customer.locator('.msg.assistant').first().waitFor();
       await customer.waitForFunction(() => {
         const m = document.querySelector('.msg.assistant');
-        return m && m.getAttribute('aria-busy') === null && (m.textContent ?? '').length > 0;
+        return (
+          m &&
+          m.getAttribute('aria-busy') === null &&
+          (m.querySelector('.text')?.textContent ?? '').length > 0
+        );
       });
       await customer.screenshot({
         path: path.join(ARTIFACTS, 'dashboard-07-link-page.png'),

@@ -106,7 +106,12 @@ input=document.getElementById('text'),send=document.getElementById('send'),statu
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,speaking=cfg.voice&&'speechSynthesis' in window;
 function setStatus(t){status.textContent=t||'';}
-function bubble(cls,text){var d=document.createElement('div');d.className='msg '+cls;d.textContent=text;log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
+// Each message names its speaker for screen readers (the log is read out as messages arrive);
+// its text goes in a span of its own, which a streamed reply fills in.
+function bubble(cls,text){var d=document.createElement('div'),who=document.createElement('span'),t=document.createElement('span');
+  d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.textContent=text;
+  d.appendChild(who);d.appendChild(t);log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
+function fill(d,text){d.lastChild.textContent=text;}
 function lock(){input.disabled=true;send.disabled=true;}
 function unlock(){input.disabled=false;send.disabled=false;input.focus();}
 // A refusal by the link's rules ends the page's conversation; a failure underneath (the model
@@ -148,8 +153,8 @@ function readStream(res,target,again){
   function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
     if(!data)return;var p=JSON.parse(data);
     if(ev==='error'){target.remove();refused(p,null,again);return;}
-    if(ev==='done'){text=p.reply;target.textContent=text;speak(text);return;}
-    if(p.token){text+=p.token;target.textContent=text;target.scrollIntoView({block:'end'});}}
+    if(ev==='done'){text=p.reply;fill(target,text);speak(text);return;}
+    if(p.token){text+=p.token;fill(target,text);target.scrollIntoView({block:'end'});}}
   function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);return;}buf+=dec.decode(r.value,{stream:true});
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
