@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
 import { Client } from 'pg';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
@@ -208,6 +209,16 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(page.text).toContain('<svg class="chart"');
     expect(page.text).toContain('<td>2026-01-10 00:00</td><td class="num">3</td>');
     expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
+  });
+
+  it("tells the operator which languages the link page's own texts ship in", async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const form = await a.get(`/dashboard/p/${p1}/devices/new`);
+    expect(form.text).toContain(
+      `own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; other languages get them in English`,
+    );
+    expect(LINK_PAGE_LANGUAGES).toEqual(expect.arrayContaining(['en', 'de', 'fr', 'es', 'it']));
   });
 
   it('escapes operator-entered text in every page', async () => {

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import { parseCidr } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
@@ -125,7 +126,7 @@ function deviceForm(
 </section>
   </fieldset>
   <fieldset><legend>Languages and voice</legend>
-    ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: 'Language codes separated by commas, e.g. en, fr, de-CH. The link page has its own texts in en, de, fr, es, it, nl, pt, pl, sv, da, nb, fi, cs and tr; other languages get them in English.', error: errors.languages })}
+    ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: `Language codes separated by commas, e.g. en, fr, de-CH. The link page has its own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; other languages get them in English.`, error: errors.languages })}
     ${field({ name: 'defaultLanguage', label: 'Default language', value: v.defaultLanguage, error: errors.defaultLanguage, attrs: html` data-preview="defaultLanguage"` })}
     <div class="check"><input type="checkbox" id="f-voice-enabled" name="voice.enabled"${v.voice?.enabled ? html` checked` : ''}><label for="f-voice-enabled">Voice enabled</label></div>
     ${field({ name: 'voice.voiceName', label: 'Voice name', value: v.voice?.voiceName, error: errors['voice.voiceName'] })}

@@ -1,3 +1,5 @@
+import type { LinkPageLanguage } from '@outreach/contracts';
+
 /** Every text of the page's interface. */
 export interface UiStrings {
   title: string;
@@ -364,7 +366,7 @@ const tr: UiStrings = {
 };
 
 /** The shipped interface languages by primary subtag. */
-export const UI_STRINGS: Readonly<Record<string, UiStrings>> = {
+export const UI_STRINGS: Readonly<Record<LinkPageLanguage, UiStrings>> = {
   en,
   de,
   fr,
@@ -426,7 +428,7 @@ export function pickLanguage(
   }
   const subtag = primary(lang);
   const shipped = ALIASES[subtag] ?? subtag;
-  const strings = UI_STRINGS[shipped];
+  const strings = (UI_STRINGS as Readonly<Record<string, UiStrings | undefined>>)[shipped];
   if (!strings) return { lang, textLang: 'en', strings: en };
   return { lang, textLang: shipped === subtag ? lang : shipped, strings };
 }

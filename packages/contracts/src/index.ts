@@ -8,6 +8,7 @@ export type { CreateResult__Output as CreateResultMessage } from './generated/ou
 export type { Recipient__Output as RecipientMessage } from './generated/outreach/v1/Recipient';
 export type { ProtoGrpcType as RecipientsProto } from './generated/recipients';
 export * from './limits';
+export * from './link-page';
 export * from './mappers';
 export * from './prompt';
 export * from './proto';
