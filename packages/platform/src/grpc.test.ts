@@ -65,61 +65,45 @@ describe('unary', () => {
   });
 });
 
+/** What a client receives when a real server's handler throws `thrown`. */
+async function errorAcrossTheWire(thrown: unknown): Promise<unknown> {
+  const server = new Server();
+  server.addService(loadHealthProto().grpc.health.v1.Health.service, {
+    Check: unary(pino({ level: 'silent' }), 'Check', async () => {
+      throw thrown;
+    }),
+  });
+  const port = await bindGrpc(server, '127.0.0.1', 0);
+  const Health = loadHealthProto().grpc.health.v1.Health;
+  const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
+  try {
+    return await callUnary(client, 'Check', { service: '' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  } finally {
+    client.close();
+    server.forceShutdown();
+  }
+}
+
 describe('errors across the wire', () => {
   it('carries details and hints in any script, and control characters, back exactly', async () => {
-    const logger = pino({ level: 'silent' });
     const sent = new AppError('not_found', 'No recipient «é».', {
       details: { id: 'é\u0000漢😀\u007f', pointer: '/naïve' },
       hint: 'Vérifiez l’identifiant.',
     });
-    const server = new Server();
-    server.addService(loadHealthProto().grpc.health.v1.Health.service, {
-      Check: unary(logger, 'Check', async () => {
-        throw sent;
-      }),
-    });
-    const port = await bindGrpc(server, '127.0.0.1', 0);
-    const Health = loadHealthProto().grpc.health.v1.Health;
-    const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
-    try {
-      const err = await callUnary(client, 'Check', { service: '' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      const received = fromServiceError(err);
-      expect(received.code).toBe('not_found');
-      expect(received.message).toBe('No recipient «é».');
-      expect(received.details).toEqual({ id: 'é\u0000漢😀\u007f', pointer: '/naïve' });
-      expect(received.hint).toBe('Vérifiez l’identifiant.');
-    } finally {
-      client.close();
-      server.forceShutdown();
-    }
+    const received = fromServiceError(await errorAcrossTheWire(sent));
+    expect(received.code).toBe('not_found');
+    expect(received.message).toBe('No recipient «é».');
+    expect(received.details).toEqual({ id: 'é\u0000漢😀\u007f', pointer: '/naïve' });
+    expect(received.hint).toBe('Vérifiez l’identifiant.');
   });
 
   it("gives an unexpected failure the caller's request id, one call or one item of a batch", async () => {
-    const logger = pino({ level: 'silent' });
-    const server = new Server();
-    server.addService(loadHealthProto().grpc.health.v1.Health.service, {
-      Check: unary(logger, 'Check', async () => {
-        throw new Error('a bug');
-      }),
-    });
-    const port = await bindGrpc(server, '127.0.0.1', 0);
-    const Health = loadHealthProto().grpc.health.v1.Health;
-    const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
-    try {
-      const err = await callUnary(client, 'Check', { service: '' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      const received = fromServiceError(err, 'req-call');
-      expect(received.code).toBe('internal');
-      expect(received.toBody().details).toEqual({ requestId: 'req-call' });
-    } finally {
-      client.close();
-      server.forceShutdown();
-    }
+    const received = fromServiceError(await errorAcrossTheWire(new Error('a bug')), 'req-call');
+    expect(received.code).toBe('internal');
+    expect(received.toBody().details).toEqual({ requestId: 'req-call' });
     const item = fromItemRefusal(toItemRefusal(toAppError(new Error('a bug'))), 'req-item');
     expect(item.toBody().details).toEqual({ requestId: 'req-item' });
   });
