@@ -131,10 +131,7 @@ export function capExceeded(cap: number, existing: number, requested: number): A
  * is lower (null: no cap). A cap changed in the dashboard reaches the replica through the event
  * stream, late while NATS or the outbox is down; the campaign service's answer is at most a second old.
  */
-export function stricterCap(
-  replica: number | null,
-  campaignService: number | null | undefined,
-): number | null {
+function stricterCap(replica: number | null, campaignService: number | null | undefined): number | null {
   if (campaignService === undefined || campaignService === null) return replica;
   return replica === null ? campaignService : Math.min(replica, campaignService);
 }
