@@ -5,7 +5,7 @@
 // characters are random five-letter words, against an ordinary question on the same device:
 // the median time of each, alternating, and their ratio. Every message of a conversation runs
 // this on the link runtime's event loop. Then the device's index built as the link runtime builds
-// it when a device snapshot arrives (prepareKnowledge): its slices, and the longest of them.
+// it when a page of the device is first served (prepareKnowledge): its slices, and the longest.
 
 const { prepareKnowledge, selectKnowledge } = require('../packages/contracts/dist/prompt');
 

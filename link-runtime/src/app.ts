@@ -1,6 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
+import { prepareKnowledge } from '@outreach/contracts';
 import {
   type AccessLogMode,
   AppError,
@@ -141,6 +142,9 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
         });
       }
       const history = await deps.conversations.history(conversationId, deps.limits.historyMessages);
+      // Knowledge not indexed yet (its page was opened on another pod) is indexed in slices,
+      // the other conversations of the process going on meanwhile.
+      await prepareKnowledge(link.device.knowledge);
       messages = buildModelMessages(link, history, text, deps.limits);
     } catch (err) {
       throw refused(err);

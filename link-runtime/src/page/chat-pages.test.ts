@@ -21,6 +21,17 @@ const device = (version: number, title: string): DeviceSnapshot => ({
 });
 
 describe('ChatPages', () => {
+  it('tells of each device snapshot once, on the first page asked for it', () => {
+    const told: number[] = [];
+    const pages = new ChatPages((d) => told.push(d.version));
+    const first = device(1, 'Acme');
+    pages.page('en', first);
+    pages.page('de', first);
+    pages.page('en', undefined);
+    pages.page('en', device(2, 'Acme'));
+    expect(told).toEqual([1, 2]);
+  });
+
   it('sends exactly the rendered page, plain, gzip or brotli', () => {
     const d = device(1, '<b>Acme</b>');
     const page = new ChatPages().page('de-CH, en;q=0.5', d);

@@ -26,12 +26,16 @@ export class ChatPages {
   private readonly byDevice = new WeakMap<DeviceSnapshot, DevicePages>();
   private readonly noDevice: DevicePages = { byHeader: new Map(), byLang: new Map() };
 
+  /** `firstPage` is told of each device snapshot the first time one of its pages is asked for. */
+  constructor(private readonly firstPage: (device: DeviceSnapshot) => void = () => {}) {}
+
   /** The chat page for a visitor sending `acceptLanguage`, on `device`'s link. */
   page(acceptLanguage: string, device: DeviceSnapshot | undefined): ChatPage {
     let pages = device ? this.byDevice.get(device) : this.noDevice;
     if (!pages) {
       pages = { byHeader: new Map(), byLang: new Map() };
       this.byDevice.set(device as DeviceSnapshot, pages);
+      this.firstPage(device as DeviceSnapshot);
     }
     const hit = pages.byHeader.get(acceptLanguage);
     if (hit) return hit;

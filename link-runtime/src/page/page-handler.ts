@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DeviceSnapshot } from '@outreach/contracts';
+import { type DeviceSnapshot, prepareKnowledge } from '@outreach/contracts';
 import type { AppError } from '@outreach/platform';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
@@ -36,7 +36,13 @@ const MAX_CODINGS = 256;
 export function createPageHandler(
   deps: PageHandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const pages = new ChatPages();
+  // A visitor who opens the page writes in a moment: the device's knowledge is indexed meanwhile,
+  // here rather than for every device the process hears of, as most are never opened on this pod.
+  const pages = new ChatPages((device) => {
+    prepareKnowledge(device.knowledge).catch((err) =>
+      deps.logger.warn({ err, deviceId: device.id }, 'indexing device knowledge failed'),
+    );
+  });
   const codings = new Map<string, string | false>();
   const codingOf = (req: IncomingMessage): string | false => {
     const header = req.headers['accept-encoding'] ?? '';

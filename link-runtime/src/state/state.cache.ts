@@ -1,7 +1,6 @@
 import {
   type CampaignSnapshot,
   type DeviceSnapshot,
-  prepareKnowledge,
   type RecipientChanged,
   subjects,
 } from '@outreach/contracts';
@@ -28,7 +27,6 @@ export class StateCache {
   private readonly campaigns = new Map<string, CampaignSnapshot>();
   private readonly devices = new Map<string, DeviceSnapshot>();
   private readonly consumptions: Consuming[] = [];
-  private indexing: Promise<void> = Promise.resolve();
 
   constructor(private readonly logger: Logger) {}
 
@@ -48,24 +46,10 @@ export class StateCache {
     if (!held || s.version > held.version) this.campaigns.set(s.id, s);
   }
 
-  /** Applies a device snapshot when it is newer than the one held, and queues its knowledge to be indexed. */
+  /** Applies a device snapshot when it is newer than the one held. */
   applyDevice(s: DeviceSnapshot): void {
     const held = this.devices.get(s.id);
-    if (!held || s.version > held.version) {
-      this.devices.set(s.id, s);
-      this.queueKnowledge(s);
-    }
-  }
-
-  // Devices are indexed one at a time, each after a turn of the event loop: at start-up every
-  // device's snapshot arrives at once, and preparations running side by side would each take a
-  // slice per turn. A snapshot replaced meanwhile is skipped; a failure only costs the head start
-  // (a message indexes the device itself, or fails as before on knowledge it cannot read).
-  private queueKnowledge(s: DeviceSnapshot): void {
-    this.indexing = this.indexing
-      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
-      .then(() => (this.devices.get(s.id) === s ? prepareKnowledge(s.knowledge) : undefined))
-      .catch((err) => this.logger.warn({ err, deviceId: s.id }, 'indexing device knowledge failed'));
+    if (!held || s.version > held.version) this.devices.set(s.id, s);
   }
 
   /**

@@ -1,4 +1,10 @@
-import { composeSystemPrompt, prepareKnowledge, SAFETY_RULES, selectKnowledge } from './prompt';
+import {
+  composeSystemPrompt,
+  knowledgeIndexed,
+  prepareKnowledge,
+  SAFETY_RULES,
+  selectKnowledge,
+} from './prompt';
 
 const device = {
   name: 'Acme Help',
@@ -142,6 +148,32 @@ describe('prepareKnowledge', () => {
       expect(selectKnowledge(entries, text, 3).map((k) => k.id)).toEqual(
         selectKnowledge(fresh, text, 3).map((k) => k.id),
       );
+  });
+
+  it('shares one preparation among the callers who ask while it runs, and says when it is done', async () => {
+    const entries = big();
+    let builds = 0;
+    const pause = async () => {
+      builds++;
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    const first = prepareKnowledge(entries, pause);
+    let secondBuilds = 0;
+    const second = prepareKnowledge(entries, async () => {
+      secondBuilds++;
+    });
+    expect(knowledgeIndexed(entries)).toBe(false);
+    await Promise.all([first, second]);
+    expect(second).toBe(first);
+    expect(builds).toBeGreaterThan(2);
+    expect(secondBuilds).toBe(0);
+    expect(knowledgeIndexed(entries)).toBe(true);
+    // Ready: asking again costs nothing.
+    let again = 0;
+    await prepareKnowledge(entries, async () => {
+      again++;
+    });
+    expect(again).toBe(0);
   });
 
   it('leaves off once a message indexed the entries meanwhile', async () => {

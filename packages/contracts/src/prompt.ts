@@ -98,17 +98,35 @@ function addEntry(index: KnowledgeIndex, entry: KnowledgeEntry, i: number): void
 // How long `prepareKnowledge` works before it lets the event loop run other callbacks.
 const PREPARE_SLICE_MS = 5;
 
+// Preparations under way, so that the callers who ask while one runs share it.
+const preparing = new WeakMap<readonly KnowledgeEntry[], Promise<void>>();
+
 /**
- * Indexes a device's knowledge ahead of its first message, a few milliseconds at a time with the
- * event loop free in between: the most knowledge a device may hold takes some 400 ms to index,
- * which built at once, on a message, held every conversation of the process meanwhile. A message
- * arriving before it is done indexes the entries at once (and this then stops).
+ * Indexes a device's knowledge a few milliseconds at a time with the event loop free in between:
+ * the most knowledge a device may hold takes some 400 ms to index, which built at once held every
+ * conversation of the process meanwhile. Resolves once the index is ready (at once when it is);
+ * callers asking while it is built share the one preparation. A message that selects knowledge
+ * before it is done indexes the entries at once (and this then stops).
  */
-export async function prepareKnowledge(
+export function prepareKnowledge(
   entries: readonly KnowledgeEntry[],
   pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
 ): Promise<void> {
-  if (indexes.has(entries)) return;
+  if (indexes.has(entries)) return Promise.resolve();
+  let running = preparing.get(entries);
+  if (!running) {
+    running = buildInSlices(entries, pause).finally(() => preparing.delete(entries));
+    preparing.set(entries, running);
+  }
+  return running;
+}
+
+/** Whether a device's knowledge is indexed (a message then selects from it at once). */
+export function knowledgeIndexed(entries: readonly KnowledgeEntry[]): boolean {
+  return indexes.has(entries);
+}
+
+async function buildInSlices(entries: readonly KnowledgeEntry[], pause: () => Promise<void>): Promise<void> {
   const index = emptyIndex();
   let sliceStarted = Date.now();
   for (let i = 0; i < entries.length; i++) {
