@@ -69,3 +69,35 @@ test('replays, refuses a changed body, and does not keep 5xx', async () => {
     await s.close();
   }
 });
+
+test('refuses a key sent empty or blank, rather than go on without one', async () => {
+  let runs = 0;
+  const handler: Middleware = async (ctx) => {
+    runs++;
+    ctx.status = 201;
+    ctx.body = { n: runs };
+  };
+  const s = await serveMiddleware(
+    [withGrant({ keyId: 'key_e' }), idempotency({ redis, prefix }), jsonBody, handler],
+    {
+      method: 'post',
+    },
+  );
+  try {
+    for (const key of ['', '   ']) {
+      const res = await fetch(`${s.url}/p/x`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: '{}',
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        code: 'invalid_request',
+        details: { header: 'Idempotency-Key', rule: 'pattern' },
+      });
+    }
+    expect(runs).toBe(0);
+  } finally {
+    await s.close();
+  }
+});

@@ -71,8 +71,10 @@ export function idempotency(opts: IdempotencyOptions): Middleware {
     }
   };
   return async (ctx, next) => {
+    // A header sent empty is a malformed key, not none: a client whose key went missing must
+    // hear of it rather than lose its retries' safety.
+    if (ctx.req.headers['idempotency-key'] === undefined) return next();
     const key = ctx.get('idempotency-key');
-    if (key === '') return next();
     if (!KEY_PATTERN.test(key)) {
       throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', {
         details: { header: 'Idempotency-Key', rule: 'pattern' },
