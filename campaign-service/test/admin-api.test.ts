@@ -155,7 +155,7 @@ describe('validation', () => {
         '/knowledge/0/content',
         'required',
       ],
-      ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, {}, '/', 'minProperties'],
+      ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, {}, '', 'minProperties'],
       [
         'POST',
         `/admin/v1/projects/${p}/campaigns`,

@@ -72,7 +72,8 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
     const key = `${pointer}|${e.keyword}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ pointer: pointer || '/', rule: e.keyword, message });
+    // The whole document is '' (RFC 6901); '/' would name a member called ''.
+    out.push({ pointer, rule: e.keyword, message });
   }
   return out;
 }
