@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { expectRateLimitHeaders, type Harness, startHarness } from './support/harness';
 
 /** Every endpoint with the scope it needs and a body when it takes one. */
@@ -132,6 +133,16 @@ describe('routing and bodies', () => {
     expect(r.status).toBe(415);
     expect(r.body.code).toBe('unsupported_media_type');
     expectRateLimitHeaders(r);
+  });
+
+  test('a compressed body is 415, not misread as malformed JSON', async () => {
+    const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
+      key: full,
+      raw: gzipSync('{"campaignId":"cmp_x","items":[{}]}'),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(r.status).toBe(415);
+    expect(r.body).toMatchObject({ code: 'unsupported_media_type', details: { contentEncoding: 'gzip' } });
   });
 
   test('malformed JSON is 400 without parser internals leaking beyond the message', async () => {

@@ -140,7 +140,7 @@ export interface JsonBodyOptions {
 
 /**
  * Reads and parses a JSON request body with the documented refusals: 415 when the body
- * is not declared JSON, 413 past the limit (stops reading), 400 for malformed JSON.
+ * is not declared JSON or is compressed, 413 past the limit (stops reading), 400 for malformed JSON.
  * Returns undefined when there is no body.
  */
 export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
@@ -151,6 +151,14 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
   if (!ctx.is('application/json', '+json')) {
     throw new AppError('unsupported_media_type', undefined, {
       details: { contentType: ctx.get('content-type') || null },
+    });
+  }
+  // A compressed body read as it is would fail as malformed JSON, which would mislead its client.
+  const coding = ctx.get('content-encoding').trim().toLowerCase();
+  if (coding !== '' && coding !== 'identity') {
+    throw new AppError('unsupported_media_type', 'Compressed request bodies are not accepted.', {
+      details: { contentEncoding: ctx.get('content-encoding') },
+      hint: 'Send the JSON body uncompressed, without a Content-Encoding header.',
     });
   }
   if (length > limit) throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
