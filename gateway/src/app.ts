@@ -64,7 +64,9 @@ export function buildApp(deps: GatewayDeps): Koa {
   });
   const openApi = Buffer.from(JSON.stringify(buildOpenApi()));
 
-  const publicRouter = new Router();
+  // Case-sensitive, as every path of the API is written (as the admin API's): @koa/router would
+  // otherwise also answer /Campaigns, paths no client should come to depend on.
+  const publicRouter = new Router({ sensitive: true });
   publicRouter.get(
     '/api/v1/openapi.json',
     rateLimitPerAddress(limiter, deps.publicPerMinute ?? DEFAULT_PUBLIC_PER_MINUTE, refusals),
@@ -74,7 +76,7 @@ export function buildApp(deps: GatewayDeps): Koa {
     },
   );
 
-  const api = new Router();
+  const api = new Router({ sensitive: true });
   campaignRoutes(api, deps.backends);
   recipientRoutes(api, deps.backends, idempotency({ redis: deps.redis, prefix: deps.redisPrefix }));
 

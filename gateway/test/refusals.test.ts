@@ -100,6 +100,11 @@ describe('routing and bodies', () => {
     expect(r.status).toBe(404);
     expect(r.body.code).toBe('not_found');
     expectRateLimitHeaders(r);
+    // Paths are matched as written: another case is another, unknown, path.
+    for (const path of ['/api/v1/projects/prj_a/Recipients', '/api/v1/Projects/prj_a/campaigns']) {
+      const other = await h.request('GET', path, { key: full });
+      expect([other.status, other.body.code]).toEqual([404, 'not_found']);
+    }
   });
 
   test('wrong method is 405 with Allow', async () => {
