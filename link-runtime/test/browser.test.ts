@@ -50,6 +50,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.goto(`${h.base}/i/${l.token}`);
     await expectTitle(page, 'Acme <Help>');
     await page.locator('#text:not([disabled])').waitFor();
+    // Opening and reloading the page start nothing: the first message starts the conversation.
+    await page.reload();
+    await page.locator('#text:not([disabled])').waitFor();
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(0);
     await page.fill('#text', 'When are you open?');
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
@@ -63,6 +67,39 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
     const { rows } = await pgCount(h, l.recipient.id);
     expect(rows).toBe(1);
+    await context.close();
+  });
+
+  it('shows a start refused at the first message as the notice, and gives the text back', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 1, disabledMessage: 'All used up.' } });
+    const first = await openChat(l.token);
+    const second = await openChat(l.token);
+    model.reply = 'Hello there.';
+    await first.page.fill('#text', 'Hi from the first tab');
+    await first.page.click('#send');
+    await first.page.locator('.msg.assistant', { hasText: 'Hello there.' }).waitFor();
+
+    await second.page.fill('#text', 'Hi from the second tab');
+    await second.page.click('#send');
+    expect(await second.page.locator('.notice').textContent()).toBe('All used up.');
+    expect(await second.page.locator('.msg').count()).toBe(0);
+    expect(await second.page.inputValue('#text')).toBe('Hi from the second tab');
+    expect(await second.page.locator('#text').isDisabled()).toBe(true);
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    await first.context.close();
+    await second.context.close();
+  });
+
+  it('marks the words of a conversation in the device language where the page texts fell back to English', async () => {
+    const l = await h.link({ device: { languages: ['ko'], defaultLanguage: 'ko' } });
+    const { context, page } = await openChat(l.token);
+    model.reply = '안녕하세요';
+    await page.fill('#text', '영업시간이 어떻게 되나요?');
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: '안녕하세요' }).waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    expect(await page.locator('.msg .text').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['ko', 'ko']);
+    expect(await page.locator('.msg .sr-only').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['', '']);
     await context.close();
   });
 
@@ -96,6 +133,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     const { context, page } = await openChat(l.token);
     const redis = new Redis(h.ns.env.REDIS_URL);
     try {
+      model.reply = 'Hello.';
+      await page.fill('#text', 'Hello?');
+      await page.click('#send');
+      await page.locator('.msg.assistant', { hasText: 'Hello.' }).waitFor();
       // Idle longer than a conversation is kept: gone from Redis, and a day past its start.
       await redis.del(...(await redis.keys(`${h.ns.redisPrefix}link:conv:*`)));
       h.clock.fixed = Date.now() + 86_400_000 + 1000;

@@ -367,6 +367,7 @@ ${editableNote(c)}
   <a class="button secondary" href="${x.link}" target="_blank" rel="noopener">Open the link page<span class="visually-hidden"> (new tab)</span></a>
   <a class="button secondary" href="${rpath}/prompt">Preview the system prompt</a>
 </div>
+<p class="meta">Opening the link page costs nothing. A message sent there starts a conversation, which counts against this link's limits and the campaign's budget like the customer's own.</p>
 <dl class="facts">
   <dt>External id</dt><dd>${x.externalId ?? '—'}</dd>
   <dt>Conversations</dt><dd>${x.interactionCount} (total limit ${limit(x.maxTotalInteractions)})</dd>

@@ -64,7 +64,9 @@ describe('renderPage', () => {
     const { html } = renderPage({ ...picked, device, body: { kind: 'chat', token: 't' } });
     expect(html).toContain('<html lang="en">');
     expect(html).toContain('>Send</button>');
-    expect(html).toMatch(/<div id="log" [^>]* lang="ko">/);
+    // Only the messages' words are in the device language (the script marks them): the log's own
+    // label and the speaker names are English texts.
+    expect(html).toMatch(/<div id="log" [^>]*aria-label="Chat"><\/div>/);
     const cfg = JSON.parse(
       html.match(/<script type="application\/json" id="cfg">([\s\S]*?)<\/script>/)?.[1] ?? '',
     );

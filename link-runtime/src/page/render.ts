@@ -108,8 +108,10 @@ var base=location.pathname.replace(/\\/+$/,''),conversation=null,speaking=cfg.vo
 function setStatus(t){status.textContent=t||'';}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
+// The words are in the device's language even where the page's own texts fell back to English.
 function bubble(cls,text){var d=document.createElement('div'),who=document.createElement('span'),t=document.createElement('span');
   d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.textContent=text;
+  if(cfg.lang!==document.documentElement.lang)t.lang=cfg.lang;
   d.appendChild(who);d.appendChild(t);log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
 function fill(d,text){d.lastChild.textContent=text;}
 function lock(){input.disabled=true;send.disabled=true;}
@@ -143,11 +145,14 @@ function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new 
   speechSynthesis.speak(u);}catch(e){}}
 if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function(){voiceBtn.textContent=speaking?s.voiceOff:s.voiceOn;voiceBtn.setAttribute('aria-pressed',String(speaking));};
   label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();label();});}
-function start(){lock();setStatus(s.starting);
-  fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json'}}).then(function(res){
-    if(res.status!==201)return fail(res);
-    return res.json().then(function(b){conversation=b.conversationId;setStatus('');unlock();});
-  }).catch(function(){setStatus(s.failed);});}
+// The conversation starts with the first message, not with the page: a customer who only looks,
+// or whose phone reloads the tab in the background, spends none of the link's interactions.
+// Resolves with the conversation, or null when the start was refused (its notice is shown).
+function start(){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);
+  return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json'}}).then(function(res){
+    if(res.status!==201)return fail(res).then(function(){return null;});
+    return res.json().then(function(b){conversation=b.conversationId;return conversation;});
+  });}
 function readStream(res,target,again){
   var reader=res.body.getReader(),dec=new TextDecoder(),buf='',text='';
   function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
@@ -159,17 +164,18 @@ function readStream(res,target,again){
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
 }
-form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||!conversation)return;
-  var mine=bubble('user',text),failed=false;input.value='';lock();setStatus(s.thinking);
+form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||input.disabled)return;
+  var mine=bubble('user',text),failed=false;input.value='';lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
   function again(){failed=true;mine.remove();if(!input.value)input.value=text;}
-  fetch(base+'/conversations/'+encodeURIComponent(conversation)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})})
-  .then(function(res){if(!res.ok){target.remove();return fail(res,again);}
+  start().then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
+    return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
+  .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey){e.preventDefault();form.requestSubmit();}});
-start();
+unlock();
 })();
 `;
 
@@ -224,12 +230,9 @@ export function renderPage(input: PageInput): RenderedPage {
     voice,
     voiceName: device?.voice.voiceName ?? null,
   };
-  // The conversation is in the device's language even where the page's own texts fell back to
-  // English, so that screen readers pronounce the customer's and the assistant's words right.
-  const logLang = input.lang === input.textLang ? '' : ` lang="${escapeHtml(input.lang)}"`;
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
-<div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"${logLang}></div>
+<div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
