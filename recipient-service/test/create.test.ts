@@ -372,29 +372,49 @@ describe('CreateRecipients', () => {
   it('creates an item whose existing duplicate is deleted between the insert that skipped it and the read', async () => {
     await h.publishCampaign({ id: 'cmp_vanish' });
     const existing = (await create('cmp_vanish', items({ externalId: 'gone' }))).results[0].id;
-    // Every insert into recipients pauses after its rows (none: the externalId is taken) and
-    // before the service reads what it skipped, long enough for a delete to commit in between.
-    await h.pool.query(`CREATE FUNCTION recipients.pause_insert() RETURNS trigger LANGUAGE plpgsql AS
-      $$ BEGIN PERFORM pg_sleep(0.6); RETURN NULL; END $$`);
-    await h.pool.query(`CREATE TRIGGER pause_insert AFTER INSERT ON recipients.recipients
-      FOR EACH STATEMENT EXECUTE FUNCTION recipients.pause_insert()`);
-    try {
+    const res = await withPausedInserts(async (paused) => {
       const creating = create('cmp_vanish', items({ externalId: 'gone' }));
-      await new Promise((r) => setTimeout(r, 200));
+      // The insert skipped the taken externalId and sleeps before the service reads it.
+      await paused.sleeping(1);
       await h.call('DeleteRecipient', { projectId: P, recipientId: existing });
-      const res = await creating;
-      expect(res.results[0]).toMatchObject({ status: 'created', externalId: 'gone' });
-      expect(res.results[0].id).not.toBe(existing);
-    } finally {
-      await h.pool.query('DROP TRIGGER pause_insert ON recipients.recipients');
-      await h.pool.query('DROP FUNCTION recipients.pause_insert()');
-    }
+      const created = await creating;
+      // The first insert skipped the item, the second one made it.
+      expect(await paused.statements()).toBe(2);
+      return created;
+    });
+    expect(res.results[0]).toMatchObject({ status: 'created', externalId: 'gone' });
+    expect(res.results[0].id).not.toBe(existing);
     const list = await h.call<{ total: number }>('ListRecipients', {
       projectId: P,
       campaignId: 'cmp_vanish',
       limit: 10,
     });
     expect(list.total).toBe(1);
+  });
+
+  it('redoes a batch whose duplicate vanished without deadlocking a concurrent batch of the same externalIds', async () => {
+    await h.publishCampaign({ id: 'cmp_vanish_race' });
+    const existing = (await create('cmp_vanish_race', items({ externalId: 'a' }))).results[0].id;
+    const [first, second] = await withPausedInserts(async (paused) => {
+      // The first batch skips the taken "a", inserts "c" and sleeps holding it.
+      const first = create('cmp_vanish_race', items({ externalId: 'a' }, { externalId: 'c' }));
+      await paused.sleeping(1);
+      await h.call('DeleteRecipient', { projectId: P, recipientId: existing });
+      // The second takes the freed "a" and waits for the first's "c". Had the first gone back
+      // for "a" alone, each would wait for the other.
+      const second = create('cmp_vanish_race', items({ externalId: 'a' }, { externalId: 'c' }));
+      await paused.waitingForLock(1);
+      return Promise.all([first, second]);
+    });
+    const ids = (r: CreateResponse) => r.results.map((x) => x.id);
+    expect(ids(first)).toEqual(ids(second));
+    expect(first.created + second.created).toBe(2);
+    const list = await h.call<{ total: number }>('ListRecipients', {
+      projectId: P,
+      campaignId: 'cmp_vanish_race',
+      limit: 10,
+    });
+    expect(list.total).toBe(2);
   });
 
   it('creates exactly one recipient when parallel creates race one externalId', async () => {
@@ -409,3 +429,52 @@ describe('CreateRecipients', () => {
     }
   });
 });
+
+/** What a test sees of recipient inserts paused by withPausedInserts. */
+interface PausedInserts {
+  /** Resolves once `n` insert statements sleep in the pause. */
+  sleeping(n: number): Promise<void>;
+  /** Resolves once `n` statements wait for a lock another transaction holds. */
+  waitingForLock(n: number): Promise<void>;
+  /** Insert statements run so far, rolled back or not. */
+  statements(): Promise<number>;
+}
+
+/**
+ * Runs `fn` while every insert into recipients sleeps after its rows (for `seconds`), before the
+ * service reads what it skipped: long enough for a delete to commit in between.
+ */
+async function withPausedInserts<T>(fn: (paused: PausedInserts) => Promise<T>, seconds = 0.6): Promise<T> {
+  // A sequence counts statements: nextval is not undone with the transaction that called it.
+  await h.pool.query('CREATE SEQUENCE recipients.insert_statements');
+  await h.pool.query(`CREATE FUNCTION recipients.pause_insert() RETURNS trigger LANGUAGE plpgsql AS
+    $$ BEGIN PERFORM nextval('recipients.insert_statements'); PERFORM pg_sleep(${seconds}); RETURN NULL; END $$`);
+  await h.pool.query(`CREATE TRIGGER pause_insert AFTER INSERT ON recipients.recipients
+    FOR EACH STATEMENT EXECUTE FUNCTION recipients.pause_insert()`);
+  const backends = async (where: string) => {
+    const { rows } = await h.pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND ${where}`,
+    );
+    return rows[0].n as number;
+  };
+  const until = async (where: string, n: number) => {
+    for (let i = 0; (await backends(where)) < n; i++) {
+      if (i > 500) throw new Error(`no ${n} backends with ${where}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  try {
+    return await fn({
+      sleeping: (n) => until(`wait_event = 'PgSleep'`, n),
+      waitingForLock: (n) => until(`wait_event_type = 'Lock'`, n),
+      statements: async () => {
+        const { rows } = await h.pool.query('SELECT last_value, is_called FROM recipients.insert_statements');
+        return rows[0].is_called ? Number(rows[0].last_value) : 0;
+      },
+    });
+  } finally {
+    await h.pool.query('DROP TRIGGER pause_insert ON recipients.recipients');
+    await h.pool.query('DROP FUNCTION recipients.pause_insert()');
+    await h.pool.query('DROP SEQUENCE recipients.insert_statements');
+  }
+}

@@ -155,9 +155,27 @@ function batchInstant(millisecond: string, position: number): string {
   return `${millisecond}${String(position).padStart(3, '0')}Z`;
 }
 
-// Inserts of one batch at most: another is needed only when a recipient whose externalId made
-// the last one skip a row was deleted before it could be read.
+// Transactions of one batch at most: another is needed only when a recipient whose externalId
+// made the last one skip a row was deleted before it could be read.
 const MAX_INSERT_ATTEMPTS = 3;
+
+/** A duplicate that was deleted before the batch could read it: the batch's transaction is redone. */
+class VanishedDuplicate extends Error {
+  constructor() {
+    super('a recipient vanished between the insert that skipped its externalId and its read');
+  }
+}
+
+/** Runs a batch's transaction again while duplicates vanish under it, up to MAX_INSERT_ATTEMPTS. */
+async function retryVanished<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (err) {
+      if (!(err instanceof VanishedDuplicate) || attempt >= MAX_INSERT_ATTEMPTS) throw err;
+    }
+  }
+}
 
 /** The recipient service's domain operations. */
 export function createRecipientService(deps: RecipientServiceDeps) {
@@ -255,56 +273,53 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       // into one campaign insert in parallel and serialise only for the update and commit. The
       // cap is checked on the updated count under that lock; past it, the rollback undoes the
       // inserts too, so a batch is still all or nothing.
-      const done = await withTransaction(pool, async (client) => {
-        const toCreate: typeof candidates = [];
-        const existing = new Map<string, string>();
-        let pending = ordered;
-        for (let attempt = 1; pending.length > 0; attempt++) {
-          if (attempt > MAX_INSERT_ATTEMPTS)
-            throw new Error('recipients kept vanishing as they were inserted');
+      const done = await retryVanished(() =>
+        withTransaction(pool, async (client) => {
           const inserted = await insertRecipients(
             client,
             projectId,
             campaignId,
-            pending.map((c) => c.row),
+            ordered.map((c) => c.row),
           );
+          const toCreate: typeof candidates = [];
           const skipped: typeof candidates = [];
-          for (const c of pending) {
+          for (const c of ordered) {
             const ext = c.row.externalId;
             if (ext === null || inserted.externalIds.has(ext)) toCreate.push(c);
             else skipped.push(c);
           }
           // Only an externalId already in the campaign makes the insert skip a row.
-          if (pending.length - skipped.length !== inserted.count)
+          if (ordered.length - skipped.length !== inserted.count)
             throw new Error('recipient insert skipped rows');
-          const found = await findByExternalIds(
+          const existing = await findByExternalIds(
             client,
             campaignId,
             skipped.map((c) => c.row.externalId!),
           );
-          for (const [ext, id] of found) existing.set(ext, id);
           // A recipient deleted (and committed) between the insert that skipped its externalId and
-          // this read is gone: its item is no duplicate after all, and goes in again.
-          pending = skipped.filter((c) => !found.has(c.row.externalId!));
-        }
-        for (const c of ordered) {
-          const id = c.row.externalId === null ? undefined : existing.get(c.row.externalId);
-          if (id !== undefined) {
-            results[c.index] = { status: 'duplicate', index: c.index, externalId: c.row.externalId!, id };
+          // this read is gone: its item is no duplicate after all. The whole batch goes in again,
+          // in externalId order, rather than that item alone after the rest, which could take
+          // uniqueness locks out of order and deadlock with a concurrent batch.
+          if (existing.size < skipped.length) throw new VanishedDuplicate();
+          const now = await addToRecipientCount(client, campaignId, toCreate.length);
+          if (!now) throw new AppError('not_found');
+          // Facts may have changed while we validated; the locked row is the truth.
+          assertEditable(now);
+          // A batch that adds nobody takes the campaign past nothing, even where the dashboard has
+          // lowered the cap below the count: its duplicates are the answer, as on any retry.
+          const cap = stricterCap(now.recipientCap, told?.recipientCap);
+          if (toCreate.length > 0 && cap !== null && now.recipientCount > cap) {
+            throw capExceeded(cap, now.recipientCount - toCreate.length, toCreate.length);
           }
+          return { created: toCreate, existing, device: now.deviceId };
+        }),
+      );
+      for (const c of ordered) {
+        const id = c.row.externalId === null ? undefined : done.existing.get(c.row.externalId);
+        if (id !== undefined) {
+          results[c.index] = { status: 'duplicate', index: c.index, externalId: c.row.externalId!, id };
         }
-        const now = await addToRecipientCount(client, campaignId, toCreate.length);
-        if (!now) throw new AppError('not_found');
-        // Facts may have changed while we validated; the locked row is the truth.
-        assertEditable(now);
-        // A batch that adds nobody takes the campaign past nothing, even where the dashboard has
-        // lowered the cap below the count: its duplicates are the answer, as on any retry.
-        const cap = stricterCap(now.recipientCap, told?.recipientCap);
-        if (toCreate.length > 0 && cap !== null && now.recipientCount > cap) {
-          throw capExceeded(cap, now.recipientCount - toCreate.length, toCreate.length);
-        }
-        return { created: toCreate, existing, device: now.deviceId };
-      });
+      }
 
       const created = done.created.length;
       for (const c of done.created) {
