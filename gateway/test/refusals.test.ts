@@ -172,6 +172,15 @@ describe('routing and bodies', () => {
     expect(pointers).toEqual(expect.arrayContaining(['/items', '/extra']));
   });
 
+  test('a body that is not an object is 400 saying so, not naming an empty field', async () => {
+    const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', { key: full, body: [] });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({
+      error: 'Invalid body: it must be object.',
+      details: { pointer: '', rule: 'type' },
+    });
+  });
+
   test('list query outside the rules is 400, never clamped', async () => {
     for (const q of ['limit=0', 'limit=201', 'offset=-1', 'limit=2.5', 'active=yes', '']) {
       const r = await h.request('GET', `/api/v1/projects/prj_a/recipients?campaignId=${campaignId}&${q}`, {

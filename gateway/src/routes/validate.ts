@@ -1,4 +1,4 @@
-import { validator } from '@outreach/contracts';
+import { describeProblem, validator } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { Middleware } from 'koa';
 
@@ -10,7 +10,7 @@ export function check(schema: string, data: unknown, where = 'body'): void {
   const problems = validator(schema)(data);
   if (problems.length === 0) return;
   const first = problems[0];
-  throw new AppError('invalid_request', `Invalid ${where}: ${first.pointer} ${first.message}.`, {
+  throw new AppError('invalid_request', `Invalid ${where}: ${describeProblem(first, 'it')}.`, {
     details: { pointer: first.pointer, rule: first.rule, problems },
   });
 }

@@ -9,6 +9,11 @@ export interface ValidationProblem {
   message: string;
 }
 
+/** A problem as one phrase, its field then what is wrong; `whole` names the document itself (pointer ''). */
+export function describeProblem(problem: ValidationProblem, whole: string): string {
+  return `${problem.pointer || whole} ${problem.message}`;
+}
+
 /** A compiled validator returning the problems, empty when valid. */
 export type Validator = (data: unknown) => ValidationProblem[];
 

@@ -44,7 +44,10 @@ describe('validateCreateItem', () => {
         problems: [{ pointer: '/colour', rule: 'additionalProperties', message: 'is not a known field' }],
       },
     });
-    expect(errorOf(42)).toMatchObject({ details: { pointer: '', rule: 'type' } });
+    expect(errorOf(42)).toMatchObject({
+      error: 'the item must be object',
+      details: { pointer: '', rule: 'type' },
+    });
     expect(errorOf(42)).not.toHaveProperty('externalId');
   });
 

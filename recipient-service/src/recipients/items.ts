@@ -1,4 +1,4 @@
-import { LIMITS, type ValidationProblem, validator } from '@outreach/contracts';
+import { describeProblem, LIMITS, type ValidationProblem, validator } from '@outreach/contracts';
 import { countCodePoints, type FieldProblem, type InjectionMode, prepareInstructions } from './instructions';
 import type { SafetyRule } from './safety';
 
@@ -35,7 +35,7 @@ export function problemsToFieldProblem(problems: ValidationProblem[]): FieldProb
   // naming the key itself; the latter says more.
   const first = problems.find((p) => p.rule === 'propertyNames') ?? problems[0];
   return {
-    message: `${first.pointer} ${first.message}`,
+    message: describeProblem(first, 'the item'),
     details: {
       pointer: first.pointer,
       rule: first.rule,
