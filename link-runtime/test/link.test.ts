@@ -3,6 +3,7 @@ import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import {
+  type DeviceSnapshot,
   subjects,
   type UsageAdmittedBatch,
   type UsageStarts,
@@ -149,6 +150,19 @@ describe('the chat page on the wire', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');
     expect((await wrong.json()).code).toBe('method_not_allowed');
+  });
+
+  it('serves the page of a device whose knowledge cannot be indexed, and logs why', async () => {
+    // Only a snapshot no schema checked can carry such knowledge; the page must not fail with it.
+    const l = await h.link({ device: { knowledge: [null] as unknown as DeviceSnapshot['knowledge'] } });
+    const res = await page(l.token);
+    expect(res.status).toBe(200);
+    expect(res.html).toContain('<form id="chat"');
+    await waitFor(async () => h.logs.some((line) => line.msg === 'indexing device knowledge failed'));
+    expect(h.logs.find((line) => line.msg === 'indexing device knowledge failed')).toMatchObject({
+      level: 40,
+      deviceId: l.device.id,
+    });
   });
 
   it('answers a start with JSON, the request id and the link headers, as the router did', async () => {

@@ -84,18 +84,17 @@ test('refuses a key sent empty or blank, rather than go on without one', async (
     },
   );
   try {
-    for (const key of ['', '   ']) {
-      const res = await fetch(`${s.url}/p/x`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key },
-        body: '{}',
-      });
-      expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({
-        code: 'invalid_request',
-        details: { header: 'Idempotency-Key', rule: 'pattern' },
-      });
-    }
+    // A blank value reaches the server as an empty one: HTTP drops the spaces around a field value.
+    const res = await fetch(`${s.url}/p/x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': '' },
+      body: '{}',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      code: 'invalid_request',
+      details: { header: 'Idempotency-Key', rule: 'pattern' },
+    });
     expect(runs).toBe(0);
   } finally {
     await s.close();
