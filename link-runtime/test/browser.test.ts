@@ -54,6 +54,13 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.reload();
     await page.locator('#text:not([disabled])').waitFor();
     expect((await pgCount(h, l.recipient.id)).rows).toBe(0);
+    expect(await page.locator('#intro').textContent()).toBe('Send a message to start the conversation.');
+    expect(await page.locator('#intro').isVisible()).toBe(true);
+    await page.screenshot({
+      path: path.join(ARTIFACTS, 'chat-new.png'),
+      fullPage: true,
+      animations: 'disabled',
+    });
     await page.fill('#text', 'When are you open?');
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
@@ -62,6 +69,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.getByRole('log').textContent()).toBe(
       'You: When are you open?Assistant: We are open Monday to Friday.',
     );
+    expect(await page.locator('#intro').isVisible()).toBe(false);
     expect(await page.locator('#voice').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);

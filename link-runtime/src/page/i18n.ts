@@ -4,6 +4,8 @@ import type { LinkPageLanguage } from '@outreach/contracts';
 export interface UiStrings {
   title: string;
   placeholder: string;
+  /** Shown until the first message: the conversation starts with it. */
+  intro: string;
   inputLabel: string;
   send: string;
   starting: string;
@@ -28,6 +30,7 @@ export interface UiStrings {
 const en: UiStrings = {
   title: 'Chat',
   placeholder: 'Type your message…',
+  intro: 'Send a message to start the conversation.',
   inputLabel: 'Your message',
   send: 'Send',
   starting: 'Starting the conversation…',
@@ -52,6 +55,7 @@ const en: UiStrings = {
 const de: UiStrings = {
   title: 'Chat',
   placeholder: 'Nachricht eingeben…',
+  intro: 'Senden Sie eine Nachricht, um das Gespräch zu beginnen.',
   inputLabel: 'Ihre Nachricht',
   send: 'Senden',
   starting: 'Gespräch wird gestartet…',
@@ -76,6 +80,7 @@ const de: UiStrings = {
 const fr: UiStrings = {
   title: 'Discussion',
   placeholder: 'Écrivez votre message…',
+  intro: 'Envoyez un message pour commencer la conversation.',
   inputLabel: 'Votre message',
   send: 'Envoyer',
   starting: 'Démarrage de la conversation…',
@@ -100,6 +105,7 @@ const fr: UiStrings = {
 const es: UiStrings = {
   title: 'Chat',
   placeholder: 'Escribe tu mensaje…',
+  intro: 'Envía un mensaje para empezar la conversación.',
   inputLabel: 'Tu mensaje',
   send: 'Enviar',
   starting: 'Iniciando la conversación…',
@@ -127,6 +133,7 @@ const es: UiStrings = {
 const it: UiStrings = {
   title: 'Chat',
   placeholder: 'Scriva il suo messaggio…',
+  intro: 'Invii un messaggio per iniziare la conversazione.',
   inputLabel: 'Il suo messaggio',
   send: 'Invia',
   starting: 'Avvio della conversazione…',
@@ -151,6 +158,7 @@ const it: UiStrings = {
 const nl: UiStrings = {
   title: 'Chat',
   placeholder: 'Typ uw bericht…',
+  intro: 'Stuur een bericht om het gesprek te beginnen.',
   inputLabel: 'Uw bericht',
   send: 'Verzenden',
   starting: 'Gesprek wordt gestart…',
@@ -176,6 +184,7 @@ const nl: UiStrings = {
 const pt: UiStrings = {
   title: 'Chat',
   placeholder: 'Escreva a sua mensagem…',
+  intro: 'Envie uma mensagem para iniciar a conversa.',
   inputLabel: 'A sua mensagem',
   send: 'Enviar',
   starting: 'A conversa vai começar…',
@@ -200,6 +209,7 @@ const pt: UiStrings = {
 const pl: UiStrings = {
   title: 'Czat',
   placeholder: 'Wpisz wiadomość…',
+  intro: 'Wyślij wiadomość, aby rozpocząć rozmowę.',
   inputLabel: 'Treść wiadomości',
   send: 'Wyślij',
   starting: 'Rozpoczynanie rozmowy…',
@@ -224,6 +234,7 @@ const pl: UiStrings = {
 const sv: UiStrings = {
   title: 'Chatt',
   placeholder: 'Skriv ditt meddelande…',
+  intro: 'Skicka ett meddelande för att starta samtalet.',
   inputLabel: 'Ditt meddelande',
   send: 'Skicka',
   starting: 'Startar samtalet…',
@@ -248,6 +259,7 @@ const sv: UiStrings = {
 const da: UiStrings = {
   title: 'Chat',
   placeholder: 'Skriv din besked…',
+  intro: 'Send en besked for at starte samtalen.',
   inputLabel: 'Din besked',
   send: 'Send',
   starting: 'Starter samtalen…',
@@ -272,6 +284,7 @@ const da: UiStrings = {
 const nb: UiStrings = {
   title: 'Chat',
   placeholder: 'Skriv meldingen din…',
+  intro: 'Send en melding for å starte samtalen.',
   inputLabel: 'Meldingen din',
   send: 'Send',
   starting: 'Starter samtalen…',
@@ -296,6 +309,7 @@ const nb: UiStrings = {
 const fi: UiStrings = {
   title: 'Keskustelu',
   placeholder: 'Kirjoita viestisi…',
+  intro: 'Aloita keskustelu lähettämällä viesti.',
   inputLabel: 'Viestisi',
   send: 'Lähetä',
   starting: 'Keskustelua aloitetaan…',
@@ -320,6 +334,7 @@ const fi: UiStrings = {
 const cs: UiStrings = {
   title: 'Chat',
   placeholder: 'Napište svou zprávu…',
+  intro: 'Pošlete zprávu a zahajte konverzaci.',
   inputLabel: 'Vaše zpráva',
   send: 'Odeslat',
   starting: 'Zahajování konverzace…',
@@ -344,6 +359,7 @@ const cs: UiStrings = {
 const tr: UiStrings = {
   title: 'Sohbet',
   placeholder: 'Mesajınızı yazın…',
+  intro: 'Sohbeti başlatmak için bir mesaj gönderin.',
   inputLabel: 'Mesajınız',
   send: 'Gönder',
   starting: 'Sohbet başlatılıyor…',

@@ -88,6 +88,8 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 .assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-bottom-left-radius:.25rem}
 .notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
 #status{min-height:1.5em;font-size:.875rem;color:#55555a}
+#intro{margin:0;text-align:center;color:#55555a}
+#log:not(:empty)+#intro{display:none}
 form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
 textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
 textarea:focus,button:focus-visible{outline:3px solid var(--primary);outline-offset:2px}
@@ -233,6 +235,7 @@ export function renderPage(input: PageInput): RenderedPage {
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
 <div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
+<p id="intro">${escapeHtml(strings.intro)}</p>
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
