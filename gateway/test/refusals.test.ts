@@ -162,6 +162,17 @@ describe('routing and bodies', () => {
     expectRateLimitHeaders(r);
   });
 
+  test("malformed JSON's refusal names the token, not the body around it", async () => {
+    const r = await h.request('PATCH', '/api/v1/projects/prj_a/recipients/rcp_x', {
+      key: full,
+      raw: '{"label": x4111111111111111}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.text).not.toContain('411111111');
+    expect(r.body.details.message).toBe("Unexpected token 'x' in JSON");
+  });
+
   test('request-level create faults are 400 naming the field', async () => {
     const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
       key: full,

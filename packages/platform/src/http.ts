@@ -133,6 +133,15 @@ export function healthRoutes(lifecycle: Lifecycle, dependencies: DependencyState
   };
 }
 
+/**
+ * The parser's account of malformed JSON without the body it quotes ("…, "<body>" is not valid
+ * JSON", with "..." where it is cut): a refusal should not carry the client's data, card numbers say, into every log it
+ * reaches. The token and the position stay.
+ */
+export function parserMessage(err: Error): string {
+  return err.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, ' in JSON');
+}
+
 /** Options of `readJsonBody`. */
 export interface JsonBodyOptions {
   limitBytes?: number;
@@ -168,7 +177,7 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
     return JSON.parse(text);
   } catch (err) {
     throw new AppError('invalid_request', 'The request body is not valid JSON.', {
-      details: { reason: 'malformed_json', message: (err as Error).message },
+      details: { reason: 'malformed_json', message: parserMessage(err as Error) },
     });
   }
 }
