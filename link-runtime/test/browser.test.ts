@@ -98,6 +98,34 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await second.context.close();
   });
 
+  it('gives the first message back when its conversation could not be started, and starts it on the next send', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
+    const { context, page } = await openChat(l.token);
+    const { Client } = await import('pg');
+    const blocker = new Client({ connectionString: h.ns.databaseUrl });
+    await blocker.connect();
+    try {
+      // The start's durable write cannot commit: the link runtime answers 503 unavailable.
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE link.usage_batches IN ACCESS EXCLUSIVE MODE');
+      await page.fill('#text', 'Can I change my delivery address?');
+      await page.click('#send');
+      await page.locator('#status', { hasText: 'could not answer just now' }).waitFor({ timeout: 20_000 });
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    expect(await page.inputValue('#text')).toBe('Can I change my delivery address?');
+    expect(await page.locator('.msg, .notice').count()).toBe(0);
+    // The refused start consumed nothing: the link's one interaction is still there.
+    model.reply = 'Yes, until it ships.';
+    await page.locator('#text:not([disabled])').waitFor();
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: 'Yes, until it ships.' }).waitFor();
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    await context.close();
+  });
+
   it('marks the words of a conversation in the device language where the page texts fell back to English', async () => {
     const l = await h.link({ device: { languages: ['ko'], defaultLanguage: 'ko' } });
     const { context, page } = await openChat(l.token);

@@ -124,12 +124,12 @@ function unlock(){input.disabled=false;send.disabled=false;input.focus();}
 function ends(b){var c=b&&b.code,r=((b&&b.details)||{}).reason;
   if(c==='unavailable')return r==='campaign_not_active'||r==='device_inactive';
   return c==='not_found'||c==='forbidden'||c==='link_disabled'||c==='budget_exhausted'||c==='cooldown';}
-function refusal(body,retryAfter,inMessage){
+function refusal(body,retryAfter){
   var d=(body&&body.details)||{},c=body&&body.code,t;
   if(c==='not_found')t=d.reason==='conversation_not_found'?s.conversationEnded:s.notFound;else if(c==='forbidden')t=s.forbidden;
   else if(c==='link_disabled')t=d.message||s.disabled;
   else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+s.retryIn.replace('{minutes}',String(Math.ceil(sec/60)));}
-  else if(c==='unavailable'&&inMessage&&!ends(body))t=s.noReply;
+  else if(c==='unavailable'&&!ends(body))t=s.noReply;
   else if(c==='unavailable'||c==='budget_exhausted')t=s.unavailable;
   else if(c==='rate_limited')t=s.rateLimited;
   else if(c==='invalid_request'&&d.reason==='too_long')t=s.tooLong;
@@ -137,10 +137,10 @@ function refusal(body,retryAfter,inMessage){
   return t;
 }
 function notice(t){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);setStatus('');}
-// A refused start is always shown as the page's notice (it consumed nothing; a reload tries
-// again); a refused message that does not end the conversation gives its text back to send again.
-function refused(b,retryAfter,again){var t=refusal(b,retryAfter,!!again);
-  if(!again||ends(b))notice(t);else{again();setStatus(t);unlock();}}
+// A refusal that ends the conversation is the page's notice; any other gives the message back to
+// send again (a start refused so consumed nothing).
+function refused(b,retryAfter,again){var t=refusal(b,retryAfter);
+  if(ends(b))notice(t);else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];if(v)u.voice=v;}
@@ -149,10 +149,11 @@ if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function()
   label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();label();});}
 // The conversation starts with the first message, not with the page: a customer who only looks,
 // or whose phone reloads the tab in the background, spends none of the link's interactions.
-// Resolves with the conversation, or null when the start was refused (its notice is shown).
-function start(){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);
+// Resolves with the conversation, or null when the start was refused: by the link's rules (the
+// page's notice), or by a failure underneath (the message goes back to send again).
+function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);
   return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json'}}).then(function(res){
-    if(res.status!==201)return fail(res).then(function(){return null;});
+    if(res.status!==201)return fail(res,again).then(function(){return null;});
     return res.json().then(function(b){conversation=b.conversationId;return conversation;});
   });}
 function readStream(res,target,again){
@@ -171,7 +172,7 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
   function again(){failed=true;mine.remove();if(!input.value)input.value=text;}
-  start().then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
+  start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
