@@ -211,6 +211,31 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
   });
 
+  it('labels a halted campaign as halted in the list and on its page, top-offs included', async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'halt device' });
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Halted early',
+      deviceId: device.id,
+      startDate: new Date(now.getTime() - 3600_000).toISOString(),
+      endDate: new Date(now.getTime() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/halt`);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const halted =
+      '<span class="badge state-completed">completed</span> <span class="badge state-halted">halted</span>';
+    const list = await a.get(`/dashboard/p/${p1}/campaigns`);
+    const card = list.text.slice(list.text.indexOf('Halted early'));
+    expect(card.slice(0, card.indexOf('</li>'))).toContain(halted);
+    const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(page.text).toContain(halted);
+    // Top-offs stay possible (no product rule forbids them), but the form says what they cannot do.
+    const topOff = page.text.slice(page.text.indexOf('<h3>Top-offs</h3>'));
+    expect(topOff).toContain('This campaign was halted: its links stay closed');
+  });
+
   it("tells the operator which languages the link page's own texts ship in", async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

@@ -85,6 +85,16 @@ export function budgetWarning(c: CampaignView): SafeHtml {
   return html``;
 }
 
+/** What a top-off cannot do once the campaign is over; the rules allow one, so say it plainly. */
+export function topOffNote(c: CampaignView): SafeHtml {
+  if (c.state !== 'completed') return html``;
+  const why = c.haltedAt ? 'This campaign was halted' : 'This campaign has ended';
+  return notice(
+    'warn',
+    `${why}: its links stay closed, so a top-off only raises the allowance. It does not reopen the campaign.`,
+  );
+}
+
 interface CampaignFormValues {
   name: string;
   deviceId: string;
@@ -269,7 +279,7 @@ ${
     : html`<ul class="cards">${[...campaigns].reverse().map(
         (c) => html`<li class="card">
   <h2><a href="${campaignPath(pc.project.id, c.id)}">${c.name}</a></h2>
-  <p>${stateBadge(c.state)} ${timingText(c)}</p>
+  <p>${stateBadge(c)} ${timingText(c)}</p>
   <p class="meta">${formatInstant(c.startDate, tz)} → ${formatInstant(c.endDate, tz)}</p>
   <p class="meta">Device: ${devices.get(c.deviceId) ?? c.deviceId} · ${c.budgetMode} · ${allowanceText(c)}</p>
   ${budgetWarning(c)}
@@ -422,7 +432,7 @@ ${
           [verb, null],
         ])}
 <h1>${verb} “${c.name}”?</h1>
-<p>${stateBadge(c.state)} ${timingText(c)}</p>
+<p>${stateBadge(c)} ${timingText(c)}</p>
 ${explanation}
 ${
   possible
@@ -507,7 +517,7 @@ ${
         ])}
 ${done ? notice('ok', done) : ''}
 <h1>${c.name}</h1>
-<p>${stateBadge(c.state)} ${timingText(c)}</p>
+<p>${stateBadge(c)} ${timingText(c)}</p>
 <div class="actions">
   ${editable ? html`<a class="button secondary" href="${path}/edit">Edit</a>` : ''}
   ${c.state === 'draft' ? html`<a class="button" href="${path}/launch">Launch…</a>` : ''}
@@ -538,6 +548,7 @@ ${
 ${
   c.budgetMode === 'metered'
     ? html`<h3>Top-offs</h3>
+${topOffNote(c)}
 ${
   c.topOffs?.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>

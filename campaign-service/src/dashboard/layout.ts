@@ -84,9 +84,12 @@ export function notice(kind: 'ok' | 'warn' | 'error', text: string | SafeHtml): 
   return html`<div class="notice ${kind}" role="${role}">${text}</div>`;
 }
 
-/** The state badge of a campaign. */
-export function stateBadge(state: string): SafeHtml {
-  return html`<span class="badge state-${state}">${state}</span>`;
+/**
+ * The state badge of a campaign, and a second one when a halt ended it: the API's state is
+ * `completed` either way, but an operator needs to tell a stopped campaign from one that ran out.
+ */
+export function stateBadge(c: { state: string; haltedAt?: string | null }): SafeHtml {
+  return html`<span class="badge state-${c.state}">${c.state}</span>${c.haltedAt ? html` <span class="badge state-halted">halted</span>` : ''}`;
 }
 
 /** What every labelled control shares: the label, an optional hint and error, their ids. */

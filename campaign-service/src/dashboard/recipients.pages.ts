@@ -122,7 +122,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
         html`${crumbs(pc, c, path, '')}
 ${done}
 <h1>Recipients of “${c.name}”</h1>
-<p>${stateBadge(c.state)} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
+<p>${stateBadge(c)} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
 ${editableNote(c)}
 ${editable ? html`<div class="actions"><a class="button" href="${path}/recipients/new">New recipient</a><a class="button secondary" href="${path}/recipients/import">Import a CSV file</a></div>` : ''}
 <form method="get" action="${path}/recipients" class="filters" role="search">
@@ -358,7 +358,7 @@ ${editableNote(c)}
         html`${crumbs(pc, c, path, x.label ?? x.externalId ?? x.id, '')}
 ${done ? notice('ok', done) : ''}
 <h1>${x.label ?? x.externalId ?? x.id}</h1>
-<p>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`} in ${stateBadge(c.state)} campaign “${c.name}”</p>
+<p>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`} in ${stateBadge(c)} campaign “${c.name}”</p>
 ${editableNote(c)}
 <h2>Link</h2>
 <div class="secret"><output id="recipient-link">${x.link}</output><button type="button" data-copy="recipient-link" hidden>Copy link</button></div>
