@@ -236,6 +236,23 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(topOff).toContain('This campaign was halted: its links stay closed');
   });
 
+  it('refuses a device logo that is not an http(s) address, under the logo field, keeping the input', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    const res = await a.post(`/dashboard/p/${p1}/devices`, {
+      _csrf: token,
+      name: 'logo device',
+      languages: 'en',
+      'styling.logoUrl': 'javascript:alert(1)',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/<p class="error" id="f-styling-logoUrl-err">[^<]*https:\/\//);
+    expect(res.text).toContain('value="javascript:alert(1)"');
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM devices WHERE name = 'logo device'");
+    expect(rows[0].n).toBe(0);
+  });
+
   it("tells the operator which languages the link page's own texts ship in", async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

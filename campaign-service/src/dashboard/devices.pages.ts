@@ -36,6 +36,7 @@ const POINTERS: Record<string, string> = {
   '/languages': 'languages',
   '/defaultLanguage': 'defaultLanguage',
   '/styling': 'styling.title',
+  '/styling/logoUrl': 'styling.logoUrl',
   '/voice': 'voice.voiceName',
   '/persona': 'persona',
   '/customInstructions': 'customInstructions',
@@ -114,7 +115,7 @@ function deviceForm(
     ${field({ name: 'styling.title', label: 'Page title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
     ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? '#0b57d0', attrs: html` data-preview="primaryColor"` })}
     ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? '#f7f7f7', attrs: html` data-preview="backgroundColor"` })}
-    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.' })}
+    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.', error: errors['styling.logoUrl'] })}
     <section aria-labelledby="preview-title" class="preview-wrap">
   <h3 id="preview-title">Link page preview</h3>
   <p class="meta">Updates as you edit the styling.</p>
