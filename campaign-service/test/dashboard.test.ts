@@ -253,6 +253,38 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('shows every device form error at once, in words, under its own field, entries numbered from 1', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    const res = await a.post(`/dashboard/p/${p1}/devices`, {
+      _csrf: token,
+      name: '',
+      'styling.primaryColor': 'red',
+      languages: 'en',
+      defaultLanguage: 'fr',
+      'knowledge.title': ['Hours', ''],
+      'knowledge.content': ['', 'an entry without a title'],
+      ipAllowList: 'nope',
+    });
+    expect(res.status).toBe(400);
+    const errorOf = (id: string) =>
+      new RegExp(`<p class="error" id="f-${id}-err">([^<]*)</p>`).exec(res.text)?.[1];
+    expect(errorOf('name')).toBe('Enter a name.');
+    expect(errorOf('styling-primaryColor')).toContain('#rrggbb');
+    expect(errorOf('styling-title')).toBeUndefined();
+    expect(errorOf('defaultLanguage')).toContain('one of the languages');
+    expect(errorOf('ipAllowList')).toContain('nope');
+    expect(errorOf('knowledge-0-content')).toMatch(/^Entry 1: /);
+    expect(errorOf('knowledge-1-title')).toMatch(/^Entry 2: /);
+    // The summary links each message to its field; no raw pointers or validator wording.
+    expect(res.text).toContain('<a href="#f-knowledge-1-title">Entry 2: ');
+    expect(res.text).not.toMatch(/knowledge\/\d|must NOT|must match/);
+    // The operator's input is all still there.
+    expect(res.text).toContain('value="Hours"');
+    expect(res.text).toContain('an entry without a title</textarea>');
+  });
+
   it("tells the operator which languages the link page's own texts ship in", async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

@@ -95,6 +95,8 @@ export function stateBadge(c: { state: string; haltedAt?: string | null }): Safe
 /** What every labelled control shares: the label, an optional hint and error, their ids. */
 interface ControlOptions {
   name: string;
+  /** Names the control's id (and its errors' key) when several controls share `name`. */
+  id?: string;
   label: string;
   hint?: string;
   error?: string;
@@ -106,7 +108,7 @@ interface ControlOptions {
  * `aria-describedby` and `aria-invalid` so assistive technology reads them with it.
  */
 function labelled(opts: ControlOptions, control: (id: string, aria: SafeHtml) => SafeHtml): SafeHtml {
-  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
+  const id = `f-${(opts.id ?? opts.name).replace(/[^\w-]/g, '-')}`;
   const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
   const aria = html`${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}`;
   return html`<div class="field${opts.error ? ' has-error' : ''}">

@@ -9,7 +9,8 @@ const minor = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 } as con
 const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
 const instant = { type: 'string', format: 'date-time' } as const;
 
-const deviceFields = {
+/** The device fields' schemas; the dashboard reads its limits from here to word its messages. */
+export const deviceFields = {
   name,
   isActive: { type: 'boolean' },
   ipAllowList: { type: 'array', maxItems: 100, items: { type: 'string', format: 'cidr' } },
