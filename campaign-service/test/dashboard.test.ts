@@ -207,6 +207,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('<svg class="chart"');
+    expect(page.text).toContain('Conversations started per day (days in UTC).');
     expect(page.text).toContain('<td>2026-01-10 00:00</td><td class="num">3</td>');
     expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
   });
@@ -283,6 +284,43 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     // The operator's input is all still there.
     expect(res.text).toContain('value="Hours"');
     expect(res.text).toContain('an entry without a title</textarea>');
+  });
+
+  it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'erin@example.com',
+      password: 'erin-password-12',
+      projectIds: [p1],
+    });
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'zone device' });
+    const a = new Agent(base);
+    await a.signIn('erin@example.com', 'erin-password-12');
+    const token = await a.csrf(`/dashboard/p/${p1}/campaigns/new`);
+    const created = await a.post(`/dashboard/p/${p1}/campaigns`, {
+      _csrf: token,
+      name: 'Tokyo launch',
+      deviceId: device.id,
+      start: '2030-03-01T09:00',
+      end: '2030-03-08T09:00',
+      timeZone: 'Asia/Tokyo',
+      budgetMode: 'metered',
+    });
+    expect(created.status).toBe(303);
+    const page = await a.get(created.headers.get('location')!);
+    // Typed as 09:00 in Tokyo, shown in the operator's zone (still UTC), which the page names.
+    expect(page.text).toContain('<dd>1 Mar 2030, 00:00 (UTC)</dd>');
+    expect(page.text).toContain('Times are shown in UTC.');
+
+    // The display zone changes only where the operator asks for it.
+    const form = await a.get('/dashboard/time-zone');
+    expect(form.status).toBe(200);
+    const saved = await a.post('/dashboard/time-zone', { _csrf: token, timeZone: 'Europe/Paris' });
+    expect(saved.status).toBe(303);
+    const again = await a.get(created.headers.get('location')!);
+    expect(again.text).toContain('<dd>1 Mar 2030, 01:00 (Europe/Paris)</dd>');
+    expect(again.text).toContain('Times are shown in Europe/Paris.');
+    const bad = await a.post('/dashboard/time-zone', { _csrf: token, timeZone: 'Mars/Olympus' });
+    expect(bad.status).toBe(400);
   });
 
   it("tells the operator which languages the link page's own texts ship in", async () => {

@@ -31,7 +31,6 @@ import {
   select,
   stateBadge,
 } from './layout';
-import { setOperatorTimeZone } from './operators.service';
 import { formatDuration, formatInstant, instantToLocal, isTimeZone, localToInstant, timeZones } from './time';
 import { barChart, conversationsOverTime } from './usage-chart';
 
@@ -331,7 +330,6 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     try {
       validate('create-campaign', input);
       const c = await createCampaign(d, pc.project.id, input);
-      await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
       ctx.status = 303;
       ctx.redirect(`${campaignPath(pc.project.id, c.id)}?done=created`);
     } catch (err) {
@@ -381,7 +379,6 @@ ${
     try {
       validate('patch-campaign', input);
       await updateCampaign(d, pc.project.id, ctx.params.cid, input);
-      await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
       ctx.status = 303;
       ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=updated`);
     } catch (err) {
@@ -566,7 +563,7 @@ ${extra.topOffError ? notice('error', extra.topOffError) : ''}
 }
 
 <h2>Conversations over time</h2>
-${barChart(points, bucket)}
+${barChart(points, bucket, tz)}
 
 <h2>Recipients</h2>
 ${

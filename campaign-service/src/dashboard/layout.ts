@@ -73,7 +73,7 @@ ${nav(pc)}
 <main id="main" tabindex="-1">
 ${body}
 </main>
-<footer class="foot"><p>Times are shown in ${pc.operator?.timeZone ?? 'UTC'}. Amounts are in minor units ÷ 100.</p></footer>
+<footer class="foot"><p>Times are shown in ${pc.operator?.timeZone ?? 'UTC'}.${pc.operator ? html` <a href="/dashboard/time-zone">Change the time zone</a>.` : ''} Amounts are in minor units ÷ 100.</p></footer>
 </body>
 </html>`.value;
 }
