@@ -323,6 +323,24 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('says what a start date in the past means for a draft: launching makes it active at once', async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'past device' });
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Started already',
+      deviceId: device.id,
+      startDate: new Date(now.getTime() - 86400_000).toISOString(),
+      endDate: new Date(now.getTime() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(page.text).toContain('The start date has passed: launching makes the campaign active at once');
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    const launched = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(launched.text).not.toContain('The start date has passed');
+  });
+
   it("tells the operator which languages the link page's own texts ship in", async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

@@ -94,6 +94,18 @@ export function topOffNote(c: CampaignView): SafeHtml {
   );
 }
 
+/**
+ * A start in the past is allowed (only a past end stops a launch), but it changes what a launch
+ * does; the draft's page says so, right after it is created with such a date.
+ */
+export function pastStartNote(c: CampaignView, now: Date): SafeHtml {
+  if (c.state !== 'draft' || Date.parse(c.startDate) > now.getTime()) return html``;
+  return notice(
+    'warn',
+    'The start date has passed: launching makes the campaign active at once, and its links open to customers immediately.',
+  );
+}
+
 interface CampaignFormValues {
   name: string;
   deviceId: string;
@@ -515,6 +527,7 @@ ${
 ${done ? notice('ok', done) : ''}
 <h1>${c.name}</h1>
 <p>${stateBadge(c)} ${timingText(c)}</p>
+${pastStartNote(c, d.clock())}
 <div class="actions">
   ${editable ? html`<a class="button secondary" href="${path}/edit">Edit</a>` : ''}
   ${c.state === 'draft' ? html`<a class="button" href="${path}/launch">Launch…</a>` : ''}
