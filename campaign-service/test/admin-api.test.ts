@@ -155,6 +155,20 @@ describe('validation', () => {
         '/knowledge/0/content',
         'required',
       ],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/devices`,
+        { name: 'd', styling: { logoUrl: 'javascript:alert(1)' } },
+        '/styling/logoUrl',
+        'format',
+      ],
+      [
+        'PATCH',
+        `/admin/v1/projects/${p}/devices/${d}`,
+        { styling: { logoUrl: 'data:image/svg+xml,<svg/>' } },
+        '/styling/logoUrl',
+        'format',
+      ],
       ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, {}, '', 'minProperties'],
       [
         'POST',

@@ -207,8 +207,138 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('<svg class="chart"');
+    expect(page.text).toContain('Conversations started per day (days in UTC).');
     expect(page.text).toContain('<td>2026-01-10 00:00</td><td class="num">3</td>');
     expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
+  });
+
+  it('labels a halted campaign as halted in the list and on its page, top-offs included', async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'halt device' });
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Halted early',
+      deviceId: device.id,
+      startDate: new Date(now.getTime() - 3600_000).toISOString(),
+      endDate: new Date(now.getTime() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/halt`);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const halted =
+      '<span class="badge state-completed">completed</span> <span class="badge state-halted">halted</span>';
+    const list = await a.get(`/dashboard/p/${p1}/campaigns`);
+    const card = list.text.slice(list.text.indexOf('Halted early'));
+    expect(card.slice(0, card.indexOf('</li>'))).toContain(halted);
+    const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(page.text).toContain(halted);
+    // Top-offs stay possible (no product rule forbids them), but the form says what they cannot do.
+    const topOff = page.text.slice(page.text.indexOf('<h3>Top-offs</h3>'));
+    expect(topOff).toContain('This campaign was halted: its links stay closed');
+  });
+
+  it('refuses a device logo that is not an http(s) address, under the logo field, keeping the input', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    const res = await a.post(`/dashboard/p/${p1}/devices`, {
+      _csrf: token,
+      name: 'logo device',
+      languages: 'en',
+      'styling.logoUrl': 'javascript:alert(1)',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/<p class="error" id="f-styling-logoUrl-err">[^<]*https:\/\//);
+    expect(res.text).toContain('value="javascript:alert(1)"');
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM devices WHERE name = 'logo device'");
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('shows every device form error at once, in words, under its own field, entries numbered from 1', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    const res = await a.post(`/dashboard/p/${p1}/devices`, {
+      _csrf: token,
+      name: '',
+      'styling.primaryColor': 'red',
+      languages: 'en',
+      defaultLanguage: 'fr',
+      'knowledge.title': ['Hours', ''],
+      'knowledge.content': ['', 'an entry without a title'],
+      ipAllowList: 'nope',
+    });
+    expect(res.status).toBe(400);
+    const errorOf = (id: string) =>
+      new RegExp(`<p class="error" id="f-${id}-err">([^<]*)</p>`).exec(res.text)?.[1];
+    expect(errorOf('name')).toBe('Enter a name.');
+    expect(errorOf('styling-primaryColor')).toContain('#rrggbb');
+    expect(errorOf('styling-title')).toBeUndefined();
+    expect(errorOf('defaultLanguage')).toContain('one of the languages');
+    expect(errorOf('ipAllowList')).toContain('nope');
+    expect(errorOf('knowledge-0-content')).toMatch(/^Entry 1: /);
+    expect(errorOf('knowledge-1-title')).toMatch(/^Entry 2: /);
+    // The summary links each message to its field; no raw pointers or validator wording.
+    expect(res.text).toContain('<a href="#f-knowledge-1-title">Entry 2: ');
+    expect(res.text).not.toMatch(/knowledge\/\d|must NOT|must match/);
+    // The operator's input is all still there.
+    expect(res.text).toContain('value="Hours"');
+    expect(res.text).toContain('an entry without a title</textarea>');
+  });
+
+  it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'erin@example.com',
+      password: 'erin-password-12',
+      projectIds: [p1],
+    });
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'zone device' });
+    const a = new Agent(base);
+    await a.signIn('erin@example.com', 'erin-password-12');
+    const token = await a.csrf(`/dashboard/p/${p1}/campaigns/new`);
+    const created = await a.post(`/dashboard/p/${p1}/campaigns`, {
+      _csrf: token,
+      name: 'Tokyo launch',
+      deviceId: device.id,
+      start: '2030-03-01T09:00',
+      end: '2030-03-08T09:00',
+      timeZone: 'Asia/Tokyo',
+      budgetMode: 'metered',
+    });
+    expect(created.status).toBe(303);
+    const page = await a.get(created.headers.get('location')!);
+    // Typed as 09:00 in Tokyo, shown in the operator's zone (still UTC), which the page names.
+    expect(page.text).toContain('<dd>1 Mar 2030, 00:00 (UTC)</dd>');
+    expect(page.text).toContain('Times are shown in UTC.');
+
+    // The display zone changes only where the operator asks for it.
+    const form = await a.get('/dashboard/time-zone');
+    expect(form.status).toBe(200);
+    const saved = await a.post('/dashboard/time-zone', { _csrf: token, timeZone: 'Europe/Paris' });
+    expect(saved.status).toBe(303);
+    const again = await a.get(created.headers.get('location')!);
+    expect(again.text).toContain('<dd>1 Mar 2030, 01:00 (Europe/Paris)</dd>');
+    expect(again.text).toContain('Times are shown in Europe/Paris.');
+    const bad = await a.post('/dashboard/time-zone', { _csrf: token, timeZone: 'Mars/Olympus' });
+    expect(bad.status).toBe(400);
+  });
+
+  it('says what a start date in the past means for a draft: launching makes it active at once', async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'past device' });
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Started already',
+      deviceId: device.id,
+      startDate: new Date(now.getTime() - 86400_000).toISOString(),
+      endDate: new Date(now.getTime() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(page.text).toContain('The start date has passed: launching makes the campaign active at once');
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    const launched = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
+    expect(launched.text).not.toContain('The start date has passed');
   });
 
   it("tells the operator which languages the link page's own texts ship in", async () => {

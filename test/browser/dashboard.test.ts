@@ -240,6 +240,7 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.getByRole('link', { name: 'Lovelace, Ada' }).click();
       const link = (await page.locator('#recipient-link').textContent())!.trim();
       expect(link.startsWith(`${sys.linkUrl}/i/`)).toBe(true);
+      const recipientUrl = page.url();
       await page.getByRole('link', { name: 'Preview the system prompt' }).click();
       const prompt = (await page.locator('#system-prompt').textContent())!;
       expect(prompt).toContain('You are the friendly assistant of Acme Bikes.');
@@ -257,6 +258,17 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.getByText('Campaign launched.').waitFor();
       await hasText(page.locator('.badge').first(), 'active');
       await page.locator('[data-timing]', { hasText: 'Running for' }).first().waitFor();
+
+      // ---- an active campaign's recipients can no longer change: the buttons say so
+      await page.goto(recipientUrl);
+      for (const name of ['Disable', 'Delete']) {
+        const button = page.getByRole('button', { name });
+        expect(await button.isDisabled()).toBe(true);
+        expect(await button.getAttribute('aria-describedby')).toBe('recipient-actions-why');
+      }
+      await page.locator('#recipient-actions-why', { hasText: 'while the campaign is active' }).waitFor();
+      await expectAccessible(page, 'recipient of an active campaign');
+      await page.goto(campaignUrl);
 
       // ---- a customer opens the link in a second page and starts a conversation
       const customer = await page.context().newPage();

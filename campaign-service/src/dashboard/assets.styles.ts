@@ -57,6 +57,7 @@ form.inline{display:inline}
 .state-upcoming{background:#e6efff;color:#0a3f99;border-color:#0a3f99}
 .state-active{background:var(--ok-bg);color:var(--ok);border-color:var(--ok)}
 .state-completed{background:#f1eafb;color:#5b2a91;border-color:#5b2a91}
+.state-halted{background:var(--err-bg);color:var(--err);border-color:var(--err)}
 .badge.off{background:var(--err-bg);color:var(--err);border-color:var(--err)}
 .badge.on{background:var(--ok-bg);color:var(--ok);border-color:var(--ok)}
 .cards{list-style:none;padding:0;margin:0;display:grid;gap:.75rem}

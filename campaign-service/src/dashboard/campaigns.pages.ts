@@ -31,7 +31,6 @@ import {
   select,
   stateBadge,
 } from './layout';
-import { setOperatorTimeZone } from './operators.service';
 import { formatDuration, formatInstant, instantToLocal, isTimeZone, localToInstant, timeZones } from './time';
 import { barChart, conversationsOverTime } from './usage-chart';
 
@@ -83,6 +82,28 @@ export function budgetWarning(c: CampaignView): SafeHtml {
     );
   }
   return html``;
+}
+
+/** What a top-off cannot do once the campaign is over; the rules allow one, so say it plainly. */
+export function topOffNote(c: CampaignView): SafeHtml {
+  if (c.state !== 'completed') return html``;
+  const why = c.haltedAt ? 'This campaign was halted' : 'This campaign has ended';
+  return notice(
+    'warn',
+    `${why}: its links stay closed, so a top-off only raises the allowance. It does not reopen the campaign.`,
+  );
+}
+
+/**
+ * A start in the past is allowed (only a past end stops a launch), but it changes what a launch
+ * does; the draft's page says so, right after it is created with such a date.
+ */
+export function pastStartNote(c: CampaignView, now: Date): SafeHtml {
+  if (c.state !== 'draft' || Date.parse(c.startDate) > now.getTime()) return html``;
+  return notice(
+    'warn',
+    'The start date has passed: launching makes the campaign active at once, and its links open to customers immediately.',
+  );
 }
 
 interface CampaignFormValues {
@@ -269,7 +290,7 @@ ${
     : html`<ul class="cards">${[...campaigns].reverse().map(
         (c) => html`<li class="card">
   <h2><a href="${campaignPath(pc.project.id, c.id)}">${c.name}</a></h2>
-  <p>${stateBadge(c.state)} ${timingText(c)}</p>
+  <p>${stateBadge(c)} ${timingText(c)}</p>
   <p class="meta">${formatInstant(c.startDate, tz)} → ${formatInstant(c.endDate, tz)}</p>
   <p class="meta">Device: ${devices.get(c.deviceId) ?? c.deviceId} · ${c.budgetMode} · ${allowanceText(c)}</p>
   ${budgetWarning(c)}
@@ -321,7 +342,6 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     try {
       validate('create-campaign', input);
       const c = await createCampaign(d, pc.project.id, input);
-      await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
       ctx.status = 303;
       ctx.redirect(`${campaignPath(pc.project.id, c.id)}?done=created`);
     } catch (err) {
@@ -371,7 +391,6 @@ ${
     try {
       validate('patch-campaign', input);
       await updateCampaign(d, pc.project.id, ctx.params.cid, input);
-      await setOperatorTimeZone(d, pc.operator!.id, values.timeZone);
       ctx.status = 303;
       ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=updated`);
     } catch (err) {
@@ -422,7 +441,7 @@ ${
           [verb, null],
         ])}
 <h1>${verb} “${c.name}”?</h1>
-<p>${stateBadge(c.state)} ${timingText(c)}</p>
+<p>${stateBadge(c)} ${timingText(c)}</p>
 ${explanation}
 ${
   possible
@@ -507,7 +526,8 @@ ${
         ])}
 ${done ? notice('ok', done) : ''}
 <h1>${c.name}</h1>
-<p>${stateBadge(c.state)} ${timingText(c)}</p>
+<p>${stateBadge(c)} ${timingText(c)}</p>
+${pastStartNote(c, d.clock())}
 <div class="actions">
   ${editable ? html`<a class="button secondary" href="${path}/edit">Edit</a>` : ''}
   ${c.state === 'draft' ? html`<a class="button" href="${path}/launch">Launch…</a>` : ''}
@@ -538,6 +558,7 @@ ${
 ${
   c.budgetMode === 'metered'
     ? html`<h3>Top-offs</h3>
+${topOffNote(c)}
 ${
   c.topOffs?.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
@@ -555,7 +576,7 @@ ${extra.topOffError ? notice('error', extra.topOffError) : ''}
 }
 
 <h2>Conversations over time</h2>
-${barChart(points, bucket)}
+${barChart(points, bucket, tz)}
 
 <h2>Recipients</h2>
 ${

@@ -1,19 +1,19 @@
 import type Router from '@koa/router';
-import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
-import { parseCidr } from '@outreach/platform';
+import { LINK_PAGE_LANGUAGES, type ValidationProblem } from '@outreach/contracts';
+import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
   createDevice,
   type Device,
   type DeviceInput,
+  deviceRuleProblems,
   getDevice,
   listDevices,
   updateDevice,
 } from '../devices/devices.service';
 import { compileAdminSchemas } from '../http/admin.schemas';
-import { invalid } from '../problems';
-import { fieldErrorsOf } from './campaigns.pages';
 import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { deviceFieldErrors } from './device-errors';
 import type { FieldErrors, Form } from './forms';
 import { html } from './html';
 import {
@@ -29,32 +29,6 @@ import {
 } from './layout';
 
 type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> };
-
-const POINTERS: Record<string, string> = {
-  '/name': 'name',
-  '/ipAllowList': 'ipAllowList',
-  '/languages': 'languages',
-  '/defaultLanguage': 'defaultLanguage',
-  '/styling': 'styling.title',
-  '/voice': 'voice.voiceName',
-  '/persona': 'persona',
-  '/customInstructions': 'customInstructions',
-  '/knowledge': 'knowledge',
-};
-
-/** Names the bad allow-list lines in words an operator understands (the domain checks again). */
-function checkNetworks(input: DeviceInput): void {
-  const bad = (input.ipAllowList ?? []).filter((block) => !parseCidr(block));
-  if (bad.length > 0) {
-    throw invalid([
-      {
-        pointer: '/ipAllowList',
-        rule: 'cidr',
-        message: `has lines that are not CIDR blocks: ${bad.join(', ')}. Write blocks such as 203.0.113.0/24 or 2001:db8::/32`,
-      },
-    ]);
-  }
-}
 
 /** How many empty knowledge slots the form offers. */
 const SPARE_KNOWLEDGE = 2;
@@ -112,9 +86,9 @@ function deviceForm(
   <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
   <fieldset><legend>Link page styling</legend>
     ${field({ name: 'styling.title', label: 'Page title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
-    ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? '#0b57d0', attrs: html` data-preview="primaryColor"` })}
-    ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? '#f7f7f7', attrs: html` data-preview="backgroundColor"` })}
-    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.' })}
+    ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? '#0b57d0', error: errors['styling.primaryColor'], attrs: html` data-preview="primaryColor"` })}
+    ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? '#f7f7f7', error: errors['styling.backgroundColor'], attrs: html` data-preview="backgroundColor"` })}
+    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.', error: errors['styling.logoUrl'] })}
     <section aria-labelledby="preview-title" class="preview-wrap">
   <h3 id="preview-title">Link page preview</h3>
   <p class="meta">Updates as you edit the styling.</p>
@@ -140,8 +114,8 @@ function deviceForm(
     <p class="hint">Leave both boxes empty to remove an entry.</p>
     ${knowledge.map(
       (k, i) => html`<div class="card">
-      <div class="field"><label for="kn-title-${i}">Entry ${i + 1} title</label><input id="kn-title-${i}" name="knowledge.title" value="${k.title}"></div>
-      <div class="field"><label for="kn-content-${i}">Entry ${i + 1} content</label><textarea id="kn-content-${i}" name="knowledge.content" rows="3">${k.content}</textarea></div>
+      ${field({ id: `knowledge.${i}.title`, name: 'knowledge.title', label: `Entry ${i + 1} title`, value: k.title, error: errors[`knowledge.${i}.title`] })}
+      ${textarea({ id: `knowledge.${i}.content`, name: 'knowledge.content', label: `Entry ${i + 1} content`, value: k.content, error: errors[`knowledge.${i}.content`], rows: 3 })}
     </div>`,
     )}
   </fieldset>
@@ -211,9 +185,14 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
     );
   };
 
-  const validate = (schema: 'create-device' | 'patch-device', input: DeviceInput) => {
-    const problems = check(schema, JSON.parse(JSON.stringify(input)));
-    if (problems.length) throw invalid(problems);
+  // Every problem at once: the schema's and the device rules', which the domain checks again.
+  const problemsOf = (schema: 'create-device' | 'patch-device', input: DeviceInput & { name: string }) => [
+    ...check(schema, JSON.parse(JSON.stringify(input))),
+    ...deviceRuleProblems({ ipAllowList: [], languages: [], defaultLanguage: '', ...input }),
+  ];
+  const domainProblems = (err: unknown) => {
+    if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
+    return (err.details as { problems?: ValidationProblem[] }).problems ?? [];
   };
 
   r.get('/p/:pid/devices/new', (ctx) =>
@@ -228,14 +207,14 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
   r.post('/p/:pid/devices', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'devices');
     const input = parseDeviceForm(formOf(ctx));
+    const problems = problemsOf('create-device', input);
+    if (problems.length) return formPage(ctx, null, input, deviceFieldErrors(problems, input));
     try {
-      checkNetworks(input);
-      validate('create-device', input);
       const device = await createDevice(d, pc.project.id, input);
       ctx.status = 303;
       ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
     } catch (err) {
-      return formPage(ctx, null, input, fieldErrorsOf(err, POINTERS));
+      return formPage(ctx, null, input, deviceFieldErrors(domainProblems(err), input));
     }
   });
   r.get('/p/:pid/devices/:did', async (ctx) => {
@@ -247,14 +226,14 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
     const pc = await projectContext(deps, ctx, 'devices');
     const device = await getDevice(d, pc.project.id, ctx.params.did);
     const input = parseDeviceForm(formOf(ctx));
+    const problems = problemsOf('patch-device', input);
+    if (problems.length) return formPage(ctx, device, input, deviceFieldErrors(problems, input));
     try {
-      checkNetworks(input);
-      validate('patch-device', input);
       await updateDevice(d, pc.project.id, device.id, input);
       ctx.status = 303;
       ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
     } catch (err) {
-      return formPage(ctx, device, input, fieldErrorsOf(err, POINTERS));
+      return formPage(ctx, device, input, deviceFieldErrors(domainProblems(err), input));
     }
   });
 }

@@ -73,7 +73,7 @@ ${nav(pc)}
 <main id="main" tabindex="-1">
 ${body}
 </main>
-<footer class="foot"><p>Times are shown in ${pc.operator?.timeZone ?? 'UTC'}. Amounts are in minor units ÷ 100.</p></footer>
+<footer class="foot"><p>Times are shown in ${pc.operator?.timeZone ?? 'UTC'}.${pc.operator ? html` <a href="/dashboard/time-zone">Change the time zone</a>.` : ''} Amounts are in minor units ÷ 100.</p></footer>
 </body>
 </html>`.value;
 }
@@ -84,14 +84,19 @@ export function notice(kind: 'ok' | 'warn' | 'error', text: string | SafeHtml): 
   return html`<div class="notice ${kind}" role="${role}">${text}</div>`;
 }
 
-/** The state badge of a campaign. */
-export function stateBadge(state: string): SafeHtml {
-  return html`<span class="badge state-${state}">${state}</span>`;
+/**
+ * The state badge of a campaign, and a second one when a halt ended it: the API's state is
+ * `completed` either way, but an operator needs to tell a stopped campaign from one that ran out.
+ */
+export function stateBadge(c: { state: string; haltedAt?: string | null }): SafeHtml {
+  return html`<span class="badge state-${c.state}">${c.state}</span>${c.haltedAt ? html` <span class="badge state-halted">halted</span>` : ''}`;
 }
 
 /** What every labelled control shares: the label, an optional hint and error, their ids. */
 interface ControlOptions {
   name: string;
+  /** Names the control's id (and its errors' key) when several controls share `name`. */
+  id?: string;
   label: string;
   hint?: string;
   error?: string;
@@ -103,7 +108,7 @@ interface ControlOptions {
  * `aria-describedby` and `aria-invalid` so assistive technology reads them with it.
  */
 function labelled(opts: ControlOptions, control: (id: string, aria: SafeHtml) => SafeHtml): SafeHtml {
-  const id = `f-${opts.name.replace(/[^\w-]/g, '-')}`;
+  const id = `f-${(opts.id ?? opts.name).replace(/[^\w-]/g, '-')}`;
   const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
   const aria = html`${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}`;
   return html`<div class="field${opts.error ? ' has-error' : ''}">

@@ -46,6 +46,25 @@ const editableNote = (c: CampaignView) =>
         `The campaign is ${c.state}: recipients can no longer be created, changed or deleted (the same rule as the API).`,
       );
 
+/**
+ * Disable (or enable) and delete. While the campaign is not editable the API refuses both, so
+ * the buttons stay visible but disabled, with the reason beside them instead of an error page.
+ */
+export function recipientActions(
+  pc: PageContext,
+  c: Pick<CampaignView, 'state'>,
+  x: Pick<RecipientView, 'isActive'>,
+  rpath: string,
+): SafeHtml {
+  const editable = c.state === 'draft' || c.state === 'upcoming';
+  const lock = editable ? html`` : html` disabled aria-describedby="recipient-actions-why"`;
+  return html`<div class="actions">
+  <form method="post" action="${rpath}/${x.isActive ? 'disable' : 'enable'}">${csrfField(pc)}<button type="submit" class="secondary"${lock}>${x.isActive ? 'Disable' : 'Enable'}</button></form>
+  <form method="post" action="${rpath}/delete" data-confirm="Delete this recipient? Its link stops working for good.">${csrfField(pc)}<button type="submit" class="danger"${lock}>Delete</button></form>
+</div>
+${editable ? '' : html`<p class="meta" id="recipient-actions-why">Not possible while the campaign is ${c.state}: recipients can be changed or deleted only while it is draft or upcoming.</p>`}`;
+}
+
 /** A readable message of an item error, with the first problem named. */
 function itemError(r: Extract<CreateResult, { status: 'error' }>): string {
   const p = r.details?.problems?.[0];
@@ -122,7 +141,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
         html`${crumbs(pc, c, path, '')}
 ${done}
 <h1>Recipients of “${c.name}”</h1>
-<p>${stateBadge(c.state)} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
+<p>${stateBadge(c)} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}${c.recipientCap !== null ? ` (cap ${c.recipientCap})` : ''}.</p>
 ${editableNote(c)}
 ${editable ? html`<div class="actions"><a class="button" href="${path}/recipients/new">New recipient</a><a class="button secondary" href="${path}/recipients/import">Import a CSV file</a></div>` : ''}
 <form method="get" action="${path}/recipients" class="filters" role="search">
@@ -358,7 +377,7 @@ ${editableNote(c)}
         html`${crumbs(pc, c, path, x.label ?? x.externalId ?? x.id, '')}
 ${done ? notice('ok', done) : ''}
 <h1>${x.label ?? x.externalId ?? x.id}</h1>
-<p>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`} in ${stateBadge(c.state)} campaign “${c.name}”</p>
+<p>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`} in ${stateBadge(c)} campaign “${c.name}”</p>
 ${editableNote(c)}
 <h2>Link</h2>
 <div class="secret"><output id="recipient-link">${x.link}</output><button type="button" data-copy="recipient-link" hidden>Copy link</button></div>
@@ -380,10 +399,7 @@ ${editableNote(c)}
   <dt>Created</dt><dd>${formatInstant(x.createdAt, tz)}</dd>
   <dt>Id</dt><dd><code>${x.id}</code></dd>
 </dl>
-<div class="actions">
-  <form method="post" action="${rpath}/${x.isActive ? 'disable' : 'enable'}">${csrfField(pc)}<button type="submit" class="secondary">${x.isActive ? 'Disable' : 'Enable'}</button></form>
-  <form method="post" action="${rpath}/delete" data-confirm="Delete this recipient? Its link stops working for good.">${csrfField(pc)}<button type="submit" class="danger">Delete</button></form>
-</div>`,
+${recipientActions(pc, c, x, rpath)}`,
       ),
     );
   });

@@ -17,6 +17,7 @@ import { registerProjectRoutes } from './projects.pages';
 import { registerRecipientRoutes } from './recipients.pages';
 import { setSecurityHeaders } from './security';
 import { csrfMatches, findSession } from './sessions.service';
+import { registerTimeZoneRoutes } from './time-zone.pages';
 
 export type { DashboardDeps } from './context';
 
@@ -128,6 +129,7 @@ export function dashboardRoutes(deps: DashboardDeps): Middleware {
   registerApiKeyRoutes(r, deps);
   registerRecipientRoutes(r, deps);
   registerBillingRoutes(r, deps);
+  registerTimeZoneRoutes(r, deps);
   const routes = r.routes();
   const check = guard(deps);
 

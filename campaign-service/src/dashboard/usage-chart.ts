@@ -21,7 +21,11 @@ export async function conversationsOverTime(
  * An inline SVG bar chart (no script, no external assets) with a text alternative: the same
  * figures as a table for screen readers.
  */
-export function barChart(points: Array<{ at: string; count: number }>, bucket: 'hour' | 'day'): SafeHtml {
+export function barChart(
+  points: Array<{ at: string; count: number }>,
+  bucket: 'hour' | 'day',
+  timeZone: string,
+): SafeHtml {
   if (points.length === 0) return html`<p class="meta">No conversations yet.</p>`;
   const shown = points.slice(-48);
   const max = Math.max(...shown.map((p) => p.count));
@@ -52,10 +56,10 @@ export function barChart(points: Array<{ at: string; count: number }>, bucket: '
   <text x="${pad.left - 6}" y="${pad.top + plotH}" text-anchor="end">0</text>
   ${bars}
 </svg>
-<figcaption class="meta">Conversations started per ${bucket}.</figcaption>
+<figcaption class="meta">Conversations started per ${bucket} (${bucket}s in ${timeZone}).</figcaption>
 </figure>
 <details><summary>Show the figures</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table>
-<thead><tr><th scope="col">${bucket === 'day' ? 'Day' : 'Hour'}</th><th scope="col" class="num">Conversations</th></tr></thead>
+<thead><tr><th scope="col">${bucket === 'day' ? 'Day' : 'Hour'} (${timeZone})</th><th scope="col" class="num">Conversations</th></tr></thead>
 <tbody>${points.map((p) => html`<tr><td>${p.at.replace('T', ' ')}</td><td class="num">${p.count}</td></tr>`)}</tbody>
 </table></div></details>`;
 }

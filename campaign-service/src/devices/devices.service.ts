@@ -1,4 +1,9 @@
-import { type DeviceSnapshot, type KnowledgeEntry, subjects } from '@outreach/contracts';
+import {
+  type DeviceSnapshot,
+  type KnowledgeEntry,
+  subjects,
+  type ValidationProblem,
+} from '@outreach/contracts';
 import { AppError, newId, parseCidr, randomBase62, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
@@ -80,9 +85,11 @@ export async function lockedDeviceSnapshots(
   return rows.map((r) => ({ subject: subject(r.id), payload: deviceSnapshot(toDevice(r)) }));
 }
 
-/** Checks what JSON Schema cannot: CIDR blocks and the default language being offered. */
-function checkDevice(d: Pick<Device, 'ipAllowList' | 'languages' | 'defaultLanguage'>): void {
-  const problems = d.ipAllowList.flatMap((block, i) =>
+/** What JSON Schema cannot check: CIDR blocks and the default language being offered. */
+export function deviceRuleProblems(
+  d: Pick<Device, 'ipAllowList' | 'languages' | 'defaultLanguage'>,
+): ValidationProblem[] {
+  const problems: ValidationProblem[] = d.ipAllowList.flatMap((block, i) =>
     parseCidr(block)
       ? []
       : [{ pointer: `/ipAllowList/${i}`, rule: 'cidr', message: 'is not an IPv4 or IPv6 CIDR block' }],
@@ -94,6 +101,11 @@ function checkDevice(d: Pick<Device, 'ipAllowList' | 'languages' | 'defaultLangu
       message: 'must be one of languages',
     });
   }
+  return problems;
+}
+
+function checkDevice(d: Pick<Device, 'ipAllowList' | 'languages' | 'defaultLanguage'>): void {
+  const problems = deviceRuleProblems(d);
   if (problems.length > 0) throw invalid(problems);
 }
 

@@ -1,6 +1,6 @@
 import { SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
 import { parseCidr } from '@outreach/platform';
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
 /** JSON Schemas of the admin API bodies; every object refuses unknown fields. */
@@ -9,7 +9,8 @@ const minor = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 } as con
 const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
 const instant = { type: 'string', format: 'date-time' } as const;
 
-const deviceFields = {
+/** The device fields' schemas; the dashboard reads its limits from here to word its messages. */
+export const deviceFields = {
   name,
   isActive: { type: 'boolean' },
   ipAllowList: { type: 'array', maxItems: 100, items: { type: 'string', format: 'cidr' } },
@@ -27,7 +28,7 @@ const deviceFields = {
       title: { type: 'string', maxLength: 200 },
       primaryColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       backgroundColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
-      logoUrl: { type: 'string', format: 'uri', maxLength: 2000 },
+      logoUrl: { type: 'string', format: 'http-url', maxLength: 2000 },
     },
   },
   voice: {
@@ -136,6 +137,27 @@ const SCHEMAS = {
   },
 } as const;
 
+/** True for an absolute http: or https: address. */
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+/** Our own formats, named in words rather than as ajv's `must match format "…"`. */
+const FORMAT_MESSAGES: Record<string, string> = {
+  'http-url': 'must be an http or https address, e.g. https://example.com/logo.png',
+  cidr: 'must be a CIDR block such as 203.0.113.0/24 or 2001:db8::/32',
+};
+
+function withFormatMessage(e: ErrorObject): ErrorObject {
+  const message = e.keyword === 'format' ? FORMAT_MESSAGES[String(e.params.format)] : undefined;
+  return message ? { ...e, message } : e;
+}
+
 /** Names of the admin schemas. */
 export type AdminSchema = keyof typeof SCHEMAS;
 
@@ -145,6 +167,8 @@ export function compileAdminSchemas(): (schema: AdminSchema, data: unknown) => V
     const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce });
     addFormats(ajv, ['date-time', 'uri']);
     ajv.addFormat('cidr', { type: 'string', validate: (s: string) => parseCidr(s) !== null });
+    // `uri` alone admits javascript: and data: addresses; the link page shows only http(s) ones.
+    ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
     return ajv;
   };
   const plain = make(false);
@@ -155,6 +179,6 @@ export function compileAdminSchemas(): (schema: AdminSchema, data: unknown) => V
   }
   return (schema, data) => {
     const fn = compiled.get(schema) as ValidateFunction;
-    return fn(data) ? [] : toProblems(fn.errors ?? []);
+    return fn(data) ? [] : toProblems((fn.errors ?? []).map(withFormatMessage));
   };
 }

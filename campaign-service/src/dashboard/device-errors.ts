@@ -1,0 +1,93 @@
+/**
+ * Device form problems in an operator's words. The admin schemas and the device rules report JSON
+ * pointers and validator wording (`/knowledge/0/content must NOT have fewer than 1 characters`);
+ * the form needs one plain sentence under each field, and entries numbered as people count.
+ */
+import type { ValidationProblem } from '@outreach/contracts';
+import { deviceFields as F } from '../http/admin.schemas';
+import type { FieldErrors } from './forms';
+
+const tooLong = (max: number) => `Use at most ${max.toLocaleString('en-US')} characters.`;
+const colour = 'Choose a colour, written as #rrggbb (for example #0b57d0).';
+
+/** Message per form field and schema rule; limits come from the schema itself. */
+const MESSAGES: Record<string, Record<string, string>> = {
+  name: { required: 'Enter a name.', minLength: 'Enter a name.', maxLength: tooLong(F.name.maxLength) },
+  'styling.title': { maxLength: tooLong(F.styling.properties.title.maxLength) },
+  'styling.primaryColor': { pattern: colour },
+  'styling.backgroundColor': { pattern: colour },
+  'styling.logoUrl': {
+    format:
+      'Enter an address that starts with https:// (or http://), for example https://example.com/logo.png.',
+    maxLength: tooLong(F.styling.properties.logoUrl.maxLength),
+  },
+  languages: {
+    pattern: 'Write language codes such as en, fr or de-CH, separated by commas.',
+    uniqueItems: 'Name each language once.',
+    maxItems: `List at most ${F.languages.maxItems} languages.`,
+  },
+  defaultLanguage: {
+    pattern: 'Write a language code such as en or de-CH.',
+    oneOfLanguages: 'Choose one of the languages listed above.',
+  },
+  'voice.voiceName': { maxLength: tooLong(F.voice.properties.voiceName.maxLength) },
+  persona: { maxLength: tooLong(F.persona.maxLength) },
+  customInstructions: { maxLength: tooLong(F.customInstructions.maxLength) },
+  ipAllowList: { maxItems: `List at most ${F.ipAllowList.maxItems} networks.` },
+  knowledge: { maxItems: `Keep at most ${F.knowledge.maxItems} entries.` },
+};
+
+const ENTRY = F.knowledge.items.properties;
+const KNOWLEDGE: Record<string, Record<string, string>> = {
+  title: {
+    required: 'Give it a title.',
+    minLength: 'Give it a title.',
+    maxLength: tooLong(ENTRY.title.maxLength),
+  },
+  content: {
+    required: 'Write its content.',
+    minLength: 'Write its content.',
+    maxLength: tooLong(ENTRY.content.maxLength),
+  },
+};
+
+/** The form field a pointer names: `/knowledge/1/title` → `knowledge.1.title`, else null. */
+function fieldOf(pointer: string): string | null {
+  const [top, second, third] = pointer.split('/').slice(1);
+  if (top === 'knowledge' && second !== undefined && third !== undefined)
+    return `knowledge.${second}.${third}`;
+  if (top === 'ipAllowList' || top === 'languages' || top === 'knowledge') return top;
+  if ((top === 'styling' || top === 'voice') && second !== undefined) return `${top}.${second}`;
+  return top ?? null;
+}
+
+/**
+ * Every problem as field name → message, the first problem of a field winning. Bad allow-list
+ * lines are named together, quoting what the operator typed.
+ */
+export function deviceFieldErrors(
+  problems: ValidationProblem[],
+  input: { ipAllowList?: string[] },
+): FieldErrors {
+  const errors: FieldErrors = {};
+  const badLines = new Set<string>();
+  for (const p of problems) {
+    const name = fieldOf(p.pointer);
+    if (name === 'ipAllowList' && (p.rule === 'cidr' || p.rule === 'format')) {
+      badLines.add(input.ipAllowList?.[Number(p.pointer.split('/')[2])] ?? '');
+      continue;
+    }
+    const entry = name?.startsWith('knowledge.') ? name.split('.') : null;
+    const message = entry
+      ? `Entry ${Number(entry[1]) + 1}: ${KNOWLEDGE[entry[2]]?.[p.rule] ?? `This ${p.message}.`}`
+      : name && MESSAGES[name]
+        ? (MESSAGES[name][p.rule] ?? `This ${p.message}.`)
+        : `${p.pointer.slice(1) || 'The device'} ${p.message}.`;
+    const key = entry || (name && MESSAGES[name]) ? (name as string) : '_';
+    errors[key] ??= message;
+  }
+  if (badLines.size > 0) {
+    errors.ipAllowList ??= `These lines are not CIDR blocks: ${[...badLines].join(', ')}. Write blocks such as 203.0.113.0/24 or 2001:db8::/32.`;
+  }
+  return errors;
+}
