@@ -1,4 +1,4 @@
-import { SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
+import { isLogoUrl, SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
 import { parseCidr } from '@outreach/platform';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -137,16 +137,6 @@ const SCHEMAS = {
   },
 } as const;
 
-/** True for an absolute http: or https: address. */
-export function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
-}
-
 /** Our own formats, named in words rather than as ajv's `must match format "…"`. */
 const FORMAT_MESSAGES: Record<string, string> = {
   'http-url': 'must be an http or https address, e.g. https://example.com/logo.png',
@@ -168,7 +158,7 @@ export function compileAdminSchemas(): (schema: AdminSchema, data: unknown) => V
     addFormats(ajv, ['date-time', 'uri']);
     ajv.addFormat('cidr', { type: 'string', validate: (s: string) => parseCidr(s) !== null });
     // `uri` alone admits javascript: and data: addresses; the link page shows only http(s) ones.
-    ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+    ajv.addFormat('http-url', { type: 'string', validate: isLogoUrl });
     return ajv;
   };
   const plain = make(false);

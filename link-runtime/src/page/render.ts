@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
-import type { DeviceSnapshot } from '@outreach/contracts';
+import { type DeviceSnapshot, isLogoUrl } from '@outreach/contracts';
 import type { UiStrings } from './i18n';
 
 /** Escapes text for HTML element content and quoted attribute values. */
@@ -25,13 +25,7 @@ function color(value: string | undefined, fallback: string): string {
 }
 
 function logoUrl(value: string | undefined): string | null {
-  if (!value) return null;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.toString() : null;
-  } catch {
-    return null;
-  }
+  return value && isLogoUrl(value) ? new URL(value).toString() : null;
 }
 
 /** A CSP source that allows exactly one inline element's text. */

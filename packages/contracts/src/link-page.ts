@@ -22,3 +22,16 @@ export const LINK_PAGE_LANGUAGES = [
 
 /** A language the link page's own texts ship in. */
 export type LinkPageLanguage = (typeof LINK_PAGE_LANGUAGES)[number];
+
+/**
+ * An address the link page may show as a device's logo: absolute http: or https: only, never
+ * javascript: or data:. The admin API refuses any other, and the page drops any other it is sent.
+ */
+export function isLogoUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
