@@ -138,6 +138,13 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.getByLabel(/^Name\b/).fill('Support chat');
       await page.getByLabel('Page title').fill('Acme help');
       await hasText(page.locator('#link-preview .pv-head'), 'Acme help');
+      // The preview shows the page's colours on example messages, not a greeting the page lacks.
+      await page.getByLabel('Primary colour').fill('#7a1fa2');
+      const userBubble = page.locator('#link-preview .pv-user');
+      expect(await userBubble.evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(122, 31, 162)');
+      expect(await page.locator('#link-preview .pv-body').textContent()).toBe(
+        "A customer's messageThe assistant's reply",
+      );
       await page.getByLabel('Persona').fill('You are the friendly assistant of Acme Bikes.');
       await page.getByLabel('Custom instructions').fill('Keep answers short.');
       await page.getByLabel('Entry 1 title').fill('Opening hours');

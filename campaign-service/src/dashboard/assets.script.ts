@@ -73,13 +73,11 @@ export const APP_JS = String.raw`(function () {
       var get = function (n) { var i = $('[data-preview="' + n + '"]'); return i ? i.value : ''; };
       var head = $('.pv-head', preview), body = $('.pv-body', preview);
       head.textContent = get('title') || get('name') || 'Assistant';
-      if (/^#[0-9a-fA-F]{6}$/.test(get('primaryColor'))) head.style.background = get('primaryColor');
+      if (/^#[0-9a-fA-F]{6}$/.test(get('primaryColor'))) {
+        head.style.background = get('primaryColor');
+        $('.pv-user', preview).style.background = get('primaryColor');
+      }
       if (/^#[0-9a-fA-F]{6}$/.test(get('backgroundColor'))) body.style.background = get('backgroundColor');
-      var greet = $('.pv-greeting', preview);
-      var lang = get('defaultLanguage');
-      if (greet) greet.textContent = lang && lang.indexOf('fr') === 0 ? 'Bonjour ! Comment puis-je vous aider ?'
-        : lang && lang.indexOf('de') === 0 ? 'Hallo! Wie kann ich helfen?'
-        : lang && lang.indexOf('es') === 0 ? '¡Hola! ¿En qué puedo ayudarte?' : 'Hello! How can I help you today?';
     };
     $$('[data-preview]').forEach(function (i) { i.addEventListener('input', apply); i.addEventListener('change', apply); });
     apply();

@@ -86,6 +86,7 @@ progress{width:100%;height:1.25rem}
 .preview .pv-head{padding:.75rem 1rem;font-weight:700;background:#0b57d0;color:#fff}
 .preview .pv-body{padding:1rem;background:#f7f7f7;min-height:8rem}
 .preview .pv-bubble{background:#fff;border-radius:10px;padding:.5rem .75rem;margin:0 0 .5rem;max-width:85%;box-shadow:0 1px 1px rgba(0,0,0,.1);color:#1a1a1a}
+.preview .pv-user{margin-left:auto;background:#0b57d0;color:#fff}
 .preview .pv-input{border-top:1px solid var(--line);padding:.5rem 1rem;color:#555;background:#fff}
 .grid2{display:grid;grid-template-columns:1fr;gap:1rem}
 .filters{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end}

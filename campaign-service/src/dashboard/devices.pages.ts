@@ -91,17 +91,17 @@ function deviceForm(
     ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.', error: errors['styling.logoUrl'] })}
     <section aria-labelledby="preview-title" class="preview-wrap">
   <h3 id="preview-title">Link page preview</h3>
-  <p class="meta">Updates as you edit the styling.</p>
+  <p class="meta">Updates as you edit the styling. The two messages are examples: the page opens empty, its texts in the customer's language.</p>
   <div class="preview" id="link-preview" aria-hidden="true">
     <div class="pv-head">${s.title || v.name || 'Assistant'}</div>
-    <div class="pv-body"><p class="pv-bubble pv-greeting">Hello! How can I help you today?</p></div>
+    <div class="pv-body"><p class="pv-bubble pv-user">A customer's message</p><p class="pv-bubble">The assistant's reply</p></div>
     <div class="pv-input">Type a message…</div>
   </div>
 </section>
   </fieldset>
   <fieldset><legend>Languages and voice</legend>
     ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: `Language codes separated by commas, e.g. en, fr, de-CH. The link page has its own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; other languages get them in English.`, error: errors.languages })}
-    ${field({ name: 'defaultLanguage', label: 'Default language', value: v.defaultLanguage, error: errors.defaultLanguage, attrs: html` data-preview="defaultLanguage"` })}
+    ${field({ name: 'defaultLanguage', label: 'Default language', value: v.defaultLanguage, error: errors.defaultLanguage })}
     <div class="check"><input type="checkbox" id="f-voice-enabled" name="voice.enabled"${v.voice?.enabled ? html` checked` : ''}><label for="f-voice-enabled">Voice enabled</label></div>
     ${field({ name: 'voice.voiceName', label: 'Voice name', value: v.voice?.voiceName, error: errors['voice.voiceName'] })}
   </fieldset>
