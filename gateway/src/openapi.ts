@@ -201,7 +201,8 @@ const COMPONENT_TEXT: Record<string, ComponentText> = {
       state: "Same as the campaign's state.",
       now: 'Server time the figures were computed at.',
       startsInSeconds: 'While `upcoming`: whole seconds until `startDate`.',
-      runningForSeconds: 'While `active`: whole seconds since `startDate`.',
+      runningForSeconds:
+        'While `active`: whole seconds since it went live, at `startDate` or at its launch when that came later.',
       endedAgoSeconds:
         'While `completed`: whole seconds since `endDate`, or since the halt when it was halted first.',
     },

@@ -265,6 +265,8 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.getByText('Campaign launched.').waitFor();
       await hasText(page.locator('.badge').first(), 'active');
       await page.locator('[data-timing]', { hasText: 'Running for' }).first().waitFor();
+      // Launched after its start (a minute before it was created): running since the launch.
+      expect(await page.locator('[data-timing]').first().textContent()).toMatch(/^Running for \d+s$/);
 
       // ---- an active campaign's recipients can no longer change: the buttons say so
       await page.goto(recipientUrl);

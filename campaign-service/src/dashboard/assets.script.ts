@@ -35,7 +35,7 @@ export const APP_JS = String.raw`(function () {
       // The end first: a campaign halted before its start ended at the halt.
       if (now >= end) el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago';
       else if (now < start) el.textContent = 'Starts in ' + duration((start - now) / 1000);
-      else el.textContent = 'Running for ' + duration((now - start) / 1000);
+      else el.textContent = 'Running for ' + duration((now - Math.max(start, Date.parse(el.getAttribute('data-live')))) / 1000);
     });
   }
   if ($('[data-timing]')) { tick(); setInterval(tick, 1000); }

@@ -54,6 +54,12 @@ describe('computeTiming', () => {
       runningForSeconds: 42,
       endedAgoSeconds: null,
     });
+    // Launched after its start: it has been running since the launch, not since the start.
+    const late = { ...facts, launchedAt: '2026-01-10T00:00:30Z' };
+    expect(computeTiming(late, at('2026-01-10T00:00:42Z'))).toMatchObject({
+      state: 'active',
+      runningForSeconds: 12,
+    });
     expect(computeTiming(facts, at('2026-01-10T00:00:42Z'))).toMatchObject({
       state: 'draft',
       startsInSeconds: null,

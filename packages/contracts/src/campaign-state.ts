@@ -49,7 +49,9 @@ export function computeTiming(c: CampaignFacts, now: Date): Timing {
     state,
     now: now.toISOString(),
     startsInSeconds: state === 'upcoming' ? secs(ms(c.startDate) - t) : null,
-    runningForSeconds: state === 'active' ? secs(t - ms(c.startDate)) : null,
+    // Running since it went live: its start, or its launch when it was launched after its start.
+    runningForSeconds:
+      state === 'active' ? secs(t - Math.max(ms(c.startDate), ms(c.launchedAt as Date | string))) : null,
     endedAgoSeconds: state === 'completed' ? secs(t - end) : null,
   };
 }
