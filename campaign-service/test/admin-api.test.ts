@@ -327,6 +327,60 @@ describe('devices', () => {
   });
 });
 
+describe('a device too large for its snapshot', () => {
+  /** The device's snapshot on the state stream once it has reached `version`. */
+  const snapshot = async (id: string, version: number) => {
+    const jsm = await nc.jetstreamManager();
+    return eventually(async () => {
+      const msg = await jsm.streams
+        .getMessage(streamNames(ns.natsPrefix).state, {
+          last_by_subj: subjects(ns.natsPrefix).deviceState(id),
+        })
+        .catch(() => undefined);
+      const decoded = msg && (codec.decode(msg.data) as { version: number; name: string });
+      return decoded?.version === version ? decoded : undefined;
+    });
+  };
+  // 27 entries of 20,000 characters: each entry is valid, together over 512 KiB, under the 1 MiB body limit.
+  const knowledge = Array.from({ length: 27 }, (_, i) => ({
+    title: `Entry ${i}`,
+    content: 'x'.repeat(20_000),
+  }));
+
+  it('is refused naming its size, and changes after it still reach the state stream', async () => {
+    const p = await project();
+    const big = await api('POST', `/admin/v1/projects/${p}/devices`, { name: 'Big', knowledge });
+    expect(big.status).toBe(400);
+    expect(big.body.details.problems).toEqual([
+      {
+        pointer: '/knowledge',
+        rule: 'maxBytes',
+        message:
+          'makes the device 530 KiB, over its limit of 512 KiB for knowledge, persona and instructions together',
+      },
+    ]);
+    expect((await api('GET', `/admin/v1/projects/${p}/devices`)).body.devices).toHaveLength(0);
+    const small = await api('POST', `/admin/v1/projects/${p}/devices`, { name: 'Small' });
+    expect(small.status).toBe(201);
+    expect(await snapshot(small.body.id, 1)).toMatchObject({ name: 'Small' });
+  });
+
+  it('is refused on a patch, which leaves the device as it was', async () => {
+    const p = await project();
+    const id = await device(p);
+    const patch = await api('PATCH', `/admin/v1/projects/${p}/devices/${id}`, { knowledge });
+    expect(patch.status).toBe(400);
+    expect(patch.body.details.problems[0]).toMatchObject({ pointer: '/knowledge', rule: 'maxBytes' });
+    expect((await api('GET', `/admin/v1/projects/${p}/devices/${id}`)).body).toMatchObject({
+      version: 1,
+      knowledge: [],
+    });
+    const renamed = await api('PATCH', `/admin/v1/projects/${p}/devices/${id}`, { name: 'Renamed' });
+    expect(renamed.status).toBe(200);
+    expect(await snapshot(id, 2)).toMatchObject({ name: 'Renamed' });
+  });
+});
+
 describe('campaign lifecycle', () => {
   it('derives state and timing from facts and the clock, and refuses invalid transitions', async () => {
     clock.set('2026-05-10T12:00:00.000Z');

@@ -286,6 +286,27 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(res.text).toContain('an entry without a title</textarea>');
   });
 
+  it('shows a device too large to save as an error under its knowledge, keeping every entry', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    // 27 entries of 20,000 characters: over the device limit, and over 256 KiB as a form.
+    const res = await a.post(`/dashboard/p/${p1}/devices`, {
+      _csrf: token,
+      name: 'Handbook',
+      languages: 'en',
+      defaultLanguage: 'en',
+      'knowledge.title': Array.from({ length: 27 }, (_, i) => `Chapter ${i + 1}`),
+      'knowledge.content': Array.from({ length: 27 }, (_, i) => `${i + 1}`.padEnd(20_000, '.')),
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(
+      /<p class="error">This makes the device \d+ KiB, over its limit of 512 KiB[^<]*<\/p>/,
+    );
+    expect(res.text).toContain('value="Chapter 27"');
+    expect(res.text).toContain(`>${'27'.padEnd(20_000, '.')}</textarea>`);
+  });
+
   it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
     await createOperatorFromEnv(envOf(), {
       email: 'erin@example.com',

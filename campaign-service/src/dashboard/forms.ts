@@ -8,14 +8,20 @@ export interface Form {
   has(name: string): boolean;
 }
 
-const FORM_LIMIT = 256 * 1024;
+/** The most a form may take from a visitor not signed in: the sign-in form is all there is. */
+export const FORM_BYTES = 256 * 1024;
+/**
+ * The most a signed-in operator's form may take: a device of the largest size allowed
+ * (DEVICE_MAX_BYTES of JSON) grows up to threefold when the browser percent-encodes it.
+ */
+export const OPERATOR_FORM_BYTES = 2 * 1024 * 1024;
 
-/** Reads an `application/x-www-form-urlencoded` body (256 KiB at most). */
-export async function readForm(ctx: Context): Promise<Form> {
+/** Reads an `application/x-www-form-urlencoded` body of at most `limit` bytes. */
+export async function readForm(ctx: Context, limit = FORM_BYTES): Promise<Form> {
   if (!ctx.is('application/x-www-form-urlencoded')) {
     throw new AppError('unsupported_media_type', 'Send the form as application/x-www-form-urlencoded.');
   }
-  const params = new URLSearchParams(await readBodyText(ctx, FORM_LIMIT));
+  const params = new URLSearchParams(await readBodyText(ctx, limit));
   return {
     get: (name) => params.getAll(name).at(-1) ?? '',
     all: (name) => params.getAll(name),

@@ -9,7 +9,7 @@ import { registerBillingRoutes } from './billing.pages';
 import { registerCampaignRoutes } from './campaigns.pages';
 import { type DashboardDeps, dash, sendPage } from './context';
 import { registerDeviceRoutes } from './devices.pages';
-import { readCookie, readForm } from './forms';
+import { FORM_BYTES, OPERATOR_FORM_BYTES, readCookie, readForm } from './forms';
 import { html } from './html';
 import { layout, notice } from './layout';
 import { getOperator } from './operators.service';
@@ -56,7 +56,9 @@ function guard(deps: DashboardDeps): Middleware {
         }
         if (host !== ctx.host) throw csrfRefusal();
       } else if (origin === 'null') throw csrfRefusal();
-      if (ctx.is('application/x-www-form-urlencoded')) state.form = await readForm(ctx);
+      if (ctx.is('application/x-www-form-urlencoded')) {
+        state.form = await readForm(ctx, state.session ? OPERATOR_FORM_BYTES : FORM_BYTES);
+      }
       const presented = ctx.get('x-csrf-token') || state.form?.get('_csrf');
       if (ctx.path === '/dashboard/sign-in') {
         const expected = readCookie(ctx, LOGIN_CSRF_COOKIE);

@@ -112,9 +112,34 @@ function checkDevice(d: Pick<Device, 'ipAllowList' | 'languages' | 'defaultLangu
 const withIds = (k: { title: string; content: string }[]): KnowledgeEntry[] =>
   k.map((e) => ({ id: `kn_${randomBase62(16)}`, title: e.title, content: e.content }));
 
+/**
+ * The most a device's snapshot may take, in bytes of JSON. It travels as one NATS message, whose
+ * default maximum is 1 MiB: one too large would stop the outbox, and every change behind it, for
+ * good. Every link runtime also keeps it in memory.
+ */
+export const DEVICE_MAX_BYTES = 512 * 1024;
+
+/** Refuses a device whose snapshot would be over DEVICE_MAX_BYTES (its knowledge takes most). */
+export function deviceSizeProblems(snapshot: DeviceSnapshot): ValidationProblem[] {
+  const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
+  if (bytes <= DEVICE_MAX_BYTES) return [];
+  const kib = (n: number) => `${Math.ceil(n / 1024).toLocaleString('en-US')} KiB`;
+  return [
+    {
+      pointer: '/knowledge',
+      rule: 'maxBytes',
+      message: `makes the device ${kib(bytes)}, over its limit of ${kib(DEVICE_MAX_BYTES)} for knowledge, persona and instructions together`,
+    },
+  ];
+}
+
 async function write(client: PoolClient, deps: CampaignDeps, row: DeviceRow): Promise<Device> {
   const device = toDevice(row);
-  await enqueue(client, subjects(deps.natsPrefix).deviceState(device.id), deviceSnapshot(device));
+  const snapshot = deviceSnapshot(device);
+  // Checked on the snapshot as it will be sent; the transaction is rolled back when it is too large.
+  const tooLarge = deviceSizeProblems(snapshot);
+  if (tooLarge.length > 0) throw invalid(tooLarge);
+  await enqueue(client, subjects(deps.natsPrefix).deviceState(device.id), snapshot);
   return device;
 }
 
