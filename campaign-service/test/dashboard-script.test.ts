@@ -15,11 +15,13 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
       const day = 86_400_000;
       const timings = {
-        upcoming: { launched: '1', start: at(2 * day + 60_000), end: at(9 * day) },
-        running: { launched: '1', start: at(-3 * 3_600_000 - 60_000), end: at(day) },
-        ended: { launched: '1', start: at(-9 * day), end: at(-day - 60_000) },
-        haltedWhileUpcoming: { launched: '1', start: at(2 * day), end: at(-5 * 60_000 - 5_000) },
-        draft: { launched: '0', start: at(day), end: at(2 * day) },
+        upcoming: { launched: at(-day), start: at(2 * day + 60_000), end: at(9 * day) },
+        running: { launched: at(-day), start: at(-3 * 3_600_000 - 60_000), end: at(day) },
+        // Launched two hours after its start: running since the launch.
+        launchedLate: { launched: at(-3_600_000 - 60_000), start: at(-3 * 3_600_000), end: at(day) },
+        ended: { launched: at(-10 * day), start: at(-9 * day), end: at(-day - 60_000) },
+        haltedWhileUpcoming: { launched: at(-day), start: at(2 * day), end: at(-5 * 60_000 - 5_000) },
+        draft: { launched: '', start: at(day), end: at(2 * day) },
       };
       const page = await browser.newPage();
       await page.setContent(
@@ -34,6 +36,7 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       const text = (id: string) => page.locator(`#${id}`).textContent();
       expect(await text('upcoming')).toBe('Starts in 2d 0h');
       expect(await text('running')).toBe('Running for 3h 1m');
+      expect(await text('launchedLate')).toBe('Running for 1h 1m');
       expect(await text('ended')).toBe('Ended 1d 0h ago');
       expect(await text('haltedWhileUpcoming')).toMatch(/^Ended 5m \d+s ago$/);
       expect(await text('draft')).toBe('Not launched');

@@ -29,13 +29,15 @@ export const APP_JS = String.raw`(function () {
   function tick() {
     var now = Date.now();
     $$('[data-timing]').forEach(function (el) {
-      if (el.getAttribute('data-launched') !== '1') { el.textContent = 'Not launched'; return; }
+      var launched = Date.parse(el.getAttribute('data-launched') || '');
+      if (isNaN(launched)) { el.textContent = 'Not launched'; return; }
       var start = Date.parse(el.getAttribute('data-start'));
       var end = Date.parse(el.getAttribute('data-end'));
       // The end first: a campaign halted before its start ended at the halt.
       if (now >= end) el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago';
       else if (now < start) el.textContent = 'Starts in ' + duration((start - now) / 1000);
-      else el.textContent = 'Running for ' + duration((now - Math.max(start, Date.parse(el.getAttribute('data-live')))) / 1000);
+      // Running since it went live: its start, or its launch when that came later.
+      else el.textContent = 'Running for ' + duration((now - Math.max(start, launched)) / 1000);
     });
   }
   if ($('[data-timing]')) { tick(); setInterval(tick, 1000); }

@@ -57,7 +57,7 @@ export function timingText(c: CampaignView): SafeHtml {
         : t.endedAgoSeconds !== null
           ? `Ended ${formatDuration(t.endedAgoSeconds)} ago`
           : 'Not launched';
-  return html`<span data-timing data-launched="${c.launchedAt ? '1' : '0'}" data-start="${c.startDate}" data-live="${c.launchedAt ?? ''}" data-end="${effectiveEnd(c)}">${text}</span>`;
+  return html`<span data-timing data-launched="${c.launchedAt ?? ''}" data-start="${c.startDate}" data-end="${effectiveEnd(c)}">${text}</span>`;
 }
 
 /** The budget line: used of included, or unlimited. */
