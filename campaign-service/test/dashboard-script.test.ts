@@ -11,6 +11,21 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
     }, 60_000);
     afterAll(() => browser?.close());
 
+    it("moves a new campaign's default times to the browser's zone with the zone itself, keeping their instants", async () => {
+      const context = await browser.newContext({ timezoneId: 'Asia/Tokyo' });
+      const page = await context.newPage();
+      await page.setContent(`<form>
+        <input id="start" type="datetime-local" value="2026-05-10T14:00" data-instant="2026-05-10T14:00:00.000Z">
+        <input id="end" type="datetime-local" value="2026-05-18T14:00" data-instant="2026-05-18T14:00:00.000Z">
+        <select id="zone" data-tz-auto="1"><option>UTC</option><option>Asia/Tokyo</option></select>
+      </form>`);
+      await page.addScriptTag({ content: APP_JS });
+      expect(await page.inputValue('#zone')).toBe('Asia/Tokyo');
+      expect(await page.inputValue('#start')).toBe('2026-05-10T23:00');
+      expect(await page.inputValue('#end')).toBe('2026-05-18T23:00');
+      await context.close();
+    });
+
     it('keeps each campaign timing live by its phase, a halt before the start counting as the end', async () => {
       const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
       const day = 86_400_000;

@@ -17,11 +17,23 @@ export const APP_JS = String.raw`(function () {
     return s + 's';
   }
 
-  // Time-zone selects default to the browser's zone unless the operator already chose one.
+  // An instant as a datetime-local value on the wall clock of a time zone.
+  function localIn(at, tz) {
+    var p = {};
+    new Intl.DateTimeFormat('en-CA', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit',
+      day: '2-digit', hour: '2-digit', minute: '2-digit' }).formatToParts(at).forEach(function (x) { p[x.type] = x.value; });
+    return p.year + '-' + p.month + '-' + p.day + 'T' + p.hour + ':' + p.minute;
+  }
+
+  // Time-zone selects default to the browser's zone unless the operator already chose one. The
+  // form's default times were written in the server's zone: they are rewritten to show the same
+  // instants in the browser's, or saving would read them in a zone they were not written in.
   $$('select[data-tz-auto="1"]').forEach(function (sel) {
     try {
       var tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      if (tz && $$('option', sel).some(function (o) { return o.value === tz; })) sel.value = tz;
+      if (!tz || tz === sel.value || !$$('option', sel).some(function (o) { return o.value === tz; })) return;
+      $$('input[data-instant]', sel.form).forEach(function (i) { i.value = localIn(new Date(i.getAttribute('data-instant')), tz); });
+      sel.value = tz;
     } catch (e) { /* keep the server's default */ }
   });
 

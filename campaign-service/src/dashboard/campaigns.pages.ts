@@ -132,6 +132,12 @@ function valuesFrom(c: CampaignView, tz: string): CampaignFormValues {
   };
 }
 
+/** The instant a default time stands for, for the script that moves it to the browser's zone. */
+function instantOf(local: string, timeZone: string): SafeHtml {
+  const at = localToInstant(local, timeZone);
+  return at ? html` data-instant="${at.toISOString()}"` : html``;
+}
+
 function campaignForm(
   pc: ProjectPage,
   action: string,
@@ -160,8 +166,8 @@ function campaignForm(
         })
   }
   <fieldset><legend>Schedule</legend>
-    ${field({ name: 'start', label: 'Starts', type: 'datetime-local', value: v.start, required: true, error: errors.start })}
-    ${field({ name: 'end', label: 'Ends', type: 'datetime-local', value: v.end, required: true, error: errors.end })}
+    ${field({ name: 'start', label: 'Starts', type: 'datetime-local', value: v.start, required: true, error: errors.start, attrs: autoTz ? instantOf(v.start, v.timeZone) : undefined })}
+    ${field({ name: 'end', label: 'Ends', type: 'datetime-local', value: v.end, required: true, error: errors.end, attrs: autoTz ? instantOf(v.end, v.timeZone) : undefined })}
     ${select({
       name: 'timeZone',
       label: 'Time zone of these times',
