@@ -365,6 +365,24 @@ describe('a device too large for its snapshot', () => {
     expect(await snapshot(small.body.id, 1)).toMatchObject({ name: 'Small' });
   });
 
+  it('already in the outbox (an older version accepted it) is set aside, and the changes behind it go out', async () => {
+    const p = await project();
+    const { rows } = await db.query(
+      `INSERT INTO campaigns.outbox (subject, payload) VALUES ($1, $2) RETURNING id`,
+      [
+        subjects(ns.natsPrefix).deviceState('dev_oversized'),
+        JSON.stringify({ knowledge: 'x'.repeat(1_100_000) }),
+      ],
+    );
+    const after = await api('POST', `/admin/v1/projects/${p}/devices`, { name: 'After' });
+    expect(await snapshot(after.body.id, 1)).toMatchObject({ name: 'After' });
+    const set = await db.query(
+      'SELECT sent_at IS NOT NULL AS sent, refused FROM campaigns.outbox WHERE id = $1',
+      [rows[0].id],
+    );
+    expect(set.rows[0]).toEqual({ sent: true, refused: 'max_payload' });
+  });
+
   it('is refused on a patch, which leaves the device as it was', async () => {
     const p = await project();
     const id = await device(p);

@@ -6,6 +6,7 @@ import {
   runInTraceContext,
   withTransaction,
 } from '@outreach/platform';
+import { ErrorCode } from 'nats';
 import type { Pool, PoolClient } from 'pg';
 
 /** Adds a message to the outbox inside the caller's transaction. */
@@ -135,16 +136,29 @@ export class OutboxRelay {
       }>(
         'SELECT id, subject, payload, trace_context, created_at FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT 200',
       );
+      const refused: string[] = [];
       // A pass may carry rows of several requests: each is published in the trace of its own change.
       for (const row of rows) {
-        await runInTraceContext(row.trace_context, () =>
-          publishJson(this.js, row.subject, row.payload, `outbox:${row.id}:${row.created_at.getTime()}`),
-        );
+        try {
+          await runInTraceContext(row.trace_context, () =>
+            publishJson(this.js, row.subject, row.payload, `outbox:${row.id}:${row.created_at.getTime()}`),
+          );
+        } catch (err) {
+          if ((err as { code?: string }).code !== ErrorCode.MaxPayloadExceeded) throw err;
+          // NATS will never take it, and retrying it would hold back every change behind it for good.
+          refused.push(row.id);
+          this.logger.error(
+            { outboxId: row.id, subject: row.subject, bytes: Buffer.byteLength(JSON.stringify(row.payload)) },
+            'outbox message is over the NATS max_payload: set aside, never published',
+          );
+        }
       }
       if (rows.length > 0) {
-        await client.query('UPDATE outbox SET sent_at = now() WHERE id = ANY($1::bigint[])', [
-          rows.map((r) => r.id),
-        ]);
+        await client.query(
+          `UPDATE outbox SET sent_at = now(), refused = CASE WHEN id = ANY($2::bigint[]) THEN 'max_payload' END
+           WHERE id = ANY($1::bigint[])`,
+          [rows.map((r) => r.id), refused],
+        );
       }
       return rows.length;
     });
