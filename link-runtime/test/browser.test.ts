@@ -79,7 +79,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   });
 
   it('shows a start refused at the first message as the notice, and gives the text back', async () => {
-    const l = await h.link({ recipient: { maxTotalInteractions: 1, disabledMessage: 'All used up.' } });
+    // A Korean device: the page's texts fall back to English, the operator's message is Korean.
+    const l = await h.link({
+      device: { languages: ['ko'], defaultLanguage: 'ko' },
+      recipient: { maxTotalInteractions: 1, disabledMessage: '모두 사용했습니다.' },
+    });
     const first = await openChat(l.token);
     const second = await openChat(l.token);
     model.reply = 'Hello there.';
@@ -89,7 +93,8 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
 
     await second.page.fill('#text', 'Hi from the second tab');
     await second.page.click('#send');
-    expect(await second.page.locator('.notice').textContent()).toBe('All used up.');
+    expect(await second.page.locator('.notice').textContent()).toBe('모두 사용했습니다.');
+    expect(await second.page.locator('.notice').getAttribute('lang')).toBe('ko');
     expect(await second.page.locator('.msg').count()).toBe(0);
     expect(await second.page.inputValue('#text')).toBe('Hi from the second tab');
     expect(await second.page.locator('#text').isDisabled()).toBe(true);

@@ -61,7 +61,7 @@ async function page(token: string, lang = 'en') {
 
 /** The refusal notice of a page: its code and its text, as the page shows it. */
 function noticeOf(html: string) {
-  const m = html.match(/<p class="notice" role="alert" data-code="([^"]*)">([^<]*)<\/p>/);
+  const m = html.match(/<p class="notice" role="alert" data-code="([^"]*)"[^>]*>([^<]*)<\/p>/);
   return m ? { code: m[1], text: m[2] } : null;
 }
 
@@ -274,6 +274,22 @@ describe('the refusal table, on the page and on a start', () => {
     const de = await page(plain.token, 'de-CH,de;q=0.9,en;q=0.5');
     expect(de.html).toContain('Dieser Link ist nicht mehr aktiv.');
     expect(de.html).toContain('lang="de"');
+    // The operator's own text is in the device language where the page's texts fell back to English.
+    const ko = await h.link({
+      device: { languages: ['ko'], defaultLanguage: 'ko' },
+      recipient: { isActive: false, disabledMessage: '종료되었습니다' },
+    });
+    const koPage = await page(ko.token, 'ko');
+    expect(koPage.html).toContain('<html lang="en">');
+    expect(koPage.html).toMatch(
+      /<p class="notice" role="alert" data-code="link_disabled" lang="ko">종료되었습니다<\/p>/,
+    );
+    const koDefault = await page(
+      (await h.link({ device: { languages: ['ko'], defaultLanguage: 'ko' }, recipient: { isActive: false } }))
+        .token,
+      'ko',
+    );
+    expect(koDefault.html).toMatch(/<p class="notice" role="alert" data-code="link_disabled">This link/);
   });
 
   it('403 link_disabled once interactionCount reaches maxTotalInteractions', async () => {

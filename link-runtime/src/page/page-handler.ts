@@ -96,7 +96,9 @@ export function createPageHandler(
 /** The page of a refusal, in the visitor's language among the device's. */
 function refusalPage(err: AppError, acceptLanguage: string, device: DeviceSnapshot | undefined) {
   const { lang, textLang, strings } = pickLanguage(acceptLanguage, device);
-  const body: PageBody = { kind: 'message', code: err.code, text: pageText(err, strings) };
+  const { text, own } = pageText(err, strings);
+  const body: PageBody = { kind: 'message', code: err.code, text };
+  if (own && lang !== textLang) body.lang = lang;
   const retry = err.details.retryAfterSeconds;
   if (typeof retry === 'number')
     body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
@@ -104,19 +106,20 @@ function refusalPage(err: AppError, acceptLanguage: string, device: DeviceSnapsh
 }
 
 /** The text a refusal page shows, in the page's language. */
-function pageText(err: AppError, strings: UiStrings): string {
+function pageText(err: AppError, strings: UiStrings): { text: string; own: boolean } {
   const custom =
     typeof err.details.message === 'string' && err.details.message.trim() ? err.details.message : null;
+  const own = (text: string | null, fallback: string) => ({ text: text ?? fallback, own: text !== null });
   switch (err.code) {
     case 'not_found':
-      return strings.notFound;
+      return own(null, strings.notFound);
     case 'forbidden':
-      return strings.forbidden;
+      return own(null, strings.forbidden);
     case 'link_disabled':
-      return custom ?? strings.disabled;
+      return own(custom, strings.disabled);
     case 'cooldown':
-      return custom ?? strings.cooldown;
+      return own(custom, strings.cooldown);
     default:
-      return strings.unavailable;
+      return own(null, strings.unavailable);
   }
 }

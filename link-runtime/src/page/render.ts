@@ -54,7 +54,14 @@ export function contentSecurityPolicy(style: string, script: string | null): str
 /** What a page shows: the chat, or one refusal with its text. */
 export type PageBody =
   | { kind: 'chat'; token: string }
-  | { kind: 'message'; code: string; text: string; note?: string };
+  | {
+      kind: 'message';
+      code: string;
+      text: string;
+      note?: string;
+      /** The language of `text` where it is not the page's: an operator's own message is in the device's. */
+      lang?: string;
+    };
 
 /** Inputs of one page render. */
 export interface PageInput {
@@ -130,11 +137,13 @@ function refusal(body,retryAfter){
   else t=s.failed;
   return t;
 }
-function notice(t){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;log.appendChild(n);setStatus('');}
+// An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
+function notice(t,own){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;
+  if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.appendChild(n);setStatus('');}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
 // send again (a start refused so consumed nothing).
-function refused(b,retryAfter,again){var t=refusal(b,retryAfter);
-  if(ends(b))notice(t);else{again();setStatus(t);unlock();}}
+function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code;
+  if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!((b.details||{}).message));else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];if(v)u.voice=v;}
@@ -215,7 +224,7 @@ export function renderPage(input: PageInput): RenderedPage {
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
-<p class="notice" role="alert" data-code="${escapeHtml(body.code)}">${escapeHtml(body.text + note)}</p>
+<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''}>${escapeHtml(body.text + note)}</p>
 </main>
 </body>
 </html>`;
