@@ -301,8 +301,10 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     });
     expect(res.status).toBe(400);
     expect(res.text).toMatch(
-      /<p class="error">This makes the device \d+ KiB, over its limit of 512 KiB[^<]*<\/p>/,
+      /<p class="error" id="f-knowledge" tabindex="-1">This makes the device \d+ KiB, over its limit of 512 KiB[^<]*<\/p>/,
     );
+    // The summary's link leads to it.
+    expect(res.text).toContain('<a href="#f-knowledge">This makes the device');
     expect(res.text).toContain('value="Chapter 27"');
     expect(res.text).toContain(`>${'27'.padEnd(20_000, '.')}</textarea>`);
   });

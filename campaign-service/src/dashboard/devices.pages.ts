@@ -110,7 +110,7 @@ function deviceForm(
     ${textarea({ name: 'customInstructions', label: 'Custom instructions', value: v.customInstructions, hint: 'Recipients in append mode add theirs after these; replace mode swaps them.', error: errors.customInstructions, rows: 4 })}
   </fieldset>
   <fieldset><legend>Knowledge entries</legend>
-    ${errors.knowledge ? html`<p class="error">${errors.knowledge}</p>` : ''}
+    ${errors.knowledge ? html`<p class="error" id="f-knowledge" tabindex="-1">${errors.knowledge}</p>` : ''}
     <p class="hint">Leave both boxes empty to remove an entry.</p>
     ${knowledge.map(
       (k, i) => html`<div class="card">

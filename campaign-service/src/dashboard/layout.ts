@@ -151,12 +151,15 @@ export function select(
   );
 }
 
-/** A summary of form errors at the top of a form, focusable so it can be announced. */
+/**
+ * A summary of form errors at the top of a form, focusable so it can be announced. Each links to
+ * its field; `_`, what no single field shows, is listed without a link.
+ */
 export function errorSummary(errors: Record<string, string>, general?: string): SafeHtml {
   const entries = Object.entries(errors);
   if (entries.length === 0 && !general) return html``;
   return html`<div class="notice error" role="alert" tabindex="-1" id="error-summary">
   <p><strong>${general ?? 'Please correct the following:'}</strong></p>
-  ${entries.length ? html`<ul>${entries.map(([name, msg]) => html`<li><a href="#f-${name.replace(/[^\w-]/g, '-')}">${msg}</a></li>`)}</ul>` : ''}
+  ${entries.length ? html`<ul>${entries.map(([name, msg]) => (name === '_' ? html`<li>${msg}</li>` : html`<li><a href="#f-${name.replace(/[^\w-]/g, '-')}">${msg}</a></li>`))}</ul>` : ''}
 </div>`;
 }
