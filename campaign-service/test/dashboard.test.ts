@@ -362,6 +362,17 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
     const launched = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
     expect(launched.text).not.toContain('The start date has passed');
+    // Over before it was launched: a launch would be refused, so the page says that instead.
+    const over = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Over already',
+      deviceId: device.id,
+      startDate: new Date(now.getTime() - 2 * 86400_000).toISOString(),
+      endDate: new Date(now.getTime() - 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    const overPage = await a.get(`/dashboard/p/${p1}/campaigns/${over.id}`);
+    expect(overPage.text).toContain('The end date has passed: this campaign cannot be launched.');
+    expect(overPage.text).not.toContain('launching makes the campaign active at once');
   });
 
   it("tells the operator which languages the link page's own texts ship in", async () => {

@@ -100,6 +100,12 @@ export function topOffNote(c: CampaignView): SafeHtml {
  */
 export function pastStartNote(c: CampaignView, now: Date): SafeHtml {
   if (c.state !== 'draft' || Date.parse(c.startDate) > now.getTime()) return html``;
+  if (Date.parse(c.endDate) <= now.getTime()) {
+    return notice(
+      'warn',
+      'The end date has passed: this campaign cannot be launched. Edit its schedule to launch it.',
+    );
+  }
   return notice(
     'warn',
     'The start date has passed: launching makes the campaign active at once, and its links open to customers immediately.',
