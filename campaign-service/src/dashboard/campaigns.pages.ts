@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { RecipientJson } from '@outreach/contracts';
+import { isEditable, type RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
@@ -372,7 +372,7 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     const devices = await listDevices(d, pc.project.id);
     const tz = pc.operator?.timeZone ?? 'UTC';
     const path = campaignPath(pc.project.id, c.id);
-    const editable = c.state === 'draft' || c.state === 'upcoming';
+    const editable = isEditable(c.state);
     sendPage(
       ctx,
       layout(
@@ -525,7 +525,7 @@ ${
     }
     const done = DONE[String(ctx.query.done ?? '')];
     const a = c.allowance;
-    const editable = c.state === 'draft' || c.state === 'upcoming';
+    const editable = isEditable(c.state);
     const month = d.clock().toISOString().slice(0, 7);
     sendPage(
       ctx,

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { type CreateResultJson, LIMITS, type RecipientJson } from '@outreach/contracts';
+import { type CreateResultJson, isEditable, LIMITS, type RecipientJson } from '@outreach/contracts';
 import { AppError, readJsonBody } from '@outreach/platform';
 import type { Context } from 'koa';
 import { type CampaignView, getCampaign } from '../campaigns/campaigns.service';
@@ -39,7 +39,7 @@ type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> 
 const campaignPath = (pid: string, cid: string) => `${projectPath(pid)}/campaigns/${encodeURIComponent(cid)}`;
 
 const editableNote = (c: CampaignView) =>
-  c.state === 'draft' || c.state === 'upcoming'
+  isEditable(c.state)
     ? html``
     : notice(
         'warn',
@@ -56,7 +56,7 @@ export function recipientActions(
   x: Pick<RecipientView, 'isActive'>,
   rpath: string,
 ): SafeHtml {
-  const editable = c.state === 'draft' || c.state === 'upcoming';
+  const editable = isEditable(c.state);
   const lock = editable ? html`` : html` disabled aria-describedby="recipient-actions-why"`;
   return html`<div class="actions">
   <form method="post" action="${rpath}/${x.isActive ? 'disable' : 'enable'}">${csrfField(pc)}<button type="submit" class="secondary"${lock}>${x.isActive ? 'Disable' : 'Enable'}</button></form>
@@ -124,7 +124,7 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
     const filtered = q !== '' || active !== undefined;
     const total = filtered ? (page.matched ?? 0) : page.total;
     const tz = pc.operator?.timeZone ?? 'UTC';
-    const editable = c.state === 'draft' || c.state === 'upcoming';
+    const editable = isEditable(c.state);
     const qs = (p: number) => {
       const params = new URLSearchParams();
       if (q) params.set('q', q);
