@@ -169,6 +169,32 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
+  it('gives a message back to send again when its streamed reply is cut off before the end', async () => {
+    const l = await h.link();
+    const { context, page } = await openChat(l.token);
+    // The connection drops after the first tokens: no done event arrives.
+    await page.route('**/messages', (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'text/event-stream',
+        body: 'data: {"token":"We are op"}\n\n',
+      }),
+    );
+    await page.fill('#text', 'When are you open?');
+    await page.click('#send');
+    await page.locator('#status', { hasText: 'Something went wrong' }).waitFor();
+    expect(await page.locator('.msg').count()).toBe(0);
+    expect(await page.inputValue('#text')).toBe('When are you open?');
+    await page.unroute('**/messages');
+    model.reply = 'We are open Monday to Friday.';
+    await page.locator('#text:not([disabled])').waitFor();
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
+    // The resend went on in the conversation the first try started.
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    await context.close();
+  });
+
   it('says a conversation that expired has ended, not that the link does not exist', async () => {
     const l = await h.link();
     const { context, page } = await openChat(l.token);

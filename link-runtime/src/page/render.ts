@@ -159,14 +159,16 @@ function start(again){if(conversation)return Promise.resolve(conversation);setSt
     if(res.status!==201)return fail(res,again).then(function(){return null;});
     return res.json().then(function(b){conversation=b.conversationId;return conversation;});
   });}
+// A stream that stops before its done or error event was cut: its partial reply is no answer, and
+// rejecting gives the message back to send again.
 function readStream(res,target,again){
-  var reader=res.body.getReader(),dec=new TextDecoder(),buf='',text='';
+  var reader=res.body.getReader(),dec=new TextDecoder(),buf='',text='',ended=false;
   function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
     if(!data)return;var p=JSON.parse(data);
-    if(ev==='error'){target.remove();refused(p,null,again);return;}
-    if(ev==='done'){text=p.reply;fill(target,text);speak(text);return;}
+    if(ev==='error'){ended=true;target.remove();refused(p,null,again);return;}
+    if(ev==='done'){ended=true;text=p.reply;fill(target,text);speak(text);return;}
     if(p.token){text+=p.token;fill(target,text);target.scrollIntoView({block:'end'});}}
-  function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);return;}buf+=dec.decode(r.value,{stream:true});
+  function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);if(!ended)throw new Error('stream cut');return;}buf+=dec.decode(r.value,{stream:true});
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
 }
