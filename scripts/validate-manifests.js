@@ -150,10 +150,18 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   const sleepSeconds = preStop?.sleep?.seconds ?? Number(preStop?.exec?.command?.[1] ?? Number.NaN);
   if (!preStop || Number.isNaN(sleepSeconds)) problems.push('no preStop sleep');
   const grace = pod.terminationGracePeriodSeconds ?? 30;
-  if (grace * 1000 <= shutdownMs + (sleepSeconds || 0) * 1000) {
+  // A service's own deadline (its env) wins over the ConfigMap's.
+  const ownMs = (c.env ?? []).find((e) => e.name === 'SHUTDOWN_TIMEOUT_MS')?.value;
+  const deadlineMs = ownMs === undefined ? shutdownMs : Number(ownMs);
+  if (grace * 1000 <= deadlineMs + (sleepSeconds || 0) * 1000) {
     problems.push(
-      `terminationGracePeriodSeconds ${grace} does not cover preStop ${sleepSeconds}s + SHUTDOWN_TIMEOUT_MS ${shutdownMs}`,
+      `terminationGracePeriodSeconds ${grace} does not cover preStop ${sleepSeconds}s + SHUTDOWN_TIMEOUT_MS ${deadlineMs}`,
     );
+  }
+  // The link runtime drains replies still being written: each may take the assistant's timeout.
+  const assistantMs = Number(configMap?.data?.ASSISTANT_TIMEOUT_MS ?? 30000);
+  if (svc === 'link-runtime' && deadlineMs <= assistantMs) {
+    problems.push(`SHUTDOWN_TIMEOUT_MS ${deadlineMs} does not outlast ASSISTANT_TIMEOUT_MS ${assistantMs}`);
   }
   const mainJs = `${svc}/dist/main.js`;
   if (

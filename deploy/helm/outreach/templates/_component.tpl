@@ -61,7 +61,7 @@ spec:
       {{- end }}
       securityContext:
         {{- toYaml (merge (dict) ($v.podSecurityContext | default dict) $root.Values.podSecurityContext) | nindent 8 }}
-      terminationGracePeriodSeconds: {{ include "outreach.terminationGracePeriodSeconds" $root }}
+      terminationGracePeriodSeconds: {{ include "outreach.terminationGracePeriodSeconds" . }}
       containers:
         - name: {{ $component }}
           image: {{ include "outreach.image" (dict "root" $root "name" $component "image" $v.image) }}
@@ -101,6 +101,10 @@ spec:
                   fieldPath: metadata.name
             {{- with $v.accessLog }}
             - name: ACCESS_LOG
+              value: {{ . | quote }}
+            {{- end }}
+            {{- with $v.shutdownTimeoutMs }}
+            - name: SHUTDOWN_TIMEOUT_MS
               value: {{ . | quote }}
             {{- end }}
             {{- range $v.secretEnv }}

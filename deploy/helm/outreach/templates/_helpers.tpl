@@ -160,9 +160,15 @@ Renders nothing for an optional credential that is not configured.
 {{- end }}
 {{- end }}
 
-{{/* Grace period: preStop sleep + the app's shutdown deadline + a margin, in seconds. */}}
+{{/* A service's shutdown deadline in ms: its own, else the chart's. Call with (dict "root" $ "component" name). */}}
+{{- define "outreach.shutdownTimeoutMs" -}}
+{{- (index .root.Values.services .component).shutdownTimeoutMs | default .root.Values.config.shutdownTimeoutMs }}
+{{- end }}
+
+{{/* Grace period: preStop sleep + the service's shutdown deadline + a margin, in seconds. */}}
 {{- define "outreach.terminationGracePeriodSeconds" -}}
-{{- add .Values.preStopSleepSeconds (div (add .Values.config.shutdownTimeoutMs 999) 1000) .Values.terminationGraceMarginSeconds }}
+{{- $ms := include "outreach.shutdownTimeoutMs" . | int }}
+{{- add .root.Values.preStopSleepSeconds (div (add $ms 999) 1000) .root.Values.terminationGraceMarginSeconds }}
 {{- end }}
 
 {{/*
