@@ -114,6 +114,15 @@ check_fails "values.schema.json refuses an unknown access log mode" \
   "$HELM" template outreach "$CHART" --set services.link-runtime.accessLog=off
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
+check_fails "values.schema.json refuses an image digest that is not sha256" \
+  "$HELM" template outreach "$CHART" --set services.gateway.image.digest=latest
+digest=sha256:$(printf '%064d' 0)
+out=$("$HELM" template outreach "$CHART" --set "services.gateway.image.digest=$digest" 2>&1)
+if grep -q "image: ghcr.io/outreach/gateway:[^@ ]*@$digest" <<<"$out"; then
+  ok "an image digest pins the service's image by digest"
+else
+  not_ok "an image digest pins the service's image by digest" "$(grep -m1 'image: .*gateway' <<<"$out")"
+fi
 out=$("$HELM" template outreach "$CHART" --set trial.enabled=false 2>&1)
 if [[ $? -ne 0 ]] && grep -q 'secrets.databaseUrl.value' <<<"$out"; then
   ok "the chart refuses external mode without a database URL, naming the value to set"

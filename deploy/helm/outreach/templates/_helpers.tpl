@@ -52,7 +52,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- $img := .image | default dict }}
 {{- $repo := $img.repository | default (printf "%s/%s" .root.Values.image.repository .name) }}
 {{- $tag := $img.tag | default .root.Values.image.tag | default .root.Chart.AppVersion }}
-{{- printf "%s:%s" $repo $tag }}
+{{- $ref := printf "%s:%s" $repo $tag }}
+{{- /* A digest pins the exact build, whatever has been pushed over the tag since. */}}
+{{- with $img.digest }}{{ $ref = printf "%s@%s" $ref . }}{{ end }}
+{{- $ref }}
 {{- end }}
 
 {{/* The chart's Secret, whose keys hold every credential not taken from an existing Secret. */}}
