@@ -123,6 +123,12 @@ if grep -q "image: ghcr.io/outreach/gateway:[^@ ]*@$digest" <<<"$out"; then
 else
   not_ok "an image digest pins the service's image by digest" "$(grep -m1 'image: .*gateway' <<<"$out")"
 fi
+out=$("$HELM" template outreach "$CHART" --set nodeSelector.pool=apps --show-only templates/migrate-job.yaml 2>&1)
+if grep -q 'pool: apps' <<<"$out"; then
+  ok "the migration Job is scheduled where the services are (nodeSelector)"
+else
+  not_ok "the migration Job is scheduled where the services are (nodeSelector)" "$(tail -n 5 <<<"$out")"
+fi
 out=$("$HELM" template outreach "$CHART" --set trial.enabled=false 2>&1)
 if [[ $? -ne 0 ]] && grep -q 'secrets.databaseUrl.value' <<<"$out"; then
   ok "the chart refuses external mode without a database URL, naming the value to set"
