@@ -91,6 +91,7 @@ variants=(
   "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app"
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
+  "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
 )
 for v in "${variants[@]}"; do
   IFS='|' read -r name helm_args flags <<<"$v"
@@ -114,6 +115,9 @@ check_fails "values.schema.json refuses an unknown access log mode" \
   "$HELM" template outreach "$CHART" --set services.link-runtime.accessLog=off
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
+check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
+  node scripts/validate-manifests.js "$OUT/defaults.yaml" --expect-trial --expect-network-policies \
+  --dashboard-hosts=admin.example.com
 check_fails "values.schema.json refuses an image digest that is not sha256" \
   "$HELM" template outreach "$CHART" --set services.gateway.image.digest=latest
 digest=sha256:$(printf '%064d' 0)

@@ -22,6 +22,11 @@ const label = (args.find((a) => a.startsWith('--label=')) ?? `--label=${path.bas
 const expectTrial = args.includes('--expect-trial');
 const expectServiceMonitor = args.includes('--expect-service-monitor');
 const expectNetworkPolicies = args.includes('--expect-network-policies');
+// Hosts that must serve the dashboard (/) and nothing else, while no other host serves it.
+const dashboardHosts = (args.find((a) => a.startsWith('--dashboard-hosts=')) ?? '--dashboard-hosts=')
+  .slice('--dashboard-hosts='.length)
+  .split(',')
+  .filter(Boolean);
 if (!file) {
   console.error('usage: validate-manifests.js <rendered.yaml> [--label=NAME] [--expect-trial]');
   process.exit(2);
@@ -187,15 +192,26 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   const ingresses = byKind('Ingress');
   if (ingresses.length === 0) problems.push('no Ingress rendered');
   const want = { '/api': 'gateway', '/i': 'link-runtime', '/': 'campaign-service' };
+  const routed = new Set();
   for (const ing of ingresses) {
     for (const rule of ing.spec?.rules ?? []) {
       const paths = rule.http?.paths ?? [];
-      for (const [p, svc] of Object.entries(want)) {
+      // A dashboard host serves only the dashboard; every other host serves the links and the API,
+      // and the dashboard too unless it has hosts of its own.
+      const isDashboardHost = dashboardHosts.includes(rule.host);
+      const expected = isDashboardHost ? ['/'] : dashboardHosts.length ? ['/api', '/i'] : Object.keys(want);
+      for (const x of paths) {
+        if (!expected.includes(x.path))
+          problems.push(`${id(ing)} host ${rule.host}: unexpected route ${x.path}`);
+      }
+      for (const p of expected) {
+        const svc = want[p];
         const hit = paths.find((x) => x.path === p);
         if (!hit) {
           problems.push(`${id(ing)} host ${rule.host}: no route for ${p}`);
           continue;
         }
+        routed.add(p);
         const backend = hit.backend?.service?.name ?? '';
         if (!backend.endsWith(`-${svc}`)) problems.push(`${id(ing)}: ${p} goes to ${backend}, want *-${svc}`);
         if (hit.pathType !== 'Prefix') problems.push(`${id(ing)}: ${p} pathType is ${hit.pathType}`);
@@ -206,6 +222,11 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
           problems.push(`${id(ing)}: ${p} backend ${backend} has no port ${portName}`);
       }
     }
+  }
+  for (const p of Object.keys(want)) if (!routed.has(p)) problems.push(`no host routes ${p}`);
+  for (const h of dashboardHosts) {
+    if (!ingresses.some((ing) => (ing.spec?.rules ?? []).some((r) => r.host === h)))
+      problems.push(`dashboard host ${h} is not routed`);
   }
   check('Ingress routes /api to gateway, /i to link-runtime and / to campaign-service', problems);
 }
