@@ -88,7 +88,7 @@ mkdir -p "$OUT"
 # name | extra helm arguments | validator flags
 variants=(
   "defaults||--expect-trial --expect-network-policies"
-  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app"
+  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com"
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
   "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
