@@ -27,6 +27,19 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     return { context, page };
   };
 
+  /** Sends the message given back to the input again, sees `reply`, and finds one conversation in all. */
+  const sendAgainInOneConversation = async (
+    page: import('playwright-core').Page,
+    reply: string,
+    recipientId: string,
+  ) => {
+    model.reply = reply;
+    await page.locator('#text:not([disabled])').waitFor();
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: reply }).waitFor();
+    expect((await pgCount(h, recipientId)).rows).toBe(1);
+  };
+
   afterAll(async () => {
     await browser?.close();
     await h?.close();
@@ -123,11 +136,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.inputValue('#text')).toBe('Can I change my delivery address?');
     expect(await page.locator('.msg, .notice').count()).toBe(0);
     // The refused start consumed nothing: the link's one interaction is still there.
-    model.reply = 'Yes, until it ships.';
-    await page.locator('#text:not([disabled])').waitFor();
-    await page.click('#send');
-    await page.locator('.msg.assistant', { hasText: 'Yes, until it ships.' }).waitFor();
-    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    await sendAgainInOneConversation(page, 'Yes, until it ships.', l.recipient.id);
     await context.close();
   });
 
@@ -186,12 +195,8 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('.msg').count()).toBe(0);
     expect(await page.inputValue('#text')).toBe('When are you open?');
     await page.unroute('**/messages');
-    model.reply = 'We are open Monday to Friday.';
-    await page.locator('#text:not([disabled])').waitFor();
-    await page.click('#send');
-    await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
-    // The resend went on in the conversation the first try started.
-    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    // The resend goes on in the conversation the first try started.
+    await sendAgainInOneConversation(page, 'We are open Monday to Friday.', l.recipient.id);
     await context.close();
   });
 
