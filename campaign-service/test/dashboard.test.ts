@@ -85,6 +85,18 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     return res.json();
   };
 
+  /** A metered campaign of project p1 on a new device, its schedule given in ms from `now`. */
+  const meteredCampaign = async (name: string, startMs: number, endMs: number) => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: `${name} device` });
+    return admin('POST', `/projects/${p1}/campaigns`, {
+      name,
+      deviceId: device.id,
+      startDate: new Date(now.getTime() + startMs).toISOString(),
+      endDate: new Date(now.getTime() + endMs).toISOString(),
+      budgetMode: 'metered',
+    });
+  };
+
   beforeAll(async () => {
     ns = await createTestNamespace();
     const env = {
@@ -213,14 +225,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('labels a halted campaign as halted in the list and on its page, top-offs included', async () => {
-    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'halt device' });
-    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
-      name: 'Halted early',
-      deviceId: device.id,
-      startDate: new Date(now.getTime() - 3600_000).toISOString(),
-      endDate: new Date(now.getTime() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await meteredCampaign('Halted early', -3600_000, 86400_000);
     await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
     await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/halt`);
     const a = new Agent(base);
@@ -347,14 +352,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('says what a start date in the past means for a draft: launching makes it active at once', async () => {
-    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'past device' });
-    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
-      name: 'Started already',
-      deviceId: device.id,
-      startDate: new Date(now.getTime() - 86400_000).toISOString(),
-      endDate: new Date(now.getTime() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await meteredCampaign('Started already', -86400_000, 86400_000);
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');
     const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
@@ -363,13 +361,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const launched = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
     expect(launched.text).not.toContain('The start date has passed');
     // Over before it was launched: a launch would be refused, so the page says that instead.
-    const over = await admin('POST', `/projects/${p1}/campaigns`, {
-      name: 'Over already',
-      deviceId: device.id,
-      startDate: new Date(now.getTime() - 2 * 86400_000).toISOString(),
-      endDate: new Date(now.getTime() - 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const over = await meteredCampaign('Over already', -2 * 86400_000, -86400_000);
     const overPage = await a.get(`/dashboard/p/${p1}/campaigns/${over.id}`);
     expect(overPage.text).toContain('The end date has passed: this campaign cannot be launched.');
     expect(overPage.text).not.toContain('launching makes the campaign active at once');
