@@ -97,6 +97,14 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     });
   };
 
+  /** Alice's submission of the new-device form with `fields` (the CSRF token added). */
+  const postDeviceForm = async (fields: Record<string, string | string[]>) => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
+    return a.post(`/dashboard/p/${p1}/devices`, { _csrf: token, ...fields });
+  };
+
   beforeAll(async () => {
     ns = await createTestNamespace();
     const env = {
@@ -243,11 +251,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('refuses a device logo that is not an http(s) address, under the logo field, keeping the input', async () => {
-    const a = new Agent(base);
-    await a.signIn('alice@example.com', 'alice-password-1');
-    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
-    const res = await a.post(`/dashboard/p/${p1}/devices`, {
-      _csrf: token,
+    const res = await postDeviceForm({
       name: 'logo device',
       languages: 'en',
       'styling.logoUrl': 'javascript:alert(1)',
@@ -260,11 +264,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('shows every device form error at once, in words, under its own field, entries numbered from 1', async () => {
-    const a = new Agent(base);
-    await a.signIn('alice@example.com', 'alice-password-1');
-    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
-    const res = await a.post(`/dashboard/p/${p1}/devices`, {
-      _csrf: token,
+    const res = await postDeviceForm({
       name: '',
       'styling.primaryColor': 'red',
       languages: 'en',
@@ -292,12 +292,8 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('shows a device too large to save as an error under its knowledge, keeping every entry', async () => {
-    const a = new Agent(base);
-    await a.signIn('alice@example.com', 'alice-password-1');
-    const token = await a.csrf(`/dashboard/p/${p1}/devices/new`);
     // 27 entries of 20,000 characters: over the device limit, and over 256 KiB as a form.
-    const res = await a.post(`/dashboard/p/${p1}/devices`, {
-      _csrf: token,
+    const res = await postDeviceForm({
       name: 'Handbook',
       languages: 'en',
       defaultLanguage: 'en',
