@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
 import type { Browser } from 'playwright-core';
+import { expectAccessible } from '../../test/support/accessibility';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
@@ -74,6 +75,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       fullPage: true,
       animations: 'disabled',
     });
+    await expectAccessible(page, 'new chat');
     await page.fill('#text', 'When are you open?');
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
@@ -85,6 +87,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('#intro').isVisible()).toBe(false);
     expect(await page.locator('#voice').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
+    await expectAccessible(page, 'chat');
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
     const { rows } = await pgCount(h, l.recipient.id);
     expect(rows).toBe(1);
@@ -108,6 +111,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await second.page.click('#send');
     expect(await second.page.locator('.notice').textContent()).toBe('모두 사용했습니다.');
     expect(await second.page.locator('.notice').getAttribute('lang')).toBe('ko');
+    await expectAccessible(second.page, 'chat ended by a refused start');
     expect(await second.page.locator('.msg').count()).toBe(0);
     expect(await second.page.inputValue('#text')).toBe('Hi from the second tab');
     expect(await second.page.locator('#text').isDisabled()).toBe(true);
@@ -281,6 +285,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
         fullPage: true,
         animations: 'disabled',
       });
+      await expectAccessible(page, `refusal ${name}`);
       await page.close();
     }
     await context.close();

@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { createOperatorFromEnv } from '../../campaign-service/src/dashboard/create-operator';
+import { expectAccessible } from '../support/accessibility';
 import { describeWithChromium, launchChromium } from '../support/chromium';
 import { admin } from '../support/fixtures';
 import { startSystem, type TestSystem } from '../support/system';
@@ -9,7 +10,6 @@ import { startSystem, type TestSystem } from '../support/system';
 jest.setTimeout(240_000);
 
 const ARTIFACTS = path.resolve(__dirname, '../artifacts');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const EMAIL = 'operator@example.com';
 const PASSWORD = 'a-long-operator-password';
 const TZ = 'Europe/Paris';
@@ -30,22 +30,6 @@ function localInput(at: Date, tz: string): string {
       .map((x) => [x.type, x.value]),
   );
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
-}
-
-/** Runs axe-core in the page and fails on serious or critical violations. */
-async function expectAccessible(page: Page, name: string): Promise<void> {
-  // Evaluated through the DevTools protocol, so the page's strict CSP stays on.
-  await page.evaluate(`${AXE};0`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
-  };
-  const bad = result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${name}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    );
-  expect(bad).toEqual([]);
 }
 
 /** Waits until the element's trimmed text equals `text`. */
