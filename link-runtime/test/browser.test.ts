@@ -145,7 +145,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   });
 
   it('marks the words of a conversation in the device language where the page texts fell back to English', async () => {
-    const l = await h.link({ device: { languages: ['ko'], defaultLanguage: 'ko' } });
+    // A light brand colour too: the labels on it turn dark to stay readable.
+    const l = await h.link({
+      device: { languages: ['ko'], defaultLanguage: 'ko', styling: { primaryColor: '#ffeb3b' } },
+    });
     const { context, page } = await openChat(l.token);
     model.reply = '안녕하세요';
     await page.fill('#text', '영업시간이 어떻게 되나요?');
@@ -154,6 +157,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     expect(await page.locator('.msg .text').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['ko', 'ko']);
     expect(await page.locator('.msg .sr-only').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['', '']);
+    await expectAccessible(page, 'chat on a light primary colour');
     await context.close();
   });
 

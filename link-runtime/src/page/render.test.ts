@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { pickLanguage, UI_STRINGS } from './i18n';
-import { escapeHtml, renderPage, scriptJson } from './render';
+import { escapeHtml, onColor, renderPage, scriptJson } from './render';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -123,5 +123,26 @@ describe('UI_STRINGS', () => {
     for (const key of keys) expect(strings[key as keyof typeof strings].trim()).not.toBe('');
     expect(strings.retryIn.match(/\{minutes\}/g)).toHaveLength(1);
     expect(strings.retryIn.replace(/\{minutes\}/, '')).not.toMatch(/[{}]/);
+  });
+});
+
+describe('text on the primary colour', () => {
+  it('is white on a dark colour and near-black on a light one, for the better contrast', () => {
+    expect(onColor('#7a1fa2')).toBe('#fff');
+    expect(onColor('#2f5bea')).toBe('#fff');
+    expect(onColor('#ffeb3b')).toBe('#1d1d1f');
+    expect(onColor('#ff0')).toBe('#1d1d1f');
+    expect(onColor('#a0e0ffcc')).toBe('#1d1d1f');
+    // A named colour keeps white: its value is the browser's to know.
+    expect(onColor('navy')).toBe('#fff');
+  });
+
+  it("is set for the page from the device's primary colour", () => {
+    const { html } = renderPage({
+      ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
+      device: { ...device, styling: { primaryColor: '#ffeb3b' } },
+      body: { kind: 'chat', token: 't' },
+    });
+    expect(html).toContain(':root{--primary:#ffeb3b;--on-primary:#1d1d1f;');
   });
 });

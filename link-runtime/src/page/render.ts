@@ -24,6 +24,33 @@ function color(value: string | undefined, fallback: string): string {
   return value && COLOR.test(value.trim()) ? value.trim() : fallback;
 }
 
+const LIGHT_TEXT = '#fff';
+const DARK_TEXT = '#1d1d1f';
+
+/** WCAG relative luminance of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
+function luminance(value: string): number | null {
+  const hex = /^#([0-9a-f]{3,8})$/i.exec(value)?.[1];
+  if (!hex || hex.length === 5 || hex.length === 7) return null;
+  const full = hex.length <= 4 ? [...hex.slice(0, 3)].map((c) => c + c).join('') : hex.slice(0, 6);
+  const [r, g, b] = [0, 2, 4].map((i) => {
+    const c = Number.parseInt(full.slice(i, i + 2), 16) / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/**
+ * The text colour on the operator's primary colour: white, or near-black where white would be
+ * the weaker contrast (a yellow or pastel brand colour), so labels stay readable.
+ */
+export function onColor(primary: string): string {
+  const l = luminance(primary);
+  if (l === null) return LIGHT_TEXT;
+  const withLight = 1.05 / (l + 0.05);
+  const withDark = (l + 0.05) / (luminance(DARK_TEXT)! + 0.05);
+  return withDark > withLight ? DARK_TEXT : LIGHT_TEXT;
+}
+
 function logoUrl(value: string | undefined): string | null {
   return value && isLogoUrl(value) ? new URL(value).toString() : null;
 }
@@ -78,14 +105,14 @@ const CSS = `
 *{box-sizing:border-box}
 html,body{margin:0;height:100%}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:#1d1d1f;display:flex;flex-direction:column;min-height:100vh}
-header{display:flex;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:#fff}
+header{display:flex;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
 header img{height:2rem;width:auto;max-width:8rem;object-fit:contain;background:#fff;border-radius:.25rem}
 header h1{font-size:1.125rem;margin:0;font-weight:600}
-header button{margin-left:auto;background:transparent;color:#fff;border:1px solid rgba(255,255,255,.7);border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
+header button{margin-left:auto;background:transparent;color:inherit;border:1px solid currentColor;border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
 main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;flex-direction:column;gap:.75rem}
 #log{flex:1;display:flex;flex-direction:column;gap:.5rem;overflow-y:auto}
 .msg{max-width:85%;padding:.5rem .75rem;border-radius:1rem;white-space:pre-wrap;word-wrap:break-word}
-.user{align-self:flex-end;background:var(--primary);color:#fff;border-bottom-right-radius:.25rem}
+.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-bottom-right-radius:.25rem}
 .assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-bottom-left-radius:.25rem}
 .notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
 #status{min-height:1.5em;font-size:.875rem;color:#55555a}
@@ -94,7 +121,7 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
 textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
 textarea:focus,button:focus-visible{outline:3px solid var(--primary);outline-offset:2px}
-#send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:#fff;cursor:pointer;min-height:2.75rem}
+#send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
 #send:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
@@ -202,7 +229,7 @@ export function renderPage(input: PageInput): RenderedPage {
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const style = `:root{--primary:${primary};--bg:${background}}${CSS}`;
+  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background}}${CSS}`;
   // The attribute names the language the page's own texts are in, so screen readers pronounce them
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
