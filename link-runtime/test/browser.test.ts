@@ -145,11 +145,16 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   });
 
   it('marks the words of a conversation in the device language where the page texts fell back to English', async () => {
-    // A light brand colour too: the labels on it turn dark to stay readable.
+    // A light brand colour on a dark background too: the texts on each turn to stay readable.
     const l = await h.link({
-      device: { languages: ['ko'], defaultLanguage: 'ko', styling: { primaryColor: '#ffeb3b' } },
+      device: {
+        languages: ['ko'],
+        defaultLanguage: 'ko',
+        styling: { primaryColor: '#ffeb3b', backgroundColor: '#101820' },
+      },
     });
     const { context, page } = await openChat(l.token);
+    await expectAccessible(page, 'new chat on a dark background');
     model.reply = '안녕하세요';
     await page.fill('#text', '영업시간이 어떻게 되나요?');
     await page.click('#send');

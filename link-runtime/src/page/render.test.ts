@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { pickLanguage, UI_STRINGS } from './i18n';
-import { escapeHtml, onColor, renderPage, scriptJson } from './render';
+import { escapeHtml, mutedOn, onColor, renderPage, scriptJson } from './render';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -137,12 +137,20 @@ describe('text on the primary colour', () => {
     expect(onColor('navy')).toBe('#fff');
   });
 
+  it('keeps the quieter texts on the background readable: grey on light and dark, else black or white', () => {
+    expect(mutedOn('#f5f5f7')).toBe('#55555a');
+    expect(mutedOn('#101820')).toBe('#c9c9ce');
+    // Mid-tone: neither grey reaches 4.5:1.
+    expect(mutedOn('#808080')).toBe('#1d1d1f');
+    expect(mutedOn('beige')).toBe('#55555a');
+  });
+
   it("is set for the page from the device's primary colour", () => {
     const { html } = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
       device: { ...device, styling: { primaryColor: '#ffeb3b' } },
       body: { kind: 'chat', token: 't' },
     });
-    expect(html).toContain(':root{--primary:#ffeb3b;--on-primary:#1d1d1f;');
+    expect(html).toContain(':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a}');
   });
 });

@@ -39,6 +39,11 @@ function luminance(value: string): number | null {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
+/** WCAG contrast ratio of two luminances. */
+function contrast(a: number, b: number): number {
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}
+
 /**
  * The text colour on the operator's primary colour: white, or near-black where white would be
  * the weaker contrast (a yellow or pastel brand colour), so labels stay readable.
@@ -46,9 +51,22 @@ function luminance(value: string): number | null {
 export function onColor(primary: string): string {
   const l = luminance(primary);
   if (l === null) return LIGHT_TEXT;
-  const withLight = 1.05 / (l + 0.05);
-  const withDark = (l + 0.05) / (luminance(DARK_TEXT)! + 0.05);
-  return withDark > withLight ? DARK_TEXT : LIGHT_TEXT;
+  return contrast(l, luminance(DARK_TEXT)!) > contrast(l, 1) ? DARK_TEXT : LIGHT_TEXT;
+}
+
+const MUTED_DARK = '#55555a';
+const MUTED_LIGHT = '#c9c9ce';
+
+/**
+ * The colour of the quieter texts set on the page's background (the intro, the status line):
+ * grey that reads on it (WCAG AA, 4.5:1), dark grey on light backgrounds and light grey on dark
+ * ones, else the stronger of white and near-black.
+ */
+export function mutedOn(background: string): string {
+  const l = luminance(background);
+  if (l === null) return MUTED_DARK;
+  for (const muted of [MUTED_DARK, MUTED_LIGHT]) if (contrast(l, luminance(muted)!) >= 4.5) return muted;
+  return onColor(background);
 }
 
 function logoUrl(value: string | undefined): string | null {
@@ -115,8 +133,8 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 .user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-bottom-right-radius:.25rem}
 .assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-bottom-left-radius:.25rem}
 .notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
-#status{min-height:1.5em;font-size:.875rem;color:#55555a}
-#intro{margin:0;text-align:center;color:#55555a}
+#status{min-height:1.5em;font-size:.875rem;color:var(--muted)}
+#intro{margin:0;text-align:center;color:var(--muted)}
 #log:not(:empty)+#intro{display:none}
 form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
 textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
@@ -229,7 +247,7 @@ export function renderPage(input: PageInput): RenderedPage {
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background}}${CSS}`;
+  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)}}${CSS}`;
   // The attribute names the language the page's own texts are in, so screen readers pronounce them
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
