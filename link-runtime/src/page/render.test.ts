@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { pickLanguage, UI_STRINGS } from './i18n';
-import { escapeHtml, mutedOn, onColor, renderPage, scriptJson } from './render';
+import { escapeHtml, focusOn, mutedOn, onColor, renderPage, scriptJson } from './render';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -145,12 +145,20 @@ describe('text on the primary colour', () => {
     expect(mutedOn('beige')).toBe('#55555a');
   });
 
+  it('draws the focus ring in the primary colour unless it would not stand out from the background', () => {
+    expect(focusOn('#7a1fa2', '#f5f5f7')).toBe('#7a1fa2');
+    expect(focusOn('#ffeb3b', '#ffffff')).toBe('#1d1d1f');
+    expect(focusOn('#202020', '#101820')).toBe('#fff');
+  });
+
   it("is set for the page from the device's primary colour", () => {
     const { html } = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
       device: { ...device, styling: { primaryColor: '#ffeb3b' } },
       body: { kind: 'chat', token: 't' },
     });
-    expect(html).toContain(':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a}');
+    expect(html).toContain(
+      ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--focus:#1d1d1f}',
+    );
   });
 });

@@ -54,6 +54,14 @@ export function onColor(primary: string): string {
   return contrast(l, luminance(DARK_TEXT)!) > contrast(l, 1) ? DARK_TEXT : LIGHT_TEXT;
 }
 
+/** The focus ring: the primary colour where it stands out from the background (3:1), else black or white. */
+export function focusOn(primary: string, background: string): string {
+  const p = luminance(primary);
+  const b = luminance(background);
+  if (p === null || b === null || contrast(p, b) >= 3) return primary;
+  return onColor(background);
+}
+
 const MUTED_DARK = '#55555a';
 const MUTED_LIGHT = '#c9c9ce';
 
@@ -138,7 +146,7 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 #log:not(:empty)+#intro{display:none}
 form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
 textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
-textarea:focus,button:focus-visible{outline:3px solid var(--primary);outline-offset:2px}
+textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 #send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
 #send:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
@@ -247,7 +255,7 @@ export function renderPage(input: PageInput): RenderedPage {
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)}}${CSS}`;
+  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--focus:${focusOn(primary, background)}}${CSS}`;
   // The attribute names the language the page's own texts are in, so screen readers pronounce them
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
