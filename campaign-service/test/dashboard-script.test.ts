@@ -1,4 +1,5 @@
 import type { Browser } from 'playwright-core';
+import { onColor } from '../../link-runtime/src/page/render';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { APP_JS } from '../src/dashboard/assets.script';
 
@@ -24,6 +25,25 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       expect(await page.inputValue('#start')).toBe('2026-05-10T23:00');
       expect(await page.inputValue('#end')).toBe('2026-05-18T23:00');
       await context.close();
+    });
+
+    it('previews the text colour the link page puts on the primary colour', async () => {
+      const page = await browser.newPage();
+      await page.setContent(`<input id="primary" data-preview="primaryColor" value="#2f5bea">
+        <div id="link-preview"><div class="pv-head"></div>
+        <div class="pv-body"><p class="pv-bubble pv-user">x</p></div></div>`);
+      await page.addScriptTag({ content: APP_JS });
+      const rgb = (hex: string) =>
+        `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.length === 4 ? hex[1 + (i - 1) / 2].repeat(2) : hex.slice(i, i + 2), 16)).join(', ')})`;
+      for (const colour of ['#2f5bea', '#ffeb3b', '#7a1fa2', '#a0e0ff', '#808080', '#000000', '#ffffff']) {
+        await page.fill('#primary', colour);
+        await page.dispatchEvent('#primary', 'input');
+        const shown = await page.evaluate(() =>
+          [...document.querySelectorAll('.pv-head, .pv-user')].map((e) => getComputedStyle(e).color),
+        );
+        expect([colour, shown]).toEqual([colour, [rgb(onColor(colour)), rgb(onColor(colour))]]);
+      }
+      await page.close();
     });
 
     it('keeps each campaign timing live by its phase, a halt before the start counting as the end', async () => {

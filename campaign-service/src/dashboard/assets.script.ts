@@ -80,16 +80,30 @@ export const APP_JS = String.raw`(function () {
     });
   });
 
+  // The text colour the link page puts on a #rrggbb primary colour: white, or near-black where
+  // white is the weaker contrast (onColor in the link runtime's render.ts; a test holds them equal).
+  function onColor(hex) {
+    var lum = function (h) {
+      var c = [1, 3, 5].map(function (i) {
+        var v = parseInt(h.slice(i, i + 2), 16) / 255;
+        return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+      });
+      return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    };
+    var l = lum(hex), dark = lum('#1d1d1f');
+    return (l + 0.05) / (dark + 0.05) > 1.05 / (l + 0.05) ? '#1d1d1f' : '#fff';
+  }
+
   // Live preview of the link page from the device styling fields.
   var preview = $('#link-preview');
   if (preview) {
     var apply = function () {
       var get = function (n) { var i = $('[data-preview="' + n + '"]'); return i ? i.value : ''; };
-      var head = $('.pv-head', preview), body = $('.pv-body', preview);
+      var head = $('.pv-head', preview), body = $('.pv-body', preview), user = $('.pv-user', preview);
       head.textContent = get('title') || get('name') || 'Assistant';
       if (/^#[0-9a-fA-F]{6}$/.test(get('primaryColor'))) {
-        head.style.background = get('primaryColor');
-        $('.pv-user', preview).style.background = get('primaryColor');
+        head.style.background = user.style.background = get('primaryColor');
+        head.style.color = user.style.color = onColor(get('primaryColor'));
       }
       if (/^#[0-9a-fA-F]{6}$/.test(get('backgroundColor'))) body.style.background = get('backgroundColor');
     };
