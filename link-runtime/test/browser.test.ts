@@ -144,6 +144,24 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
+  it('does not pay twice for a start whose answer was lost: the resend gets the same conversation', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
+    const { context, page } = await openChat(l.token);
+    // The start reaches the link runtime and is made, but its 201 never reaches the page.
+    await page.route('**/conversations', async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await page.fill('#text', 'Where is my parcel?');
+    await page.click('#send');
+    await page.locator('#status', { hasText: 'Something went wrong' }).waitFor();
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
+    await page.unroute('**/conversations');
+    // The link's one interaction is spent, yet the resend is answered: it is the same start.
+    await sendAgainInOneConversation(page, 'It is on its way.', l.recipient.id);
+    await context.close();
+  });
+
   it('marks the words of a conversation in the device language where the page texts fell back to English', async () => {
     // A light brand colour on a dark background too: the texts on each turn to stay readable.
     const l = await h.link({

@@ -374,6 +374,60 @@ describe('the refusal table, on the page and on a start', () => {
   });
 });
 
+describe("a start repeated with the client's key", () => {
+  const key = (n: number) => `start-key-${String(n).padStart(8, '0')}`;
+
+  it('answers the conversation already started and consumes nothing more', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
+    const url = `${h.base}/i/${l.token}/conversations`;
+    const first = await post(url, undefined, { 'idempotency-key': key(1) });
+    const again = await post(url, undefined, { 'idempotency-key': key(1) });
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.body.conversationId).toBe(first.body.conversationId);
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
+    // Another key is another start: the cap of 2 is not used up by the repeat.
+    const other = await post(url, undefined, { 'idempotency-key': key(2) });
+    expect(other.status).toBe(201);
+    expect(other.body.conversationId).not.toBe(first.body.conversationId);
+    expect((await post(url, undefined, { 'idempotency-key': key(3) })).body.code).toBe('link_disabled');
+    expect(await conversationsOf(l.recipient.id)).toBe(2);
+  });
+
+  it('admits one conversation for parallel starts with one key, the others told to retry', async () => {
+    const l = await h.link();
+    const url = `${h.base}/i/${l.token}/conversations`;
+    const all = await Promise.all(
+      Array.from({ length: 20 }, () => post(url, undefined, { 'idempotency-key': key(4) })),
+    );
+    const ids = new Set(all.filter((r) => r.status === 201).map((r) => r.body.conversationId));
+    expect(ids.size).toBe(1);
+    for (const r of all.filter((x) => x.status !== 201)) {
+      expect(r).toMatchObject({
+        status: 503,
+        body: { retryable: true, details: { reason: 'start_in_progress' } },
+      });
+    }
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
+  });
+
+  it('frees the key of a refused start, and refuses a malformed key', async () => {
+    const l = await h.link({ recipient: { isActive: false } });
+    const url = `${h.base}/i/${l.token}/conversations`;
+    expect((await post(url, undefined, { 'idempotency-key': key(5) })).body.code).toBe('link_disabled');
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    try {
+      expect(await redis.keys(`${h.ns.redisPrefix}link:start:${l.recipient.id}:*`)).toEqual([]);
+    } finally {
+      await redis.quit();
+    }
+    const bad = await post(url, undefined, { 'idempotency-key': 'short' });
+    expect(bad).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', details: { header: 'Idempotency-Key' } },
+    });
+  });
+});
+
 describe('what consumes', () => {
   it('a page view consumes nothing, a start one, messages none, a reload a new one', async () => {
     const l = await h.link();

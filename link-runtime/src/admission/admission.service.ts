@@ -39,6 +39,7 @@ import {
   linkDisabled,
   type OpenLink,
 } from './link-checks';
+import { startOnce } from './start-once';
 import { UsageAnnouncer, type UsageAnnouncerDeps } from './usage-announcer';
 
 /** Redis keys of one start: the recipient's counters, the campaign's, and the conversation's record. */
@@ -193,6 +194,17 @@ export class Admission {
       counted.settled();
     }
     return { conversationId, startedAt };
+  }
+
+  /**
+   * Admits one conversation at most once per client key (see startOnce): a repeat of a start
+   * already made answers its conversation and consumes nothing.
+   */
+  admitOnce(link: OpenLink, key: string): Promise<{ conversationId: string; repeated: boolean }> {
+    return startOnce(this.deps.redis, this.deps.redisPrefix, link.recipient.id, key, async () => {
+      const admitted = await this.admit(link);
+      return admitted.conversationId;
+    });
   }
 
   /** Republishes, now and then every `intervalMs`, the events JetStream has not confirmed. */

@@ -1,15 +1,28 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '@outreach/platform';
 import type { Logger } from 'pino';
 import { baseHeaders, directRoute, refusalOf, sendJson } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import type { Admission } from './admission.service';
 import { requestAddress } from './client-ip';
 import { type OpenLinkDeps, openLink } from './open-link';
+import { START_KEY } from './start-once';
+
+/** The client's key of a start (`Idempotency-Key`), undefined without one; 400 when malformed. */
+function startKeyOf(req: IncomingMessage): string | undefined {
+  const key = req.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key === 'string' && START_KEY.test(key)) return key;
+  throw new AppError('invalid_request', 'The Idempotency-Key header is malformed.', {
+    details: { header: 'Idempotency-Key', rule: 'pattern' },
+    hint: 'Send 16 to 64 characters of A-Z, a-z, 0-9, "_" and "-", the same for each retry of one start.',
+  });
+}
 
 /** What a conversation start is served from. */
 export interface StartHandlerDeps extends OpenLinkDeps {
   logger: Logger;
-  admission: Pick<Admission, 'admit'>;
+  admission: Pick<Admission, 'admit' | 'admitOnce'>;
   metrics: LinkMetrics;
   trustProxy: boolean;
   trustedHops: number;
@@ -34,12 +47,19 @@ export function createStartHandler(
       let status = 201;
       let body: unknown;
       try {
+        const key = startKeyOf(req);
         const opened = openLink(deps, request.token, requestAddress(req, deps));
         const link = opened instanceof Promise ? await opened : opened;
-        // Consumes every cap, remembers the conversation and records it durably before the 201.
-        const admitted = await deps.admission.admit(link);
-        deps.metrics.admissions.inc();
-        body = { conversationId: admitted.conversationId };
+        // Consumes every cap, remembers the conversation and records it durably before the 201;
+        // with the client's key, a repeat of a start already made gets its conversation again.
+        if (key === undefined) {
+          body = { conversationId: (await deps.admission.admit(link)).conversationId };
+          deps.metrics.admissions.inc();
+        } else {
+          const once = await deps.admission.admitOnce(link, key);
+          if (!once.repeated) deps.metrics.admissions.inc();
+          body = { conversationId: once.conversationId };
+        }
       } catch (err) {
         const refusal = refusalOf(deps.metrics, err, request, headers, 'conversation start failed');
         status = refusal.spec.httpStatus;

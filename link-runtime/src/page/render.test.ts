@@ -31,6 +31,14 @@ describe('renderPage', () => {
     expect(csp).toContain("script-src 'none'");
   });
 
+  it('ships a script that parses', () => {
+    const picked = pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' });
+    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', token: 't' } });
+    const script = html.match(/<script>([\s\S]*?)<\/script>/)?.[1] ?? '';
+    expect(script.length).toBeGreaterThan(1000);
+    expect(() => new Function(script)).not.toThrow();
+  });
+
   it("allows exactly the page's own style and script, by the hash of their text", () => {
     const { html, csp } = renderPage({
       lang: 'de',

@@ -160,7 +160,7 @@ var cfg=JSON.parse(document.getElementById('cfg').textContent);
 var s=cfg.strings,log=document.getElementById('log'),form=document.getElementById('chat'),
 input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
 voiceBtn=document.getElementById('voice');
-var base=location.pathname.replace(/\\/+$/,''),conversation=null,speaking=cfg.voice&&'speechSynthesis' in window;
+var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
 function setStatus(t){status.textContent=t||'';}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
@@ -207,8 +207,11 @@ if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function()
 // or whose phone reloads the tab in the background, spends none of the link's interactions.
 // Resolves with the conversation, or null when the start was refused: by the link's rules (the
 // page's notice), or by a failure underneath (the message goes back to send again).
-function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);
-  return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json'}}).then(function(res){
+// Its key goes with every try of one start: a start made whose 201 was lost is answered again,
+// not paid twice.
+function newKey(){var b=new Uint8Array(18);crypto.getRandomValues(b);return btoa(String.fromCharCode.apply(null,b)).replace(/\\+/g,'-').replace(/\\//g,'_');}
+function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);startKey=startKey||newKey();
+  return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json','Idempotency-Key':startKey}}).then(function(res){
     if(res.status!==201)return fail(res,again).then(function(){return null;});
     return res.json().then(function(b){conversation=b.conversationId;return conversation;});
   });}
