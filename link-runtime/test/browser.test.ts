@@ -231,7 +231,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
-  it('says a conversation that expired has ended, not that the link does not exist', async () => {
+  it('says a conversation that expired has ended, and starts a new one with the message sent again', async () => {
     const l = await h.link();
     const { context, page } = await openChat(l.token);
     const redis = new Redis(h.ns.env.REDIS_URL);
@@ -245,9 +245,19 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       h.clock.fixed = Date.now() + 86_400_000 + 1000;
       await page.fill('#text', 'Still there?');
       await page.click('#send');
-      const notice = await page.locator('.notice').textContent();
-      expect(notice).toBe('This conversation has ended. Reload the page to start a new one.');
-      expect(await page.locator('#text').isDisabled()).toBe(true);
+      await page
+        .locator('#status', {
+          hasText: 'This conversation has ended. Send your message again to start a new one.',
+        })
+        .waitFor();
+      // What the customer wrote is kept, not lost to a reload.
+      expect(await page.inputValue('#text')).toBe('Still there?');
+      expect(await page.locator('.msg.user .text').allTextContents()).toEqual(['Hello?']);
+      model.reply = 'Yes, still here.';
+      await page.locator('#text:not([disabled])').waitFor();
+      await page.click('#send');
+      await page.locator('.msg.assistant', { hasText: 'Yes, still here.' }).waitFor();
+      expect((await pgCount(h, l.recipient.id)).rows).toBe(2);
     } finally {
       h.clock.fixed = null;
       await redis.quit();

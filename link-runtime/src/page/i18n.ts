@@ -47,7 +47,7 @@ const en: UiStrings = {
   rateLimited: 'You are sending messages too quickly. Please wait a moment.',
   failed: 'Something went wrong. Please try again.',
   noReply: 'The assistant could not answer just now. Please send your message again.',
-  conversationEnded: 'This conversation has ended. Reload the page to start a new one.',
+  conversationEnded: 'This conversation has ended. Send your message again to start a new one.',
   voiceOn: 'Read replies aloud',
   voiceOff: 'Stop reading replies aloud',
 };
@@ -72,7 +72,8 @@ const de: UiStrings = {
   rateLimited: 'Sie senden Nachrichten zu schnell. Bitte warten Sie einen Moment.',
   failed: 'Etwas ist schiefgelaufen. Bitte versuchen Sie es erneut.',
   noReply: 'Der Assistent konnte gerade nicht antworten. Bitte senden Sie Ihre Nachricht erneut.',
-  conversationEnded: 'Dieses Gespräch ist beendet. Laden Sie die Seite neu, um ein neues zu beginnen.',
+  conversationEnded:
+    'Dieses Gespräch ist beendet. Senden Sie Ihre Nachricht erneut, um ein neues zu beginnen.',
   voiceOn: 'Antworten vorlesen',
   voiceOff: 'Vorlesen beenden',
 };
@@ -97,7 +98,8 @@ const fr: UiStrings = {
   rateLimited: 'Vous envoyez des messages trop vite. Veuillez patienter un instant.',
   failed: "Une erreur s'est produite. Veuillez réessayer.",
   noReply: "L'assistant n'a pas pu répondre pour le moment. Veuillez renvoyer votre message.",
-  conversationEnded: 'Cette conversation est terminée. Rechargez la page pour en commencer une nouvelle.',
+  conversationEnded:
+    'Cette conversation est terminée. Renvoyez votre message pour en commencer une nouvelle.',
   voiceOn: 'Lire les réponses à voix haute',
   voiceOff: 'Arrêter la lecture à voix haute',
 };
@@ -122,7 +124,7 @@ const es: UiStrings = {
   rateLimited: 'Estás enviando mensajes demasiado rápido. Espera un momento.',
   failed: 'Algo salió mal. Inténtalo de nuevo.',
   noReply: 'El asistente no ha podido responder ahora. Vuelve a enviar tu mensaje.',
-  conversationEnded: 'Esta conversación ha terminado. Recarga la página para empezar una nueva.',
+  conversationEnded: 'Esta conversación ha terminado. Vuelve a enviar tu mensaje para empezar una nueva.',
   voiceOn: 'Leer las respuestas en voz alta',
   voiceOff: 'Dejar de leer en voz alta',
 };
@@ -150,7 +152,8 @@ const it: UiStrings = {
   rateLimited: 'Sta inviando messaggi troppo velocemente. Attenda un momento.',
   failed: 'Si è verificato un problema. Riprovi.',
   noReply: "L'assistente non è riuscito a rispondere in questo momento. Invii di nuovo il messaggio.",
-  conversationEnded: 'Questa conversazione è terminata. Ricarichi la pagina per iniziarne una nuova.',
+  conversationEnded:
+    'Questa conversazione è terminata. Invii di nuovo il suo messaggio per iniziarne una nuova.',
   voiceOn: 'Leggi le risposte ad alta voce',
   voiceOff: 'Interrompi la lettura ad alta voce',
 };
@@ -175,7 +178,7 @@ const nl: UiStrings = {
   rateLimited: 'U verstuurt berichten te snel. Wacht een ogenblik.',
   failed: 'Er is iets misgegaan. Probeer het opnieuw.',
   noReply: 'De assistent kon nu niet antwoorden. Verstuur uw bericht opnieuw.',
-  conversationEnded: 'Dit gesprek is beëindigd. Laad de pagina opnieuw om een nieuw gesprek te beginnen.',
+  conversationEnded: 'Dit gesprek is beëindigd. Stuur uw bericht opnieuw om een nieuw gesprek te beginnen.',
   voiceOn: 'Antwoorden voorlezen',
   voiceOff: 'Voorlezen stoppen',
 };
@@ -201,7 +204,7 @@ const pt: UiStrings = {
   rateLimited: 'Enviou muitas mensagens em pouco tempo. Aguarde um momento.',
   failed: 'Ocorreu um erro. Tente novamente.',
   noReply: 'O assistente não conseguiu responder agora. Envie a sua mensagem novamente.',
-  conversationEnded: 'Esta conversa terminou. Recarregue a página para iniciar uma nova.',
+  conversationEnded: 'Esta conversa terminou. Envie a sua mensagem novamente para iniciar uma nova.',
   voiceOn: 'Ler as respostas em voz alta',
   voiceOff: 'Parar a leitura em voz alta',
 };
@@ -226,7 +229,7 @@ const pl: UiStrings = {
   rateLimited: 'Wiadomości są wysyłane zbyt szybko. Prosimy chwilę poczekać.',
   failed: 'Coś poszło nie tak. Prosimy spróbować ponownie.',
   noReply: 'Asystent nie mógł teraz odpowiedzieć. Prosimy wysłać wiadomość ponownie.',
-  conversationEnded: 'Ta rozmowa została zakończona. Aby rozpocząć nową, prosimy odświeżyć stronę.',
+  conversationEnded: 'Ta rozmowa została zakończona. Aby rozpocząć nową, prosimy wysłać wiadomość ponownie.',
   voiceOn: 'Czytaj odpowiedzi na głos',
   voiceOff: 'Wyłącz czytanie na głos',
 };
@@ -251,7 +254,7 @@ const sv: UiStrings = {
   rateLimited: 'Du skickar meddelanden för snabbt. Vänta en stund.',
   failed: 'Något gick fel. Försök igen.',
   noReply: 'Assistenten kunde inte svara just nu. Skicka ditt meddelande igen.',
-  conversationEnded: 'Det här samtalet har avslutats. Ladda om sidan för att starta ett nytt.',
+  conversationEnded: 'Det här samtalet har avslutats. Skicka ditt meddelande igen för att starta ett nytt.',
   voiceOn: 'Läs upp svaren',
   voiceOff: 'Sluta läsa upp svaren',
 };
@@ -276,7 +279,7 @@ const da: UiStrings = {
   rateLimited: 'Du sender beskeder for hurtigt. Vent et øjeblik.',
   failed: 'Noget gik galt. Prøv igen.',
   noReply: 'Assistenten kunne ikke svare lige nu. Send din besked igen.',
-  conversationEnded: 'Denne samtale er afsluttet. Genindlæs siden for at starte en ny.',
+  conversationEnded: 'Denne samtale er afsluttet. Send din besked igen for at starte en ny.',
   voiceOn: 'Læs svarene højt',
   voiceOff: 'Stop højtlæsningen',
 };
@@ -301,7 +304,7 @@ const nb: UiStrings = {
   rateLimited: 'Du sender meldinger for raskt. Vent et øyeblikk.',
   failed: 'Noe gikk galt. Prøv igjen.',
   noReply: 'Assistenten kunne ikke svare akkurat nå. Send meldingen din på nytt.',
-  conversationEnded: 'Denne samtalen er avsluttet. Last inn siden på nytt for å starte en ny.',
+  conversationEnded: 'Denne samtalen er avsluttet. Send meldingen din på nytt for å starte en ny.',
   voiceOn: 'Les opp svarene',
   voiceOff: 'Stopp opplesingen',
 };
@@ -326,7 +329,7 @@ const fi: UiStrings = {
   rateLimited: 'Lähetät viestejä liian nopeasti. Odota hetki.',
   failed: 'Jokin meni vikaan. Yritä uudelleen.',
   noReply: 'Avustaja ei pystynyt vastaamaan juuri nyt. Lähetä viestisi uudelleen.',
-  conversationEnded: 'Tämä keskustelu on päättynyt. Aloita uusi lataamalla sivu uudelleen.',
+  conversationEnded: 'Tämä keskustelu on päättynyt. Aloita uusi lähettämällä viestisi uudelleen.',
   voiceOn: 'Lue vastaukset ääneen',
   voiceOff: 'Lopeta ääneen lukeminen',
 };
@@ -351,7 +354,7 @@ const cs: UiStrings = {
   rateLimited: 'Odesíláte zprávy příliš rychle. Chvíli prosím počkejte.',
   failed: 'Něco se pokazilo. Zkuste to prosím znovu.',
   noReply: 'Asistentovi se teď nepodařilo odpovědět. Odešlete prosím zprávu znovu.',
-  conversationEnded: 'Tato konverzace skončila. Chcete-li začít novou, načtěte stránku znovu.',
+  conversationEnded: 'Tato konverzace skončila. Chcete-li začít novou, odešlete zprávu znovu.',
   voiceOn: 'Číst odpovědi nahlas',
   voiceOff: 'Přestat číst nahlas',
 };
@@ -376,7 +379,7 @@ const tr: UiStrings = {
   rateLimited: 'Çok hızlı mesaj gönderiyorsunuz. Lütfen biraz bekleyin.',
   failed: 'Bir sorun oluştu. Lütfen tekrar deneyin.',
   noReply: 'Asistan şu anda yanıt veremedi. Lütfen mesajınızı tekrar gönderin.',
-  conversationEnded: 'Bu sohbet sona erdi. Yeni bir sohbet başlatmak için sayfayı yenileyin.',
+  conversationEnded: 'Bu sohbet sona erdi. Yeni bir sohbet başlatmak için mesajınızı tekrar gönderin.',
   voiceOn: 'Yanıtları sesli oku',
   voiceOff: 'Sesli okumayı durdur',
 };

@@ -177,7 +177,8 @@ function unlock(){input.disabled=false;send.disabled=false;input.focus();}
 // reload would start, and pay for, a new conversation.
 function ends(b){var c=b&&b.code,r=((b&&b.details)||{}).reason;
   if(c==='unavailable')return r==='campaign_not_active'||r==='device_inactive';
-  return c==='not_found'||c==='forbidden'||c==='link_disabled'||c==='budget_exhausted'||c==='cooldown';}
+  if(c==='not_found')return r!=='conversation_not_found';
+  return c==='forbidden'||c==='link_disabled'||c==='budget_exhausted'||c==='cooldown';}
 function refusal(body,retryAfter){
   var d=(body&&body.details)||{},c=body&&body.code,t;
   if(c==='not_found')t=d.reason==='conversation_not_found'?s.conversationEnded:s.notFound;else if(c==='forbidden')t=s.forbidden;
@@ -195,8 +196,11 @@ function notice(t,own){lock();var n=document.createElement('p');n.className='not
   if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.appendChild(n);setStatus('');}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
 // send again (a start refused so consumed nothing).
-function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code;
-  if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!((b.details||{}).message));else{again();setStatus(t);unlock();}}
+// A conversation that expired (idle past its time) is forgotten: the message sent again starts a
+// new one, as a reload would, without losing what the customer wrote.
+function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(b&&b.details)||{};
+  if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;}
+  if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];if(v)u.voice=v;}
