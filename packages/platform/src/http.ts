@@ -135,8 +135,8 @@ export function healthRoutes(lifecycle: Lifecycle, dependencies: DependencyState
 
 /**
  * The parser's account of malformed JSON without the body it quotes ("…, "<body>" is not valid
- * JSON", with "..." where it is cut): a refusal should not carry the client's data, card numbers say, into every log it
- * reaches. The token and the position stay.
+ * JSON", with "..." where it is cut): a refusal should not carry the client's data, card numbers
+ * say, into every log it reaches. The token, or the position where the parser gives one, stays.
  */
 export function parserMessage(err: Error): string {
   return err.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, ' in JSON');
