@@ -96,30 +96,34 @@ export function createPageHandler(
 /** The page of a refusal, in the visitor's language among the device's. */
 function refusalPage(err: AppError, acceptLanguage: string, device: DeviceSnapshot | undefined) {
   const { lang, textLang, strings } = pickLanguage(acceptLanguage, device);
-  const { text, own } = pageText(err, strings);
-  const body: PageBody = { kind: 'message', code: err.code, text };
-  if (own && lang !== textLang) body.lang = lang;
+  const custom = operatorText(err);
+  const body: PageBody = { kind: 'message', code: err.code, text: custom ?? pageText(err, strings) };
+  if (custom !== null && lang !== textLang) body.lang = lang;
   const retry = err.details.retryAfterSeconds;
   if (typeof retry === 'number')
     body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
   return renderPage({ lang, textLang, strings, device, body });
 }
 
-/** The text a refusal page shows, in the page's language. */
-function pageText(err: AppError, strings: UiStrings): { text: string; own: boolean } {
-  const custom =
-    typeof err.details.message === 'string' && err.details.message.trim() ? err.details.message : null;
-  const own = (text: string | null, fallback: string) => ({ text: text ?? fallback, own: text !== null });
+/** The operator's own text of a refusal (disabledMessage, cooldownMessage), or null for ours. */
+function operatorText(err: AppError): string | null {
+  if (err.code !== 'link_disabled' && err.code !== 'cooldown') return null;
+  const message = err.details.message;
+  return typeof message === 'string' && message.trim() ? message : null;
+}
+
+/** The page's own text of a refusal, in the page's language. */
+function pageText(err: AppError, strings: UiStrings): string {
   switch (err.code) {
     case 'not_found':
-      return own(null, strings.notFound);
+      return strings.notFound;
     case 'forbidden':
-      return own(null, strings.forbidden);
+      return strings.forbidden;
     case 'link_disabled':
-      return own(custom, strings.disabled);
+      return strings.disabled;
     case 'cooldown':
-      return own(custom, strings.cooldown);
+      return strings.cooldown;
     default:
-      return own(null, strings.unavailable);
+      return strings.unavailable;
   }
 }
