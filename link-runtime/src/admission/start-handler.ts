@@ -52,14 +52,12 @@ export function createStartHandler(
         const link = opened instanceof Promise ? await opened : opened;
         // Consumes every cap, remembers the conversation and records it durably before the 201;
         // with the client's key, a repeat of a start already made gets its conversation again.
-        if (key === undefined) {
-          body = { conversationId: (await deps.admission.admit(link)).conversationId };
-          deps.metrics.admissions.inc();
-        } else {
-          const once = await deps.admission.admitOnce(link, key);
-          if (!once.repeated) deps.metrics.admissions.inc();
-          body = { conversationId: once.conversationId };
-        }
+        const started =
+          key === undefined
+            ? { ...(await deps.admission.admit(link)), repeated: false }
+            : await deps.admission.admitOnce(link, key);
+        if (!started.repeated) deps.metrics.admissions.inc();
+        body = { conversationId: started.conversationId };
       } catch (err) {
         const refusal = refusalOf(deps.metrics, err, request, headers, 'conversation start failed');
         status = refusal.spec.httpStatus;
