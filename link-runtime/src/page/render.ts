@@ -39,6 +39,8 @@ function luminance(value: string): number | null {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
+const DARK_TEXT_LUMINANCE = luminance(DARK_TEXT)!;
+
 /** WCAG contrast ratio of two luminances. */
 function contrast(a: number, b: number): number {
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
@@ -51,7 +53,7 @@ function contrast(a: number, b: number): number {
 export function onColor(primary: string): string {
   const l = luminance(primary);
   if (l === null) return LIGHT_TEXT;
-  return contrast(l, luminance(DARK_TEXT)!) > contrast(l, 1) ? DARK_TEXT : LIGHT_TEXT;
+  return contrast(l, DARK_TEXT_LUMINANCE) > contrast(l, 1) ? DARK_TEXT : LIGHT_TEXT;
 }
 
 /** The focus ring: the primary colour where it stands out from the background (3:1), else black or white. */
@@ -62,8 +64,8 @@ export function focusOn(primary: string, background: string): string {
   return onColor(background);
 }
 
-const MUTED_DARK = '#55555a';
-const MUTED_LIGHT = '#c9c9ce';
+// The greys the quieter texts may take, darker first, with their luminances.
+const MUTED: ReadonlyArray<[string, number]> = ['#55555a', '#c9c9ce'].map((c) => [c, luminance(c)!]);
 
 /**
  * The colour of the quieter texts set on the page's background (the intro, the status line):
@@ -72,9 +74,9 @@ const MUTED_LIGHT = '#c9c9ce';
  */
 export function mutedOn(background: string): string {
   const l = luminance(background);
-  if (l === null) return MUTED_DARK;
-  for (const muted of [MUTED_DARK, MUTED_LIGHT]) if (contrast(l, luminance(muted)!) >= 4.5) return muted;
-  return onColor(background);
+  if (l === null) return MUTED[0][0];
+  const readable = MUTED.find(([, m]) => contrast(l, m) >= 4.5);
+  return readable ? readable[0] : onColor(background);
 }
 
 function logoUrl(value: string | undefined): string | null {
