@@ -210,19 +210,29 @@ describe('the refusal table, on the page and on a start', () => {
     expect(r.body.code).toBe('not_found');
   });
 
+  // A campaign not live yet may open, so retrying makes sense; a completed one never will.
   it.each([
-    ['draft', { launchedAt: null }],
-    ['upcoming', { startDate: new Date(Date.now() + 3600_000).toISOString() }],
-    ['completed', { endDate: new Date(Date.now() - 1000).toISOString() }],
-    ['halted', { haltedAt: new Date(Date.now() - 1000).toISOString() }],
-  ])('503 unavailable for a %s campaign', async (_name, campaign) => {
+    ['draft', { launchedAt: null }, true],
+    ['upcoming', { startDate: new Date(Date.now() + 3600_000).toISOString() }, true],
+    ['completed', { endDate: new Date(Date.now() - 1000).toISOString() }, false],
+    ['halted', { haltedAt: new Date(Date.now() - 1000).toISOString() }, false],
+  ])('503 unavailable for a %s campaign', async (_name, campaign, retryable) => {
     const l = await h.link({ campaign, waitLive: false });
     await waitFor(async () => (await page(l.token)).html.includes('currently unavailable'));
+    // Until its snapshot arrives the campaign is unknown, which is retryable: wait for the snapshot.
+    const start = () => post(`${h.base}/i/${l.token}/conversations`);
+    if (!retryable)
+      await waitFor(async () => (await start()).body.retryable === false).catch(() => undefined);
     const p = await page(l.token);
     expect(p.status).toBe(503);
-    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    const r = await start();
     expect(r.status).toBe(503);
-    expect(r.body).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(r.body).toMatchObject({
+      code: 'unavailable',
+      retryable,
+      details: { reason: 'campaign_not_active' },
+    });
+    if (!retryable) expect(r.body.hint).toMatch(/will not help/);
     expect(await conversationsOf(l.recipient.id)).toBe(0);
   });
 

@@ -33,9 +33,14 @@ export function checkLink(
 ): OpenLink {
   if (!recipient) throw new AppError('not_found', 'This link does not exist.');
   const campaign = lookup.campaign(recipient.campaignId);
-  if (!campaign || deriveCampaignState(instantsOf(campaign), now) !== 'active') {
+  const state = campaign && deriveCampaignState(instantsOf(campaign), now);
+  if (!campaign || state !== 'active') {
+    // A completed campaign (ended or halted) never opens again; one not yet live may.
+    const over = state === 'completed';
     throw new AppError('unavailable', 'This conversation is currently unavailable.', {
       details: { reason: 'campaign_not_active' },
+      retryable: !over,
+      hint: over ? 'This link will not open again; retrying will not help.' : undefined,
     });
   }
   const device = lookup.device(campaign.deviceId);

@@ -23,6 +23,16 @@ describe('error catalogue', () => {
     expect(toServiceError(original).code).toBe(status.FAILED_PRECONDITION);
   });
 
+  it("keeps a refusal's own retryable, in its body and through gRPC, where it differs from its code's", () => {
+    const final = new AppError('unavailable', 'Not now.', { retryable: false });
+    expect(final.toBody().retryable).toBe(false);
+    expect(fromServiceError(toServiceError(final)).toBody()).toEqual(final.toBody());
+    const plain = new AppError('unavailable');
+    expect(plain.toBody().retryable).toBe(true);
+    expect(toServiceError(plain).metadata?.get('x-error-retryable')).toEqual([]);
+    expect(fromServiceError(toServiceError(plain)).toBody()).toEqual(plain.toBody());
+  });
+
   it('round-trips an AppError as one item of a batch answer, hint only when it is not the default', () => {
     const custom = new AppError('conflict', 'Campaign is not editable.', {
       details: { reason: 'not_editable' },

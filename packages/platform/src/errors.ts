@@ -152,6 +152,8 @@ export class AppError extends Error {
   readonly hint: string;
   /** Extra HTTP headers the refusal must carry (Retry-After, Allow, WWW-Authenticate). */
   readonly headers: Record<string, string>;
+  /** Whether retrying can succeed, where this refusal knows better than its code's default. */
+  readonly retryable: boolean;
 
   constructor(
     code: ErrorCode,
@@ -160,6 +162,7 @@ export class AppError extends Error {
       details?: Record<string, unknown>;
       hint?: string;
       headers?: Record<string, string>;
+      retryable?: boolean;
       cause?: unknown;
     } = {},
   ) {
@@ -169,6 +172,7 @@ export class AppError extends Error {
     this.details = options.details ?? {};
     this.hint = options.hint ?? ERROR_CATALOGUE[code].hint;
     this.headers = options.headers ?? {};
+    this.retryable = options.retryable ?? ERROR_CATALOGUE[code].retryable;
   }
 
   get spec(): ErrorSpec {
@@ -180,7 +184,7 @@ export class AppError extends Error {
     return {
       code: this.code,
       error: this.message,
-      retryable: this.spec.retryable,
+      retryable: this.retryable,
       hint: this.hint,
       details: this.details,
     };

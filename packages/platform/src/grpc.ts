@@ -17,6 +17,7 @@ const STATUS_NAMES: Record<number, string> = Object.fromEntries(
 const CODE_KEY = 'x-error-code';
 const DETAILS_KEY = 'x-error-details';
 const HINT_KEY = 'x-error-hint';
+const RETRYABLE_KEY = 'x-error-retryable';
 // A hint that is not printable ASCII goes as UTF-8 bytes (a binary key ends in -bin).
 const HINT_BIN_KEY = 'x-error-hint-bin';
 
@@ -45,6 +46,7 @@ export function toServiceError(err: AppError): Partial<ServiceError> {
     if (PRINTABLE_ASCII.test(err.hint)) metadata.set(HINT_KEY, err.hint);
     else metadata.set(HINT_BIN_KEY, Buffer.from(err.hint, 'utf8'));
   }
+  if (err.retryable !== err.spec.retryable) metadata.set(RETRYABLE_KEY, String(err.retryable));
   return { code: err.spec.grpcStatus, details: err.message, metadata };
 }
 
@@ -64,6 +66,7 @@ function appErrorOf(
   detailsJson: unknown,
   hint: unknown,
   requestId: string | undefined,
+  retryable?: unknown,
 ): AppError {
   let details: Record<string, unknown> = {};
   try {
@@ -73,7 +76,11 @@ function appErrorOf(
   }
   // The caller's own id, whatever the service saw: reads that share one call carry several.
   if (code === 'internal' && requestId) details = { ...details, requestId };
-  return new AppError(code, message, { details, hint: typeof hint === 'string' ? hint : undefined });
+  return new AppError(code, message, {
+    details,
+    hint: typeof hint === 'string' ? hint : undefined,
+    retryable: retryable === 'true' ? true : retryable === 'false' ? false : undefined,
+  });
 }
 
 /**
@@ -85,7 +92,15 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
   const e = err as Partial<ServiceError>;
   const code = e.metadata?.get(CODE_KEY)[0];
   if (isErrorCode(code)) {
-    return appErrorOf(code, e.details, e.metadata?.get(DETAILS_KEY)[0], hintOf(e.metadata), requestId);
+    const m = e.metadata;
+    return appErrorOf(
+      code,
+      e.details,
+      m?.get(DETAILS_KEY)[0],
+      hintOf(m),
+      requestId,
+      m?.get(RETRYABLE_KEY)[0],
+    );
   }
   if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('unavailable', undefined, { details: requestId ? { requestId } : {}, cause: err });
