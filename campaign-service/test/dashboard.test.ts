@@ -347,6 +347,26 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(bad.status).toBe(400);
   });
 
+  it("offers the browser's zone until the operator chooses one, and keeps a chosen UTC", async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'utc@example.com',
+      password: 'utc-password-123',
+      projectIds: [p1],
+    });
+    const a = new Agent(base);
+    await a.signIn('utc@example.com', 'utc-password-123');
+    const newCampaign = `/dashboard/p/${p1}/campaigns/new`;
+    expect((await a.get('/dashboard/time-zone')).text).toContain('data-tz-auto="1"');
+    expect((await a.get(newCampaign)).text).toContain('data-tz-auto="1"');
+    const token = await a.csrf('/dashboard/time-zone');
+    expect((await a.post('/dashboard/time-zone', { _csrf: token, timeZone: 'UTC' })).status).toBe(303);
+    // Chosen: the pages keep UTC rather than switching to whatever zone the browser is in.
+    const zonePage = await a.get('/dashboard/time-zone');
+    expect(zonePage.text).not.toContain('data-tz-auto');
+    expect(zonePage.text).toContain('Times are shown in UTC.');
+    expect((await a.get(newCampaign)).text).not.toContain('data-tz-auto');
+  });
+
   it('says what a start date in the past means for a draft: launching makes it active at once', async () => {
     const campaign = await meteredCampaign('Started already', -86400_000, 86400_000);
     const a = new Agent(base);

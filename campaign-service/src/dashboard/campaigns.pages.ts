@@ -340,7 +340,7 @@ ${
         ])}
 <h1>New campaign</h1>
 <p>A new campaign is a draft: add recipients, then launch it.</p>
-${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, errors, !v && tz === 'UTC', 'Create campaign')}`,
+${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, errors, !v && !pc.operator?.timeZoneChosen, 'Create campaign')}`,
       ),
       Object.keys(errors).length ? 400 : 200,
     );

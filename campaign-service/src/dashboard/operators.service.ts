@@ -13,7 +13,10 @@ export interface OperatorDeps {
 export interface Operator {
   id: string;
   email: string;
+  /** The zone the dashboard shows times in: the operator's choice, else UTC. */
   timeZone: string;
+  /** False until the operator chooses a zone; the dashboard then offers the browser's. */
+  timeZoneChosen: boolean;
   createdAt: string;
 }
 
@@ -21,14 +24,15 @@ interface OperatorRow {
   id: string;
   email: string;
   password_hash: string;
-  time_zone: string;
+  time_zone: string | null;
   created_at: Date;
 }
 
 const toOperator = (r: OperatorRow): Operator => ({
   id: r.id,
   email: r.email,
-  timeZone: r.time_zone,
+  timeZone: r.time_zone ?? 'UTC',
+  timeZoneChosen: r.time_zone !== null,
   createdAt: r.created_at.toISOString(),
 });
 

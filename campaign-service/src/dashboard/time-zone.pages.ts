@@ -31,8 +31,8 @@ ${errorSummary(error ? { timeZone: error } : {})}
     value: current,
     hint: 'Every page shows dates and times in this zone and names it. Campaign schedules are stored as UTC instants.',
     error,
-    // Still the default: offer the browser's own zone, as the campaign form does.
-    attrs: current === 'UTC' ? html` data-tz-auto="1"` : undefined,
+    // Never chosen: offer the browser's own zone, as the campaign form does.
+    attrs: pc.operator?.timeZoneChosen ? undefined : html` data-tz-auto="1"`,
   })}
   <div class="actions"><button type="submit">Save</button><a class="button secondary" href="/dashboard">Cancel</a></div>
 </form>`,
