@@ -203,6 +203,26 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.signIn('carol@example.com', 'carol-password-1')).status).toBe(303);
   });
 
+  it('lets no more guesses through than the pause allows when they arrive together', async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'gus@example.com',
+      password: 'gus-password-123',
+      projectIds: [p1],
+    });
+    const a = new Agent(base);
+    const form = await a.get('/dashboard/sign-in');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? '';
+    const guesses = await Promise.all(
+      Array.from({ length: 3 * SIGN_IN_MAX_FAILURES }, (_, i) =>
+        a.post('/dashboard/sign-in', { _csrf: csrf, email: 'gus@example.com', password: `guess-${i}` }),
+      ),
+    );
+    const statuses = guesses.map((g) => g.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(SIGN_IN_MAX_FAILURES);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2 * SIGN_IN_MAX_FAILURES);
+    expect((await a.signIn('gus@example.com', 'gus-password-123')).status).toBe(429);
+  });
+
   it("charts a campaign's conversations per day in the operator's view", async () => {
     const device = await admin('POST', `/projects/${p1}/devices`, { name: 'chart device' });
     const start = new Date(now.getTime() - 10 * 86400_000);

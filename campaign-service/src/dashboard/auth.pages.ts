@@ -4,12 +4,7 @@ import { type DashboardDeps, dash, formOf, sendPage } from './context';
 import { writeCookie } from './forms';
 import { html } from './html';
 import { field, layout, notice } from './layout';
-import {
-  authenticateOperator,
-  clearSignInFailures,
-  recordSignInFailure,
-  signInPause,
-} from './operators.service';
+import { authenticateOperator, claimSignInAttempt, clearSignInFailures } from './operators.service';
 import { createSession, deleteSession, SESSION_MAX_AGE_MS } from './sessions.service';
 
 /** Cookie with the session id (the database keeps only its hash). */
@@ -65,7 +60,7 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
   r.post('/sign-in', async (ctx) => {
     const form = formOf(ctx);
     const email = form.get('email');
-    const paused = await signInPause(deps.domain, email);
+    const paused = await claimSignInAttempt(deps.domain, email);
     if (paused > 0) {
       ctx.set('Retry-After', String(paused));
       return sendPage(
@@ -76,7 +71,6 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
     }
     const operator = await authenticateOperator(deps.domain, email, form.get('password'));
     if (!operator) {
-      await recordSignInFailure(deps.domain, email);
       ctx.state.log?.info({ event: 'sign_in_failed' }, 'dashboard sign-in refused');
       return sendPage(ctx, signInPage(newLoginToken(ctx), safeNext(form.get('next')), email, true), 401);
     }

@@ -1,4 +1,4 @@
-import { AppError, newId } from '@outreach/platform';
+import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { Pool } from 'pg';
 import type { Project } from '../projects/projects.service';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
@@ -216,31 +216,32 @@ export const SIGN_IN_MAX_FAILURES = 10;
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 /**
- * Seconds until the address may try again when it has failed too often recently, else 0.
- * Counting per address (not per client) also protects against guessing from many machines.
+ * Claims one sign-in attempt for an address: the seconds until it may try again when it has
+ * failed too often recently (nothing claimed), else 0 with the attempt recorded as a failure,
+ * which a success then clears. Counting and recording are one step under a lock per address, so
+ * guesses sent in parallel cannot all pass the count before any is recorded. Counting per address
+ * (not per client) also protects against guessing from many machines.
  */
-export async function signInPause(deps: OperatorDeps, email: string): Promise<number> {
+export function claimSignInAttempt(deps: OperatorDeps, email: string): Promise<number> {
   const now = deps.clock();
-  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
-  const { rows } = await deps.pool.query<{ n: number; oldest: Date | null }>(
-    `SELECT count(*)::int AS n, min(at) AS oldest FROM operator_sign_in_failures
-      WHERE lower(email) = lower($1) AND at > $2`,
-    [email.trim(), since],
-  );
-  if (rows[0].n < SIGN_IN_MAX_FAILURES || !rows[0].oldest) return 0;
-  return Math.max(1, Math.ceil((rows[0].oldest.getTime() + SIGN_IN_WINDOW_MS - now.getTime()) / 1000));
-}
-
-/** Records a failed sign-in (and forgets failures older than the window). */
-export async function recordSignInFailure(deps: OperatorDeps, email: string): Promise<void> {
-  const now = deps.clock();
-  await deps.pool.query('INSERT INTO operator_sign_in_failures (email, at) VALUES ($1, $2)', [
-    email.trim().slice(0, 254),
-    now,
-  ]);
-  await deps.pool.query('DELETE FROM operator_sign_in_failures WHERE at <= $1', [
-    new Date(now.getTime() - SIGN_IN_WINDOW_MS),
-  ]);
+  const address = email.trim().slice(0, 254);
+  return withTransaction(deps.pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('sign-in:' || lower($1)))", [address]);
+    const { rows } = await client.query<{ n: number; oldest: Date | null }>(
+      `SELECT count(*)::int AS n, min(at) AS oldest FROM operator_sign_in_failures
+        WHERE lower(email) = lower($1) AND at > $2`,
+      [address, new Date(now.getTime() - SIGN_IN_WINDOW_MS)],
+    );
+    const { n, oldest } = rows[0];
+    if (n >= SIGN_IN_MAX_FAILURES && oldest) {
+      return Math.max(1, Math.ceil((oldest.getTime() + SIGN_IN_WINDOW_MS - now.getTime()) / 1000));
+    }
+    await client.query('INSERT INTO operator_sign_in_failures (email, at) VALUES ($1, $2)', [address, now]);
+    await client.query('DELETE FROM operator_sign_in_failures WHERE at <= $1', [
+      new Date(now.getTime() - SIGN_IN_WINDOW_MS),
+    ]);
+    return 0;
+  });
 }
 
 /** Clears the failures of an address after a successful sign-in. */
