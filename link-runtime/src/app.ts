@@ -115,8 +115,10 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     let text: string;
     const conversationId = ctx.params.conversationId as string;
     try {
-      const body = await readJsonBody(ctx, { limitBytes: 64 * 1024 });
+      // The link's checks come first, as for a start: a halted link's message is refused as such
+      // whatever its body.
       link = await open(ctx);
+      const body = await readJsonBody(ctx, { limitBytes: 64 * 1024 });
       // A conversation Redis holds is answered at once; only the database lookup is limited.
       const recipientId = link.recipient.id;
       const conversation = await deps.conversations.get(conversationId, () =>
@@ -159,10 +161,20 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
         deps.limits.historyMessages,
       );
 
+    // A customer who leaves mid-reply (a phone losing its signal) sends the message again: the
+    // model's request stops, and an exchange they never saw is not kept to be answered twice.
+    const gone = new AbortController();
+    ctx.res.once('close', () => gone.abort());
     if (!wantsStream(ctx)) {
-      const reply = await deps.assistant.complete(messages).catch((err) => {
+      const reply = await deps.assistant.complete(messages, gone.signal).catch((err) => {
+        if (gone.signal.aborted) return null;
         throw refused(err);
       });
+      // Nobody is listening any more: no answer to send, no refusal to count.
+      if (reply === null || gone.signal.aborted) {
+        ctx.status = 204;
+        return;
+      }
       await remember(reply);
       ctx.body = { reply };
       return;
@@ -177,13 +189,15 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     void (async () => {
       let reply = '';
       try {
-        for await (const token of deps.assistant.stream(messages)) {
+        for await (const token of deps.assistant.stream(messages, gone.signal)) {
           reply += token;
           send(null, { token });
         }
+        if (gone.signal.aborted) return;
         await remember(reply);
         send('done', { reply });
       } catch (err) {
+        if (gone.signal.aborted) return;
         const appError = toAppError(err, ctx.state.requestId);
         ctx.state.log.warn({ err, code: appError.code }, 'assistant stream failed');
         send('error', appError.toBody());

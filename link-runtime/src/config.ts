@@ -22,7 +22,12 @@ export const CONFIG_SPEC = {
   },
   ASSISTANT_API_KEY: { type: 'string', secret: true, doc: 'bearer key of the assistant API' },
   ASSISTANT_MODEL: { type: 'string', default: 'gpt-4o-mini', doc: 'model name sent to the assistant API' },
-  ASSISTANT_TIMEOUT_MS: { type: 'int', default: 30000, min: 100, doc: 'deadline of one assistant call' },
+  ASSISTANT_TIMEOUT_MS: {
+    type: 'int',
+    default: 30000,
+    min: 100,
+    doc: 'deadline of one assistant reply, streamed or not, from the request to its last token',
+  },
   CONVERSATION_TTL_SECONDS: {
     type: 'int',
     default: 86400,

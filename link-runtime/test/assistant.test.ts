@@ -111,6 +111,66 @@ describe('the system prompt and history reaching the model', () => {
     ]);
   });
 
+  it('a stream the model cuts off or fails mid-way, or an empty reply, is an error, and none of it is kept', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    model.reply = 'Our returns policy is thirty days from delivery.';
+    try {
+      for (const end of ['cut', 'error'] as const) {
+        model.streamEnd = end;
+        const res = await chat(l.token, c, `question ${end}?`, true);
+        expect(res.text).toContain('"token":"Our "');
+        expect(res.text).not.toContain('event: done');
+        expect(res.text).toContain('event: error');
+        expect(res.text).toContain('assistant_bad_response');
+      }
+      model.streamEnd = 'whole';
+      model.reply = '';
+      const empty = await chat(l.token, c, 'question empty?');
+      expect(empty.status).toBe(503);
+      expect(JSON.parse(empty.text)).toMatchObject({ details: { reason: 'assistant_bad_response' } });
+      expect((await chat(l.token, c, 'question empty stream?', true)).text).toContain('event: error');
+    } finally {
+      model.streamEnd = 'whole';
+    }
+    model.reply = 'Thirty days.';
+    expect(JSON.parse((await chat(l.token, c, 'And returns?')).text)).toEqual({ reply: 'Thirty days.' });
+    // The failed exchanges never reached the history the model is sent.
+    expect(model.requests.at(-1)!.body.messages.slice(1)).toEqual([
+      { role: 'user', content: 'And returns?' },
+    ]);
+  });
+
+  it('a customer leaving mid-reply stops the model and keeps nothing of that exchange', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    model.reply = 'one two three four five six seven eight';
+    model.tokenDelayMs = 30;
+    const abandonedBefore = model.abandoned;
+    try {
+      const leave = new AbortController();
+      const res = await fetch(`${h.base}/i/${l.token}/conversations/${c}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ text: 'asked on a train' }),
+        signal: leave.signal,
+      });
+      const reader = res.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toContain('one');
+      leave.abort();
+      // The whole reply would have taken ~240 ms, well within the model's timeout.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(model.abandoned).toBe(abandonedBefore + 1);
+    } finally {
+      model.tokenDelayMs = 0;
+    }
+    model.reply = 'Welcome back.';
+    await chat(l.token, c, 'asked on a train');
+    expect(model.requests.at(-1)!.body.messages.slice(1)).toEqual([
+      { role: 'user', content: 'asked on a train' },
+    ]);
+  });
+
   it('a model slower than ASSISTANT_TIMEOUT_MS gives a clear retryable error, never a hang', async () => {
     const l = await h.link();
     const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;

@@ -719,6 +719,22 @@ describe('messages', () => {
     }
   });
 
+  it("checks a message's link before its body, as a start's", async () => {
+    const malformed = (token: string) =>
+      fetch(`${h.base}/i/${token}/conversations/cnv_whatever/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"text": ',
+      });
+    const unknown = await malformed('Zz0000000000000000000000zz');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: string }).code).toBe('not_found');
+    const l = await h.link();
+    const known = await malformed(l.token);
+    expect(known.status).toBe(400);
+    expect(((await known.json()) as { code: string }).code).toBe('invalid_request');
+  });
+
   it('goes on with a conversation Redis lost, from the durable record, within the TTL of its start', async () => {
     const l = await h.link();
     const other = await h.link();

@@ -6,11 +6,14 @@ export interface ChatMessage {
   content: string;
 }
 
-/** Something that answers a chat: in one piece, or token by token. */
+/**
+ * Something that answers a chat: in one piece, or token by token. A reply is whole or an error,
+ * never empty; `cancel` stops it (the customer went away), the model's request included.
+ */
 export interface Assistant {
   readonly configured: boolean;
-  complete(messages: ChatMessage[]): Promise<string>;
-  stream(messages: ChatMessage[]): AsyncIterable<string>;
+  complete(messages: ChatMessage[], cancel?: AbortSignal): Promise<string>;
+  stream(messages: ChatMessage[], cancel?: AbortSignal): AsyncIterable<string>;
 }
 
 /** Where the OpenAI-compatible endpoint is and how long to wait for it. */
@@ -35,13 +38,13 @@ export function createAssistant(options: AssistantOptions): Assistant {
 export class OfflineAssistant implements Assistant {
   readonly configured = false;
 
-  async complete(messages: ChatMessage[]): Promise<string> {
+  async complete(messages: ChatMessage[], _cancel?: AbortSignal): Promise<string> {
     const last = [...messages].reverse().find((m) => m.role === 'user');
     const echo = last ? ` You wrote: "${last.content.slice(0, 200)}"` : '';
     return `No language model is configured for this assistant yet, so this is an automatic reply.${echo}`;
   }
 
-  async *stream(messages: ChatMessage[]): AsyncIterable<string> {
+  async *stream(messages: ChatMessage[], _cancel?: AbortSignal): AsyncIterable<string> {
     const text = await this.complete(messages);
     for (const part of text.split(/(?<= )/)) yield part;
   }
@@ -56,32 +59,40 @@ function unavailable(reason: string, cause: unknown = new Error(reason)): AppErr
   });
 }
 
+/** Why a call to the model broke off: its deadline, the customer leaving, or the network. */
+function failureReason(timeout: AbortSignal, cancel: AbortSignal | undefined): string {
+  if (cancel?.aborted) return 'client_gone';
+  return timeout.aborted ? 'assistant_timeout' : 'assistant_unreachable';
+}
+
 /** A client of `POST {baseUrl}/chat/completions` (OpenAI and compatible local servers). */
 export class OpenAiCompatibleAssistant implements Assistant {
   readonly configured = true;
 
   constructor(private readonly options: AssistantOptions & { baseUrl: string }) {}
 
-  async complete(messages: ChatMessage[]): Promise<string> {
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
-    const res = await this.post(messages, false, signal);
+  async complete(messages: ChatMessage[], cancel?: AbortSignal): Promise<string> {
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const res = await this.post(messages, false, timeout, cancel);
     let body: { choices?: { message?: { content?: string } }[] };
     try {
       body = (await res.json()) as typeof body;
     } catch (err) {
-      throw unavailable(signal.aborted ? 'assistant_timeout' : 'assistant_bad_response', err);
+      throw unavailable(failureReason(timeout, cancel), err);
     }
     const content = body.choices?.[0]?.message?.content;
-    if (typeof content !== 'string') throw unavailable('assistant_bad_response');
+    if (typeof content !== 'string' || content === '') throw unavailable('assistant_bad_response');
     return content;
   }
 
-  async *stream(messages: ChatMessage[]): AsyncIterable<string> {
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
-    const res = await this.post(messages, true, signal);
+  async *stream(messages: ChatMessage[], cancel?: AbortSignal): AsyncIterable<string> {
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const res = await this.post(messages, true, timeout, cancel);
     if (!res.body) throw unavailable('assistant_bad_response');
     const decoder = new TextDecoder();
     let buffer = '';
+    let said = false;
+    let finished = false;
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         buffer += decoder.decode(chunk, { stream: true });
@@ -92,24 +103,45 @@ export class OpenAiCompatibleAssistant implements Assistant {
           newline = buffer.indexOf('\n');
           if (!line.startsWith('data:')) continue;
           const data = line.slice(5).trim();
-          if (data === '[DONE]') return;
-          let parsed: { choices?: { delta?: { content?: string } }[] };
+          if (data === '[DONE]') {
+            if (!said) throw unavailable('assistant_bad_response');
+            return;
+          }
+          let parsed: {
+            choices?: { delta?: { content?: string }; finish_reason?: string | null }[];
+            error?: unknown;
+          };
           try {
             parsed = JSON.parse(data);
           } catch (err) {
             throw unavailable('assistant_bad_response', err);
           }
-          const token = parsed.choices?.[0]?.delta?.content;
-          if (token) yield token;
+          // Compatible servers report a failure mid-stream as a chunk of its own.
+          if (parsed.error !== undefined) throw unavailable('assistant_bad_response');
+          const choice = parsed.choices?.[0];
+          if (choice?.finish_reason) finished = true;
+          const token = choice?.delta?.content;
+          if (token) {
+            said = true;
+            yield token;
+          }
         }
       }
     } catch (err) {
       if (err instanceof AppError) throw err;
-      throw unavailable(signal.aborted ? 'assistant_timeout' : 'assistant_unreachable', err);
+      throw unavailable(failureReason(timeout, cancel), err);
     }
+    // A server that closes after its finish_reason without `[DONE]` has said everything; one that
+    // closes before it has not, and what arrived is not the whole reply.
+    if (!finished || !said) throw unavailable('assistant_bad_response');
   }
 
-  private async post(messages: ChatMessage[], stream: boolean, signal: AbortSignal): Promise<Response> {
+  private async post(
+    messages: ChatMessage[],
+    stream: boolean,
+    timeout: AbortSignal,
+    cancel: AbortSignal | undefined,
+  ): Promise<Response> {
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (stream) headers.accept = 'text/event-stream';
@@ -120,10 +152,10 @@ export class OpenAiCompatibleAssistant implements Assistant {
         method: 'POST',
         headers,
         body: JSON.stringify({ model: this.options.model, messages, stream }),
-        signal,
+        signal: cancel ? AbortSignal.any([timeout, cancel]) : timeout,
       });
     } catch (err) {
-      throw unavailable(signal.aborted ? 'assistant_timeout' : 'assistant_unreachable', err);
+      throw unavailable(failureReason(timeout, cancel), err);
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);

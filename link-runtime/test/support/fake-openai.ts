@@ -17,6 +17,16 @@ export class FakeOpenAi {
   delayMs = 0;
   /** How many of the next requests fail with a 500 and an OpenAI error body. */
   failures = 0;
+  /**
+   * How a stream ends: whole (`finish_reason`, then `[DONE]`), `cut` (the connection closes after
+   * half the reply, as a crashing server's does) or `error` (an error chunk after half the reply,
+   * as vLLM and llama.cpp report a failure mid-stream).
+   */
+  streamEnd: 'whole' | 'cut' | 'error' = 'whole';
+  /** Pause before each streamed token. */
+  tokenDelayMs = 0;
+  /** Streams whose client closed the connection before the stream's end. */
+  abandoned = 0;
   private server: Server | undefined;
 
   async start(): Promise<string> {
@@ -56,10 +66,26 @@ export class FakeOpenAi {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.on('close', () => {
+      if (!res.writableFinished) this.abandoned++;
+    });
     const parts = this.reply.split(/(?<= )/);
+    const upTo = this.streamEnd === 'whole' ? parts.length : Math.ceil(parts.length / 2);
     res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant' } }] })}\n\n`);
-    for (const part of parts) {
+    for (const part of parts.slice(0, upTo)) {
+      if (this.tokenDelayMs > 0) await new Promise((r) => setTimeout(r, this.tokenDelayMs).unref());
+      if (res.destroyed) return;
       res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: part } }] })}\n\n`);
+    }
+    if (this.streamEnd === 'cut') {
+      res.end();
+      return;
+    }
+    if (this.streamEnd === 'error') {
+      res.end(
+        `data: ${JSON.stringify({ error: { message: 'The model crashed.', type: 'server_error' } })}\n\n`,
+      );
+      return;
     }
     res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
     res.end('data: [DONE]\n\n');
