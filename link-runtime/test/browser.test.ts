@@ -94,6 +94,66 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
+  it('keeps a pasted message over the limit whole and says it is too long, starting nothing', async () => {
+    const l = await h.link();
+    const { context, page } = await openChat(l.token);
+    // 4,001 characters, one of them outside the BMP: counted as the server counts, by code point.
+    const long = `${'x'.repeat(3999)}😀!`;
+    await page.fill('#text', long);
+    expect(await page.inputValue('#text')).toBe(long);
+    await page.click('#send');
+    await page.locator('#status', { hasText: 'This message is too long.' }).waitFor();
+    expect(await page.inputValue('#text')).toBe(long);
+    expect(await page.locator('.msg').count()).toBe(0);
+    expect((await pgCount(h, l.recipient.id)).rows).toBe(0);
+    // One character less fits, though it is 4,001 UTF-16 units long.
+    model.reply = 'Got it.';
+    await page.fill('#text', long.slice(0, -1));
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: 'Got it.' }).waitFor();
+    await context.close();
+  });
+
+  it("reads replies in the device's named voice only when it speaks the page's language", async () => {
+    const l = await h.link({
+      device: { languages: ['de', 'en'], defaultLanguage: 'de', voice: { enabled: true, voiceName: 'Anna' } },
+    });
+    const spokenWith = async (locale: string) => {
+      const context = await browser.newContext({ locale });
+      const page = await context.newPage();
+      // Headless Chromium has no voices: the test gives it one German voice and notes what is spoken.
+      await page.addInitScript(() => {
+        const w = window as unknown as Record<string, unknown>;
+        const spoken: unknown[] = [];
+        w.spoken = spoken;
+        const synth = {
+          getVoices: () => [{ name: 'Anna', lang: 'de-DE' }],
+          speak: (u: { lang: string; voice: { name: string } | null }) =>
+            spoken.push([u.lang, u.voice?.name ?? null]),
+          cancel: () => {},
+        };
+        Object.defineProperty(window, 'speechSynthesis', { value: synth });
+        // Its voice is no real SpeechSynthesisVoice, which a real utterance would refuse.
+        w.SpeechSynthesisUtterance = class {
+          lang = '';
+          voice: unknown = null;
+          constructor(readonly text: string) {}
+        };
+      });
+      await page.goto(`${h.base}/i/${l.token}`);
+      await page.locator('#text:not([disabled])').waitFor();
+      model.reply = 'Hello.';
+      await page.fill('#text', 'Hi');
+      await page.click('#send');
+      await page.locator('.msg.assistant', { hasText: 'Hello.' }).waitFor();
+      const spoken = await page.evaluate(() => (window as unknown as { spoken: unknown[] }).spoken);
+      await context.close();
+      return spoken;
+    };
+    expect(await spokenWith('de-DE')).toEqual([['de', 'Anna']]);
+    expect(await spokenWith('en-US')).toEqual([['en', null]]);
+  });
+
   it('shows a start refused at the first message as the notice, and gives the text back', async () => {
     // A Korean device: the page's texts fall back to English, the operator's message is Korean.
     const l = await h.link({

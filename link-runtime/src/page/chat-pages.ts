@@ -26,8 +26,14 @@ export class ChatPages {
   private readonly byDevice = new WeakMap<DeviceSnapshot, DevicePages>();
   private readonly noDevice: DevicePages = { byHeader: new Map(), byLang: new Map() };
 
-  /** `firstPage` is told of each device snapshot the first time one of its pages is asked for. */
-  constructor(private readonly firstPage: (device: DeviceSnapshot) => void = () => {}) {}
+  /**
+   * `maxChars` is the longest message the server takes; `firstPage` is told of each device
+   * snapshot the first time one of its pages is asked for.
+   */
+  constructor(
+    private readonly maxChars: number,
+    private readonly firstPage: (device: DeviceSnapshot) => void = () => {},
+  ) {}
 
   /** The chat page for a visitor sending `acceptLanguage`, on `device`'s link. */
   page(acceptLanguage: string, device: DeviceSnapshot | undefined): ChatPage {
@@ -43,7 +49,13 @@ export class ChatPages {
     let page = pages.byLang.get(lang);
     if (!page) {
       // The page finds its link in its own address, so one rendering serves every link of the device.
-      const rendered = renderPage({ lang, textLang, strings, device, body: { kind: 'chat', token: '' } });
+      const rendered = renderPage({
+        lang,
+        textLang,
+        strings,
+        device,
+        body: { kind: 'chat', maxChars: this.maxChars },
+      });
       page = { lang, strings, encoded: new EncodedPage(rendered) };
       pages.byLang.set(lang, page);
     }

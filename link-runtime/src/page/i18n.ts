@@ -17,6 +17,7 @@ export interface UiStrings {
   forbidden: string;
   disabled: string;
   cooldown: string;
+  /** When a visitor may try again; `{time}` is filled in by `retryInText`. */
   retryIn: string;
   tooLong: string;
   rateLimited: string;
@@ -42,7 +43,7 @@ const en: UiStrings = {
   forbidden: 'This conversation is not available from your network.',
   disabled: 'This link is no longer active.',
   cooldown: 'You have reached the limit for now. Please come back later.',
-  retryIn: 'You can try again in {minutes} min.',
+  retryIn: 'You can try again in {time}.',
   tooLong: 'This message is too long.',
   rateLimited: 'You are sending messages too quickly. Please wait a moment.',
   failed: 'Something went wrong. Please try again.',
@@ -67,7 +68,7 @@ const de: UiStrings = {
   forbidden: 'Dieses Gespräch ist aus Ihrem Netzwerk nicht verfügbar.',
   disabled: 'Dieser Link ist nicht mehr aktiv.',
   cooldown: 'Sie haben das Limit vorerst erreicht. Bitte kommen Sie später wieder.',
-  retryIn: 'Sie können es in {minutes} Min. erneut versuchen.',
+  retryIn: 'Sie können es in {time} erneut versuchen.',
   tooLong: 'Diese Nachricht ist zu lang.',
   rateLimited: 'Sie senden Nachrichten zu schnell. Bitte warten Sie einen Moment.',
   failed: 'Etwas ist schiefgelaufen. Bitte versuchen Sie es erneut.',
@@ -93,7 +94,7 @@ const fr: UiStrings = {
   forbidden: "Cette conversation n'est pas disponible depuis votre réseau.",
   disabled: "Ce lien n'est plus actif.",
   cooldown: 'Vous avez atteint la limite pour le moment. Veuillez revenir plus tard.',
-  retryIn: 'Vous pourrez réessayer dans {minutes} min.',
+  retryIn: 'Vous pourrez réessayer dans {time}.',
   tooLong: 'Ce message est trop long.',
   rateLimited: 'Vous envoyez des messages trop vite. Veuillez patienter un instant.',
   failed: "Une erreur s'est produite. Veuillez réessayer.",
@@ -119,7 +120,7 @@ const es: UiStrings = {
   forbidden: 'Esta conversación no está disponible desde tu red.',
   disabled: 'Este enlace ya no está activo.',
   cooldown: 'Has alcanzado el límite por ahora. Vuelve más tarde.',
-  retryIn: 'Podrás volver a intentarlo en {minutes} min.',
+  retryIn: 'Podrás volver a intentarlo en {time}.',
   tooLong: 'Este mensaje es demasiado largo.',
   rateLimited: 'Estás enviando mensajes demasiado rápido. Espera un momento.',
   failed: 'Algo salió mal. Inténtalo de nuevo.',
@@ -147,7 +148,7 @@ const it: UiStrings = {
   forbidden: 'Questa conversazione non è disponibile dalla sua rete.',
   disabled: 'Questo link non è più attivo.',
   cooldown: 'Per il momento ha raggiunto il limite. Torni più tardi.',
-  retryIn: 'Potrà riprovare tra {minutes} min.',
+  retryIn: 'Potrà riprovare tra {time}.',
   tooLong: 'Questo messaggio è troppo lungo.',
   rateLimited: 'Sta inviando messaggi troppo velocemente. Attenda un momento.',
   failed: 'Si è verificato un problema. Riprovi.',
@@ -173,7 +174,7 @@ const nl: UiStrings = {
   forbidden: 'Dit gesprek is niet beschikbaar vanaf uw netwerk.',
   disabled: 'Deze link is niet meer actief.',
   cooldown: 'U hebt de limiet voorlopig bereikt. Kom later terug.',
-  retryIn: 'U kunt het over {minutes} min. opnieuw proberen.',
+  retryIn: 'U kunt het over {time} opnieuw proberen.',
   tooLong: 'Dit bericht is te lang.',
   rateLimited: 'U verstuurt berichten te snel. Wacht een ogenblik.',
   failed: 'Er is iets misgegaan. Probeer het opnieuw.',
@@ -199,7 +200,7 @@ const pt: UiStrings = {
   forbidden: 'Esta conversa não está disponível a partir da sua rede.',
   disabled: 'Este link já não está ativo.',
   cooldown: 'Atingiu o limite por agora. Volte mais tarde.',
-  retryIn: 'Poderá tentar novamente dentro de {minutes} min.',
+  retryIn: 'Poderá tentar novamente dentro de {time}.',
   tooLong: 'Esta mensagem é muito longa.',
   rateLimited: 'Enviou muitas mensagens em pouco tempo. Aguarde um momento.',
   failed: 'Ocorreu um erro. Tente novamente.',
@@ -224,7 +225,7 @@ const pl: UiStrings = {
   forbidden: 'Ta rozmowa nie jest dostępna z tej sieci.',
   disabled: 'Ten link nie jest już aktywny.',
   cooldown: 'Limit został na razie wyczerpany. Prosimy wrócić później.',
-  retryIn: 'Ponowna próba będzie możliwa za {minutes} min.',
+  retryIn: 'Ponowna próba będzie możliwa za {time}.',
   tooLong: 'Ta wiadomość jest za długa.',
   rateLimited: 'Wiadomości są wysyłane zbyt szybko. Prosimy chwilę poczekać.',
   failed: 'Coś poszło nie tak. Prosimy spróbować ponownie.',
@@ -249,7 +250,7 @@ const sv: UiStrings = {
   forbidden: 'Det här samtalet är inte tillgängligt från ditt nätverk.',
   disabled: 'Den här länken är inte längre aktiv.',
   cooldown: 'Du har nått gränsen för tillfället. Välkommen tillbaka senare.',
-  retryIn: 'Du kan försöka igen om {minutes} min.',
+  retryIn: 'Du kan försöka igen om {time}.',
   tooLong: 'Det här meddelandet är för långt.',
   rateLimited: 'Du skickar meddelanden för snabbt. Vänta en stund.',
   failed: 'Något gick fel. Försök igen.',
@@ -274,7 +275,7 @@ const da: UiStrings = {
   forbidden: 'Denne samtale er ikke tilgængelig fra dit netværk.',
   disabled: 'Dette link er ikke længere aktivt.',
   cooldown: 'Du har nået grænsen for nu. Kom gerne tilbage senere.',
-  retryIn: 'Du kan prøve igen om {minutes} min.',
+  retryIn: 'Du kan prøve igen om {time}.',
   tooLong: 'Denne besked er for lang.',
   rateLimited: 'Du sender beskeder for hurtigt. Vent et øjeblik.',
   failed: 'Noget gik galt. Prøv igen.',
@@ -299,7 +300,7 @@ const nb: UiStrings = {
   forbidden: 'Denne samtalen er ikke tilgjengelig fra nettverket ditt.',
   disabled: 'Denne lenken er ikke lenger aktiv.',
   cooldown: 'Du har nådd grensen for nå. Kom gjerne tilbake senere.',
-  retryIn: 'Du kan prøve igjen om {minutes} min.',
+  retryIn: 'Du kan prøve igjen om {time}.',
   tooLong: 'Denne meldingen er for lang.',
   rateLimited: 'Du sender meldinger for raskt. Vent et øyeblikk.',
   failed: 'Noe gikk galt. Prøv igjen.',
@@ -324,7 +325,7 @@ const fi: UiStrings = {
   forbidden: 'Tämä keskustelu ei ole käytettävissä verkostasi.',
   disabled: 'Tämä linkki ei ole enää käytössä.',
   cooldown: 'Olet toistaiseksi saavuttanut rajan. Palaa myöhemmin uudelleen.',
-  retryIn: 'Voit yrittää uudelleen {minutes} min kuluttua.',
+  retryIn: 'Voit yrittää uudelleen {time} kuluttua.',
   tooLong: 'Tämä viesti on liian pitkä.',
   rateLimited: 'Lähetät viestejä liian nopeasti. Odota hetki.',
   failed: 'Jokin meni vikaan. Yritä uudelleen.',
@@ -349,7 +350,7 @@ const cs: UiStrings = {
   forbidden: 'Tato konverzace není z vaší sítě dostupná.',
   disabled: 'Tento odkaz již není aktivní.',
   cooldown: 'Limit byl prozatím vyčerpán. Vraťte se prosím později.',
-  retryIn: 'Znovu to můžete zkusit za {minutes} min.',
+  retryIn: 'Znovu to můžete zkusit za {time}.',
   tooLong: 'Tato zpráva je příliš dlouhá.',
   rateLimited: 'Odesíláte zprávy příliš rychle. Chvíli prosím počkejte.',
   failed: 'Něco se pokazilo. Zkuste to prosím znovu.',
@@ -374,7 +375,7 @@ const tr: UiStrings = {
   forbidden: 'Bu sohbete ağınızdan erişilemiyor.',
   disabled: 'Bu bağlantı artık etkin değil.',
   cooldown: 'Şimdilik sınıra ulaştınız. Lütfen daha sonra tekrar gelin.',
-  retryIn: '{minutes} dk. sonra tekrar deneyebilirsiniz.',
+  retryIn: '{time} sonra tekrar deneyebilirsiniz.',
   tooLong: 'Bu mesaj çok uzun.',
   rateLimited: 'Çok hızlı mesaj gönderiyorsunuz. Lütfen biraz bekleyin.',
   failed: 'Bir sorun oluştu. Lütfen tekrar deneyin.',
@@ -451,3 +452,37 @@ export function pickLanguage(
   if (!strings) return { lang, textLang: 'en', strings: en };
   return { lang, textLang: shipped === subtag ? lang : shipped, strings };
 }
+
+/**
+ * A `retryIn` text with the wait until the visitor may try again, in its language's short units:
+ * minutes up to 90, then hours up to 36, then days (a day-long window is "1 day", not "1440 min").
+ * The page's script has a copy (`RETRY_IN_SCRIPT`); a test holds the two equal.
+ */
+export function retryInText(template: string, seconds: number, lang: string): string {
+  let n = Math.max(1, Math.ceil(seconds / 60));
+  let unit = 'minute';
+  if (n > 90) {
+    n = Math.ceil(n / 60);
+    unit = 'hour';
+    if (n > 36) {
+      n = Math.ceil(n / 24);
+      unit = 'day';
+    }
+  }
+  let time: string;
+  try {
+    time = new Intl.NumberFormat(lang, { style: 'unit', unit, unitDisplay: 'short' }).format(n);
+  } catch {
+    time = `${n} ${unit}`;
+  }
+  // A unit written with a full stop ("25 min.") also ends the sentence: one stop, not two.
+  return template.replace(/\{time\}(\.?)/, (_all, stop: string) =>
+    stop && time.endsWith('.') ? time : time + stop,
+  );
+}
+
+/** `retryInText` as the page's script runs it. */
+export const RETRY_IN_SCRIPT = `function retryInText(t,sec,lang){var n=Math.max(1,Math.ceil(sec/60)),u='minute',time;
+  if(n>90){n=Math.ceil(n/60);u='hour';if(n>36){n=Math.ceil(n/24);u='day';}}
+  try{time=new Intl.NumberFormat(lang,{style:'unit',unit:u,unitDisplay:'short'}).format(n);}catch(e){time=n+' '+u;}
+  return t.replace(/\\{time\\}(\\.?)/,function(all,stop){return stop&&time.slice(-1)==='.'?time:time+stop;});}`;

@@ -10,7 +10,7 @@ import { type OpenLinkDeps, openLink } from '../admission/open-link';
 import { baseHeaders, directRoute, headerText, refusalOf } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
-import { pickLanguage, type UiStrings } from './i18n';
+import { pickLanguage, retryInText, type UiStrings } from './i18n';
 import { type PageBody, renderPage } from './render';
 
 /** What the link page is served from. */
@@ -20,6 +20,7 @@ export interface PageHandlerDeps extends OpenLinkDeps {
   metrics: LinkMetrics;
   trustProxy: boolean;
   trustedHops: number;
+  limits: { maxChars: number };
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -38,7 +39,7 @@ export function createPageHandler(
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   // A visitor who opens the page writes in a moment: the device's knowledge is indexed meanwhile,
   // here rather than for every device the process hears of, as most are never opened on this pod.
-  const pages = new ChatPages((device) => {
+  const pages = new ChatPages(deps.limits.maxChars, (device) => {
     prepareKnowledge(device.knowledge).catch((err) =>
       deps.logger.warn({ err, deviceId: device.id }, 'indexing device knowledge failed'),
     );
@@ -100,8 +101,7 @@ function refusalPage(err: AppError, acceptLanguage: string, device: DeviceSnapsh
   const body: PageBody = { kind: 'message', code: err.code, text: custom ?? pageText(err, strings) };
   if (custom !== null && lang !== textLang) body.lang = lang;
   const retry = err.details.retryAfterSeconds;
-  if (typeof retry === 'number')
-    body.note = strings.retryIn.replace('{minutes}', String(Math.ceil(retry / 60)));
+  if (typeof retry === 'number') body.note = retryInText(strings.retryIn, retry, textLang);
   return renderPage({ lang, textLang, strings, device, body });
 }
 

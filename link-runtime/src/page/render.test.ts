@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pickLanguage, UI_STRINGS } from './i18n';
+import { pickLanguage, RETRY_IN_SCRIPT, retryInText, UI_STRINGS } from './i18n';
 import { escapeHtml, focusOn, mutedOn, onColor, renderPage, scriptJson } from './render';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -33,7 +33,7 @@ describe('renderPage', () => {
 
   it('ships a script that parses', () => {
     const picked = pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' });
-    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', token: 't' } });
+    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
     const script = html.match(/<script>([\s\S]*?)<\/script>/)?.[1] ?? '';
     expect(script.length).toBeGreaterThan(1000);
     expect(() => new Function(script)).not.toThrow();
@@ -45,7 +45,7 @@ describe('renderPage', () => {
       textLang: 'de',
       strings: UI_STRINGS.de,
       device,
-      body: { kind: 'chat', token: 't' },
+      body: { kind: 'chat', maxChars: 4000 },
     });
     const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
     expect(scripts.map((m) => m[1])).toEqual([' type="application/json" id="cfg"', '']);
@@ -62,14 +62,14 @@ describe('renderPage', () => {
       textLang: 'de',
       strings: UI_STRINGS.de,
       device: { ...device, styling: { primaryColor: '#123456' } },
-      body: { kind: 'chat', token: 't' },
+      body: { kind: 'chat', maxChars: 4000 },
     });
     expect(other.csp).not.toBe(csp);
   });
 
   it('names the language of its texts, English on the fallback, and the conversation and speech in the device language', () => {
     const picked = pickLanguage('ko', { languages: ['ko'], defaultLanguage: 'ko' });
-    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', token: 't' } });
+    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
     expect(html).toContain('<html lang="en">');
     expect(html).toContain('>Send</button>');
     // Only the messages' words are in the device language (the script marks them): the log's own
@@ -125,12 +125,41 @@ describe('pickLanguage', () => {
 describe('UI_STRINGS', () => {
   const keys = Object.keys(UI_STRINGS.en).sort();
 
-  it.each(Object.keys(UI_STRINGS))('%s has a text for every key, and the minutes in retryIn', (lang) => {
+  it.each(Object.keys(UI_STRINGS))('%s has a text for every key, and the time in retryIn', (lang) => {
     const strings = UI_STRINGS[lang];
     expect(Object.keys(strings).sort()).toEqual(keys);
     for (const key of keys) expect(strings[key as keyof typeof strings].trim()).not.toBe('');
-    expect(strings.retryIn.match(/\{minutes\}/g)).toHaveLength(1);
-    expect(strings.retryIn.replace(/\{minutes\}/, '')).not.toMatch(/[{}]/);
+    expect(strings.retryIn.match(/\{time\}/g)).toHaveLength(1);
+    expect(strings.retryIn.replace(/\{time\}/, '')).not.toMatch(/[{}]/);
+  });
+});
+
+describe('when to try again', () => {
+  it('counts minutes up to an hour and a half, then hours up to a day and a half, then days', () => {
+    const en = UI_STRINGS.en.retryIn;
+    expect(retryInText(en, 1, 'en')).toBe('You can try again in 1 min.');
+    expect(retryInText(en, 90 * 60, 'en')).toBe('You can try again in 90 min.');
+    expect(retryInText(en, 90 * 60 + 1, 'en')).toBe('You can try again in 2 hr.');
+    expect(retryInText(en, 86_400, 'en')).toBe('You can try again in 24 hr.');
+    expect(retryInText(en, 36 * 3600 + 1, 'en')).toBe('You can try again in 2 days.');
+    expect(retryInText(UI_STRINGS.de.retryIn, 86_400, 'de')).toBe(
+      'Sie können es in 24 Std. erneut versuchen.',
+    );
+    // A unit written with a full stop ends the sentence with it, not with two.
+    expect(retryInText(UI_STRINGS.da.retryIn, 600, 'da')).toBe('Du kan prøve igen om 10 min.');
+  });
+
+  it("is the same in the page's script, in every language", () => {
+    const script = new Function(`${RETRY_IN_SCRIPT};return retryInText;`)() as typeof retryInText;
+    for (const [lang, strings] of Object.entries(UI_STRINGS)) {
+      for (const seconds of [1, 59, 61, 3600, 5401, 86_400, 129_601, 31_536_000]) {
+        expect([lang, seconds, script(strings.retryIn, seconds, lang)]).toEqual([
+          lang,
+          seconds,
+          retryInText(strings.retryIn, seconds, lang),
+        ]);
+      }
+    }
   });
 });
 
@@ -163,7 +192,7 @@ describe('text on the primary colour', () => {
     const { html } = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
       device: { ...device, styling: { primaryColor: '#ffeb3b' } },
-      body: { kind: 'chat', token: 't' },
+      body: { kind: 'chat', maxChars: 4000 },
     });
     expect(html).toContain(
       ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--focus:#1d1d1f}',

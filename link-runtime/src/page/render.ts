@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { type DeviceSnapshot, isLogoUrl } from '@outreach/contracts';
-import type { UiStrings } from './i18n';
+import { RETRY_IN_SCRIPT, type UiStrings } from './i18n';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -108,7 +108,8 @@ export function contentSecurityPolicy(style: string, script: string | null): str
 
 /** What a page shows: the chat, or one refusal with its text. */
 export type PageBody =
-  | { kind: 'chat'; token: string }
+  /** The chat; `maxChars` is the longest message the server takes, checked before sending. */
+  | { kind: 'chat'; maxChars: number }
   | {
       kind: 'message';
       code: string;
@@ -164,6 +165,7 @@ input=document.getElementById('text'),send=document.getElementById('send'),statu
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
 function setStatus(t){status.textContent=t||'';}
+${RETRY_IN_SCRIPT}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
 // The words are in the device's language even where the page's own texts fell back to English.
@@ -185,7 +187,7 @@ function refusal(body,retryAfter){
   var d=(body&&body.details)||{},c=body&&body.code,t;
   if(c==='not_found')t=d.reason==='conversation_not_found'?s.conversationEnded:s.notFound;else if(c==='forbidden')t=s.forbidden;
   else if(c==='link_disabled')t=d.message||s.disabled;
-  else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+s.retryIn.replace('{minutes}',String(Math.ceil(sec/60)));}
+  else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+retryInText(s.retryIn,sec,document.documentElement.lang);}
   else if(c==='unavailable'&&!ends(body))t=s.noReply;
   else if(c==='unavailable'||c==='budget_exhausted')t=s.unavailable;
   else if(c==='rate_limited')t=s.rateLimited;
@@ -204,8 +206,11 @@ function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(
   if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;}
   if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
+function primaryOf(tag){return String(tag||'').toLowerCase().split(/[-_]/)[0];}
 function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
-  if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];if(v)u.voice=v;}
+  // The device's named voice only speaks its own language: another language keeps the browser's pick.
+  if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];
+    if(v&&primaryOf(v.lang)===primaryOf(cfg.lang))u.voice=v;}
   speechSynthesis.speak(u);}catch(e){}}
 if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function(){voiceBtn.textContent=speaking?s.voiceOff:s.voiceOn;voiceBtn.setAttribute('aria-pressed',String(speaking));};
   label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();label();});}
@@ -234,7 +239,10 @@ function readStream(res,target,again){
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
 }
+// No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
+// is said so before it is sent, and before a first message would pay for a conversation.
 form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||input.disabled)return;
+  if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
   var mine=bubble('user',text),failed=false;input.value='';lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
@@ -299,6 +307,7 @@ export function renderPage(input: PageInput): RenderedPage {
     strings,
     voice,
     voiceName: device?.voice.voiceName ?? null,
+    maxChars: body.kind === 'chat' ? body.maxChars : 0,
   };
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
@@ -307,7 +316,7 @@ export function renderPage(input: PageInput): RenderedPage {
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
-<textarea id="text" rows="1" maxlength="4000" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
+<textarea id="text" rows="1" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
 <button id="send" type="submit" disabled>${escapeHtml(strings.send)}</button>
 </form>
 </main>
