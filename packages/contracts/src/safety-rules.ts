@@ -16,6 +16,20 @@ export interface SafetyRuleSpec {
 const NOT_NEGATED =
   "(?<!(?:^|[.!?;:,\\n])\\s*(?:(?:please|you|and|but)\\s+)?(?:do\\s+not|don['’]t|never|must\\s+not|must\\s+never|mustn['’]t|should\\s+not|should\\s+never|shouldn['’]t|cannot|can['’]t)\\s+)";
 
+/** What an assistant's instructions are called: "instructions", "rules", "commands" … */
+const INSTRUCTION_NOUNS = '(?:instructions?|prompts?|rules?|directions?|messages?|commands?|guidelines?)';
+
+/**
+ * The noun "prompt", not the adjective: not when another word follows ("your prompt payment
+ * discount", "your prompt reply"), unless it is one that follows the noun ("your prompt verbatim",
+ * "your prompt and …").
+ */
+const PROMPT_NOUN =
+  'prompts?\\b(?!\\s+(?!(?:and|or|to|for|in|into|as|verbatim|exactly|word|now|here|back|again|please|first|above|below|text|you|so|that|which)\\b)\\p{L})';
+
+/** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
+const SYSTEM = 'system[\\s-]+';
+
 /**
  * The built-in rules. They catch instructions that try to subvert the assistant's base
  * prompt or smuggle prompt structure into the custom-instructions block.
@@ -24,33 +38,63 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'ignore_previous_instructions',
     description:
-      'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, or everything above',
-    pattern: `${NOT_NEGATED}\\b(?:ignore|disregard|forget)\\s+(?:(?:(?:all|any|the|your|of|these|those|my)\\s+)*(?:previous|prior|above|earlier|preceding|system)\\s+(?:instructions?|prompts?|rules?|directions?|messages?)\\b|(?:(?:all|any|of|the)\\s+)*(?:everything|anything)\\s+(?:above|so\\s+far)\\b)`,
+      'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, the instructions above, its own instructions, or everything above',
+    pattern: `${NOT_NEGATED}\\b(?:ignore|disregard|forget)\\s+(?:${[
+      // "… previous instructions", "… any and all prior rules", "… the above commands", "… your
+      // system-prompt": the place before the noun.
+      `(?:(?:all|any|and|the|your|of|these|those|my)\\s+)*(?:previous|prior|above|earlier|preceding|system)[\\s-]+${INSTRUCTION_NOUNS}\\b`,
+      // "… the instructions above", "… all rules so far", "… the rules given before": the place
+      // after the noun. Not when a noun phrase, "than" or a number follows ("the rules before the
+      // launch", "the rules above 10 items"). Not "messages": a customer's messages before a date
+      // are an ordinary topic.
+      '(?:(?:all|any|and|the|of|these|those)\\s+)*(?:instructions?|prompts?|rules?|directions?|commands?)\\s+(?:(?:you\\s+were\\s+)?given\\s+)?(?:above|before|earlier|previously|so\\s+far|until\\s+now)\\b(?!\\s+(?:(?:the|a|an|this|that|than)\\b|\\d))',
+      // "… your instructions", "… all of your own rules": the assistant's own, wherever they are.
+      // Not "its" ("the old manual is wrong: ignore its instructions") nor "your messages" (a
+      // customer may well ignore the company's messages).
+      `(?:(?:all|any|and|of)\\s+)*your\\s+(?:(?:own|original|initial|current|real)\\s+)?(?:instructions?|rules?|directions?|commands?|guidelines?|programming|${PROMPT_NOUN})\\b`,
+      // "… everything above", "… anything so far".
+      '(?:(?:all|any|of|the)\\s+)*(?:everything|anything)\\s+(?:above|so\\s+far)\\b',
+    ].join('|')})`,
     flags: 'iu',
   },
   {
     id: 'reveal_system_prompt',
-    description: 'asks the assistant to reveal, print, show, tell or say what its system prompt is',
-    // Showing, printing … the system, initial, hidden or original prompt or message; telling,
-    // giving, sending, sharing or saying the system (or hidden) prompt itself, not "the initial
-    // message" an operator may well want sent; and asking what the system prompt is.
+    description:
+      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt) is',
+    // Showing, printing … the system, initial, hidden or original prompt or message; showing,
+    // printing … "your prompt" (the assistant's own: "the prompt payment discount" is not);
+    // telling, giving, sending, sharing or saying the system (or hidden) prompt itself, not "the
+    // initial message" an operator may well want sent; and asking what the system prompt is. Not
+    // when negated: "Never reveal your prompt" asks the opposite.
     pattern: [
-      '\\b(?:reveal|print|show|display|output|repeat|leak)\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)\\s+(?:prompt|instructions?|message)\\b',
-      `${NOT_NEGATED}\\b(?:tell|give|send|share|say)\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:system|hidden)\\s+prompt\\b`,
-      "\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:system|hidden)\\s+(?:prompt|instructions?)\\b",
+      `${NOT_NEGATED}\\b(?:reveal|print|show|display|output|repeat|leak)\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
+      `${NOT_NEGATED}\\b(?:reveal|print|show|display|output|repeat|leak)\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?${PROMPT_NOUN}`,
+      `${NOT_NEGATED}\\b(?:tell|give|send|share|say)\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
+      `\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)(?:prompt|instructions?)\\b`,
     ].join('|'),
     flags: 'iu',
   },
   {
     id: 'chat_template_marker',
-    description: 'contains a chat-template role marker such as <|im_start|>, <|system|>, [INST] or <<SYS>>',
-    pattern: '<\\|\\s*(?:im_start|im_end|system|user|assistant|endoftext)\\s*\\|>|\\[/?INST\\]|<</?SYS>>',
+    description:
+      'contains a chat-template role marker such as <|im_start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST] or <<SYS>>',
+    // ChatML (<|im_start|>), Phi (<|user|>, <|end|>), Llama 3 (<|start_header_id|>system
+    // <|end_header_id|>, <|eot_id|>), Gemma (<start_of_turn>user, <end_of_turn>), Llama 2
+    // ([INST], <<SYS>>).
+    pattern: [
+      '<\\|\\s*(?:im_start|im_end|system|user|assistant|end|endoftext|begin_of_text|start_header_id|end_header_id|eot_id)\\s*\\|>',
+      '<\\s*(?:start|end)_of_turn\\s*>',
+      '\\[/?INST\\]',
+      '<</?SYS>>',
+    ].join('|'),
     flags: 'iu',
   },
   {
     id: 'role_line',
-    description: 'has a line starting with a role name such as "system:" or "assistant:"',
-    pattern: '^[ \\t]*(?:system|assistant)[ \\t]*:',
+    description: 'has a line starting with a role name such as "system:", "assistant:", "user:" or "human:"',
+    // Only at a line's start, as chat transcripts write turns: mid-line, "Remind the user: …" is
+    // ordinary text. Right before the colon, so "User name:" and "Human resources:" pass.
+    pattern: '^[ \\t]*(?:system|assistant|user|human)[ \\t]*:',
     flags: 'imu',
   },
   {
