@@ -162,6 +162,44 @@ describe('routing and bodies', () => {
     expectRateLimitHeaders(r);
   });
 
+  test.each([
+    [
+      'a limit read as Infinity',
+      'POST',
+      '/api/v1/projects/prj_a/recipients',
+      '{"campaignId":"cmp_x","items":[{"maxTotalInteractions":1e999}]}',
+      '/items/0/maxTotalInteractions',
+    ],
+    [
+      'a limit read as -Infinity',
+      'PATCH',
+      '/api/v1/projects/prj_a/recipients/rcp_x',
+      '{"maxTotalInteractions":-1e999}',
+      '/maxTotalInteractions',
+    ],
+    [
+      'an integer past 2^53',
+      'POST',
+      '/api/v1/projects/prj_a/recipients',
+      '{"campaignId":"cmp_x","items":[{"metadata":{"crm/id":12345678901234567891}}]}',
+      '/items/0/metadata/crm~1id',
+    ],
+  ])(
+    'a number JSON cannot keep exactly is 400, never stored changed: %s',
+    async (_name, method, path, raw, pointer) => {
+      const r = await h.request(method, path, {
+        key: full,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({
+        code: 'invalid_request',
+        details: { reason: 'number_out_of_range', pointer, rule: 'exactNumber' },
+      });
+    },
+  );
+
   test("malformed JSON's refusal names the token, not the body around it", async () => {
     const r = await h.request('PATCH', '/api/v1/projects/prj_a/recipients/rcp_x', {
       key: full,

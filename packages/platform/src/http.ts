@@ -173,11 +173,40 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
   if (length > limit) throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
   const text = await readBodyText(ctx, limit);
   if (text.trim() === '') return undefined;
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (err) {
     throw new AppError('invalid_request', 'The request body is not valid JSON.', {
       details: { reason: 'malformed_json', message: parserMessage(err as Error) },
     });
   }
+  const pointer = inexactNumberAt(body);
+  if (pointer !== null) {
+    const problem = { pointer, rule: 'exactNumber', message: 'must be a number JSON readers keep exactly' };
+    throw new AppError('invalid_request', `${pointer || 'The body'} is a number too large to keep exactly.`, {
+      details: { ...problem, reason: 'number_out_of_range', problems: [problem] },
+      hint: 'Send integers between -(2^53 - 1) and 2^53 - 1; a larger value as a string.',
+    });
+  }
+  return body;
+}
+
+/**
+ * The JSON pointer of the first number that parsing could not keep exactly, or null: one too
+ * large for a double (`1e999` reads as Infinity, which would be written back as null, silently
+ * turning a limit off) or an integer past 2^53, whose last digits are lost.
+ */
+export function inexactNumberAt(value: unknown, pointer = ''): string | null {
+  if (typeof value === 'number') {
+    return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
+      ? null
+      : pointer;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = inexactNumberAt(inner, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    if (found !== null) return found;
+  }
+  return null;
 }
