@@ -36,6 +36,7 @@ import { buildGrpcServer } from './app';
 import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign-consumer';
 import { campaignAuthority, campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
+import { IDEMPOTENT_CREATES_RETENTION_DAYS, IDEMPOTENT_CREATES_TABLE } from './recipients/idempotent-creates';
 import { createRecipientService } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
 import {
@@ -169,6 +170,15 @@ export async function start(
         { pool, logger, clock },
         APPLIED_USAGE_TABLES,
         config.USAGE_DEDUP_RETENTION_DAYS,
+      ),
+    );
+    opened.addStop(
+      'idempotent-create pruning',
+      // Kept a day longer than the gateway replays a key, so no retry outlives its record.
+      pruneAppliedPeriodically(
+        { pool, logger, clock, what: 'idempotent creates' },
+        [IDEMPOTENT_CREATES_TABLE],
+        IDEMPOTENT_CREATES_RETENTION_DAYS,
       ),
     );
     const server = opened.add(

@@ -15,6 +15,12 @@ export interface IdempotencyOptions {
   inFlightMs?: number;
 }
 
+/** What a handler may pass on of the request's key: the key (hashed with its API key's id) and its fingerprint. */
+export interface IdempotencyState {
+  key: string;
+  fingerprint: string;
+}
+
 interface Stored {
   state: 'in_flight' | 'done';
   fingerprint: string;
@@ -84,6 +90,9 @@ export function idempotency(opts: IdempotencyOptions): Middleware {
     const fingerprint = fingerprintOf(ctx.method, ctx.path, body);
     const grant = ctx.state.grant as Grant;
     const redisKey = `${opts.prefix}idem:${grant.keyId}:${sha256(key)}`;
+    // A create records the key in its own transaction too (see the recipient service): a create
+    // that outlives this gateway's deadline still answers its retry once, rather than twice.
+    ctx.state.idempotency = { key: sha256(`${grant.keyId}\n${key}`), fingerprint } satisfies IdempotencyState;
     const marker = JSON.stringify({ state: 'in_flight', fingerprint } satisfies Stored);
     const taken = await redisCall(() => opts.redis.set(redisKey, marker, 'PX', inFlightMs, 'NX'));
     if (taken !== 'OK') {

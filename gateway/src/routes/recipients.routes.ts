@@ -9,6 +9,7 @@ import {
 import { methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
 import type { Backends } from '../clients';
+import type { IdempotencyState } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { projectIsolation } from '../middleware/project-isolation';
 import { requireScope } from '../middleware/require-scope';
@@ -29,17 +30,21 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     check('create-request', body);
     const { campaignId, items } = body as { campaignId: string; items: unknown[] };
     tagSpan({ campaignId });
-    const res = await backends.recipients<{ created: number; bodyJson: string }>(
+    const idempotency = ctx.state.idempotency as IdempotencyState | undefined;
+    const res = await backends.recipients<{ created: number; bodyJson: string; replayed: boolean }>(
       'CreateRecipients',
       {
         projectId: ctx.params.projectId,
         campaignId,
         itemsJson: items.map((i) => JSON.stringify(i)),
         wantBodyJson: true,
+        idempotencyKey: idempotency?.key ?? '',
+        fingerprint: idempotency?.fingerprint ?? '',
       },
       ctx.state.requestId,
     );
     ctx.status = res.created > 0 ? 201 : 422;
+    if (res.replayed) ctx.set('Idempotent-Replayed', 'true');
     // Rendered by the recipient service with the shared mapper (toCreateResponse).
     ctx.type = 'application/json';
     ctx.body = res.bodyJson;

@@ -46,21 +46,25 @@ export async function pruneAppliedRecords(
   return pruned;
 }
 
-/** Prunes the records of `tables` older than `retentionDays` now and then every `everyMs`; returns the stop. */
+/**
+ * Prunes the records of `tables` older than `retentionDays` now and then every `everyMs`; returns
+ * the stop. `what` names the records in the log (applied usage unless told).
+ */
 export function pruneAppliedPeriodically(
-  deps: { pool: Pool; logger: Logger; clock: Clock },
+  deps: { pool: Pool; logger: Logger; clock: Clock; what?: string },
   tables: readonly string[],
   retentionDays: number,
   everyMs = 3600_000,
 ): () => Promise<void> {
+  const what = deps.what ?? 'applied usage';
   return runPeriodically(
     async () => {
       const before = new Date(deps.clock().getTime() - retentionDays * 86_400_000);
       const pruned = await pruneAppliedRecords(deps.pool, tables, before);
-      if (pruned > 0) deps.logger.info({ pruned, before }, 'applied usage pruned');
+      if (pruned > 0) deps.logger.info({ pruned, before }, `${what} pruned`);
     },
     everyMs,
     deps.logger,
-    'pruning applied usage failed; will retry',
+    `pruning ${what} failed; will retry`,
   );
 }

@@ -17,6 +17,8 @@ interface Req {
   recipientId: string;
   itemsJson: string[];
   wantBodyJson: boolean;
+  idempotencyKey: string;
+  fingerprint: string;
   limit: number;
   offset: number;
   active?: boolean;
@@ -39,10 +41,12 @@ export function recipientHandlers(
 ): UntypedServiceImplementation {
   const methods: Record<string, (req: Req) => Promise<unknown>> = {
     CreateRecipients: async (r) => {
-      const outcome = await service.createRecipients(r.projectId, r.campaignId, r.itemsJson);
+      const key = r.idempotencyKey ? { key: r.idempotencyKey, fingerprint: r.fingerprint } : undefined;
+      const outcome = await service.createRecipients(r.projectId, r.campaignId, r.itemsJson, key);
       if (!r.wantBodyJson) return outcome;
-      const { created, failed, total } = outcome;
-      return { created, failed, total, results: [], bodyJson: JSON.stringify(toCreateResponse(outcome)) };
+      const { created, failed, total, replayed } = outcome;
+      const bodyJson = JSON.stringify(toCreateResponse(outcome));
+      return { created, failed, total, results: [], bodyJson, replayed: replayed === true };
     },
     ListRecipients: (r) =>
       service.listRecipients(r.projectId, r.campaignId, {

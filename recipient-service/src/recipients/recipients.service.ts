@@ -19,6 +19,13 @@ import {
   lockProjectReplicas,
 } from '../campaigns/campaign-replicas';
 import {
+  CreatedBefore,
+  type CreateKey,
+  claimCreate,
+  recordCreate,
+  recordedCreate,
+} from './idempotent-creates';
+import {
   checkStoredInstructions,
   type FieldProblem,
   type InjectionMode,
@@ -221,7 +228,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       projectId: string,
       campaignId: string,
       itemsJson: string[],
-    ): Promise<CreateOutcome> {
+      key?: CreateKey,
+    ): Promise<CreateOutcome & { replayed?: true }> {
+      // A create already made under the key is answered as it was, whatever has changed since
+      // (the campaign launched, the recipients deleted).
+      const replay = async () => {
+        const recorded = key && ((await recordedCreate(pool, key)) as CreateOutcome | null);
+        return recorded ? { ...recorded, replayed: true as const } : null;
+      };
+      const before = await replay();
+      if (before) return before;
       if (itemsJson.length < 1 || itemsJson.length > LIMITS.itemsPerCreate) {
         throw invalid(
           fieldProblem(
@@ -273,8 +289,44 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       // into one campaign insert in parallel and serialise only for the update and commit. The
       // cap is checked on the updated count under that lock; past it, the rollback undoes the
       // inserts too, so a batch is still all or nothing.
-      const done = await retryVanished(() =>
+      // The answer of a committed transaction: its duplicates, creations and later duplicates.
+      const answer = (done: {
+        created: typeof candidates;
+        existing: Map<string, string>;
+        device: string;
+      }) => {
+        const out = results.slice();
+        for (const c of ordered) {
+          const id = c.row.externalId === null ? undefined : done.existing.get(c.row.externalId);
+          if (id !== undefined) {
+            out[c.index] = { status: 'duplicate', index: c.index, externalId: c.row.externalId!, id };
+          }
+        }
+        for (const c of done.created) {
+          const recipient = toMessage(
+            rowOf(c.row, projectId, campaignId, done.device, createdAt),
+            publicBaseUrl,
+          );
+          out[c.index] = {
+            status: 'created',
+            index: c.index,
+            externalId: recipient.externalId,
+            id: recipient.id,
+            recipient,
+          };
+        }
+        for (const d of laterDuplicates) {
+          const ext = (outcomes[d.index] as Extract<ItemOutcome, { ok: true }>).value.externalId!;
+          const first = candidates.find((c) => c.index === d.first)!;
+          const id = done.existing.get(ext) ?? first.row.id;
+          out[d.index] = { status: 'duplicate', index: d.index, externalId: ext, id };
+        }
+        const created = done.created.length;
+        return { created, failed: itemsJson.length - created, total: itemsJson.length, results: out };
+      };
+      const made = retryVanished(() =>
         withTransaction(pool, async (client) => {
+          if (key) await claimCreate(client, key);
           const inserted = await insertRecipients(
             client,
             projectId,
@@ -311,37 +363,20 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           if (toCreate.length > 0 && cap !== null && now.recipientCount > cap) {
             throw capExceeded(cap, now.recipientCount - toCreate.length, toCreate.length);
           }
-          return { created: toCreate, existing, device: now.deviceId };
+          const outcome = answer({ created: toCreate, existing, device: now.deviceId });
+          if (key) await recordCreate(client, key, outcome);
+          return outcome;
         }),
       );
-      for (const c of ordered) {
-        const id = c.row.externalId === null ? undefined : done.existing.get(c.row.externalId);
-        if (id !== undefined) {
-          results[c.index] = { status: 'duplicate', index: c.index, externalId: c.row.externalId!, id };
-        }
+      try {
+        return await made;
+      } catch (err) {
+        if (!(err instanceof CreatedBefore)) throw err;
+        // The create the client gave up on committed while this one waited for its key.
+        const after = await replay();
+        if (!after) throw err;
+        return after;
       }
-
-      const created = done.created.length;
-      for (const c of done.created) {
-        const recipient = toMessage(
-          rowOf(c.row, projectId, campaignId, done.device, createdAt),
-          publicBaseUrl,
-        );
-        results[c.index] = {
-          status: 'created',
-          index: c.index,
-          externalId: recipient.externalId,
-          id: recipient.id,
-          recipient,
-        };
-      }
-      for (const d of laterDuplicates) {
-        const ext = (outcomes[d.index] as Extract<ItemOutcome, { ok: true }>).value.externalId!;
-        const first = candidates.find((c) => c.index === d.first)!;
-        const id = done.existing.get(ext) ?? first.row.id;
-        results[d.index] = { status: 'duplicate', index: d.index, externalId: ext, id };
-      }
-      return { created, failed: itemsJson.length - created, total: itemsJson.length, results };
     },
 
     /**

@@ -6,6 +6,8 @@ export interface CreateRecipientsRequest {
   'campaignId'?: (string);
   'itemsJson'?: (string)[];
   'wantBodyJson'?: (boolean);
+  'idempotencyKey'?: (string);
+  'fingerprint'?: (string);
 }
 
 export interface CreateRecipientsRequest__Output {
@@ -13,4 +15,6 @@ export interface CreateRecipientsRequest__Output {
   'campaignId': (string);
   'itemsJson': (string)[];
   'wantBodyJson': (boolean);
+  'idempotencyKey': (string);
+  'fingerprint': (string);
 }

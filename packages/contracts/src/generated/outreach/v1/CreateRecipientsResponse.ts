@@ -8,6 +8,7 @@ export interface CreateRecipientsResponse {
   'total'?: (number);
   'results'?: (_outreach_v1_CreateResult)[];
   'bodyJson'?: (string);
+  'replayed'?: (boolean);
 }
 
 export interface CreateRecipientsResponse__Output {
@@ -16,4 +17,5 @@ export interface CreateRecipientsResponse__Output {
   'total': (number);
   'results': (_outreach_v1_CreateResult__Output)[];
   'bodyJson': (string);
+  'replayed': (boolean);
 }
