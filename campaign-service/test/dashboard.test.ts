@@ -330,6 +330,35 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(res.text).toContain(`>${'27'.padEnd(20_000, '.')}</textarea>`);
   });
 
+  it('shows a refused API key form as submitted, scopes included, the error under its field', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/api-keys`);
+    const past = new Date(now.getTime() - 86400_000).toISOString().slice(0, 16);
+    const res = await a.post(`/dashboard/p/${p1}/api-keys`, {
+      _csrf: token,
+      name: 'CRM sync',
+      scopes: ['recipients:read'],
+      expiresAt: past,
+      timeZone: 'UTC',
+      rateLimitPerMinute: '42',
+    });
+    expect(res.status).toBe(400);
+    const form = res.text.slice(res.text.indexOf('<h2>Create a key</h2>'));
+    expect(form).toContain('name="name" type="text" value="CRM sync"');
+    expect(form).toContain(`name="expiresAt" type="datetime-local" value="${past}"`);
+    expect(form).toContain('name="rateLimitPerMinute" type="number" value="42"');
+    // Only the scope chosen is checked again: resubmitting must not widen the key to writing.
+    expect(form).toMatch(/id="scope-recipients-read" name="scopes" value="recipients:read" checked>/);
+    expect(form).toMatch(/id="scope-recipients-write" name="scopes" value="recipients:write">/);
+    expect(form).toMatch(/<p class="error" id="f-expiresAt-err">Choose a time in the future[^<]*<\/p>/);
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM api_keys WHERE name = 'CRM sync'");
+    expect(rows[0].n).toBe(0);
+    // A new form still offers both scopes and the default rate.
+    const fresh = await a.get(`/dashboard/p/${p1}/api-keys`);
+    expect(fresh.text).toMatch(/value="recipients:write" checked>/);
+  });
+
   it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
     await createOperatorFromEnv(envOf(), {
       email: 'erin@example.com',
