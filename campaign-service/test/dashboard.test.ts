@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
 import { Client } from 'pg';
+import { pickLanguage } from '../../link-runtime/src/page/i18n';
+import { renderPage } from '../../link-runtime/src/page/render';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
@@ -281,6 +283,61 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(res.text).toContain('value="javascript:alert(1)"');
     const { rows } = await db.query("SELECT count(*)::int AS n FROM devices WHERE name = 'logo device'");
     expect(rows[0].n).toBe(0);
+  });
+
+  it("shows the link page's own colours and title on the device form, and stores a colour only once the operator sets one", async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, {
+      name: 'Paris desk',
+      languages: ['fr', 'en'],
+      defaultLanguage: 'fr',
+      styling: {},
+    });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/devices/${device.id}`;
+    const form = await a.get(path);
+    const colourShown = (name: string) =>
+      new RegExp(`name="${name}" type="color" value="([^"]*)"`).exec(form.text)?.[1];
+    // What the real page shows for this device, with no Accept-Language: the default language.
+    const live = renderPage({
+      ...pickLanguage('', device),
+      device,
+      body: { kind: 'message', code: 'x', text: 'x' },
+    }).html;
+    expect(live).toContain(`--primary:${colourShown('styling.primaryColor')};`);
+    expect(live).toContain(`--bg:${colourShown('styling.backgroundColor')};`);
+    const heading = /<div class="pv-head">([^<]*)<\/div>/.exec(form.text)?.[1];
+    expect(live).toContain(`<h1>${heading}</h1>`);
+    expect(form.text).toContain(`data-default-title="${heading}"`);
+    expect(heading).not.toBe('Paris desk');
+
+    const token = await a.csrf(path);
+    const save = (colours: { primary: string; background: string }) =>
+      a.post(path, {
+        _csrf: token,
+        name: 'Paris desk',
+        isActive: 'on',
+        languages: 'fr, en',
+        defaultLanguage: 'fr',
+        'styling.primaryColor': colours.primary,
+        'styling.backgroundColor': colours.background,
+        persona: 'A friendly concierge.',
+      });
+    const stored = async () =>
+      (await db.query('SELECT styling FROM devices WHERE id = $1', [device.id])).rows[0].styling;
+    // Saved as the form shows it (only the persona changed): the live page must not change.
+    const defaults = {
+      primary: colourShown('styling.primaryColor')!,
+      background: colourShown('styling.backgroundColor')!,
+    };
+    expect((await save(defaults)).status).toBe(303);
+    expect(await stored()).toEqual({});
+    // A colour the operator picks is stored, the other stays the page's.
+    expect((await save({ ...defaults, primary: '#7a1fa2' })).status).toBe(303);
+    expect(await stored()).toEqual({ primaryColor: '#7a1fa2' });
+    // Once chosen, even set back to the default, it stays the operator's choice.
+    expect((await save(defaults)).status).toBe(303);
+    expect(await stored()).toEqual({ primaryColor: defaults.primary });
   });
 
   it('shows every device form error at once, in words, under its own field, entries numbered from 1', async () => {
