@@ -489,6 +489,28 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(overPage.text).not.toContain('launching makes the campaign active at once');
   });
 
+  it('says in words what must change when an action conflicts with the campaign, never details.reason', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const late = await meteredCampaign('Too late', -2 * 86400_000, -86400_000);
+    const latePath = `/dashboard/p/${p1}/campaigns/${late.id}`;
+    const refused = await a.post(`${latePath}/launch`, { _csrf: await a.csrf(latePath) });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('its end date has passed');
+    expect(refused.text).toContain(
+      '<p>Edit the campaign and move its end date into the future, then launch it.</p>',
+    );
+    expect(refused.text).not.toContain('details.reason');
+
+    const running = await meteredCampaign('Running already', -3600_000, 86400_000);
+    await admin('POST', `/projects/${p1}/campaigns/${running.id}/launch`);
+    const runningPath = `/dashboard/p/${p1}/campaigns/${running.id}`;
+    const again = await a.post(`${runningPath}/launch`, { _csrf: await a.csrf(runningPath) });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('The campaign was already launched.');
+    expect(again.text).not.toContain('details.reason');
+  });
+
   it("tells the operator which languages the link page's own texts ship in", async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');
