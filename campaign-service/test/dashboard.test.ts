@@ -511,6 +511,36 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(again.text).not.toContain('details.reason');
   });
 
+  it('refuses a price over the largest amount stored with that limit in words, under the price', async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'pricey device' });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/campaigns/new`);
+    const local = (ms: number) => new Date(now.getTime() + ms).toISOString().slice(0, 16);
+    const create = (name: string, price: string) =>
+      a.post(`/dashboard/p/${p1}/campaigns`, {
+        _csrf: token,
+        name,
+        deviceId: device.id,
+        start: local(86400_000),
+        end: local(2 * 86400_000),
+        timeZone: 'UTC',
+        budgetMode: 'metered',
+        price,
+      });
+    const errorOf = (text: string) => /<p class="error" id="f-price-err">([^<]*)<\/p>/.exec(text)?.[1];
+    // 12 digits passed the form but not the schema; 13 were refused as not an amount at all.
+    for (const price of ['20000000000', '1000000000000', '10000000000.01']) {
+      const res = await create('Too dear', price);
+      expect([price, res.status, errorOf(res.text)]).toEqual([
+        price,
+        400,
+        'Enter at most 10,000,000,000.00.',
+      ]);
+    }
+    expect((await create('Dear enough', '10000000000.00')).status).toBe(303);
+  });
+
   it("tells the operator which languages the link page's own texts ship in", async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');
