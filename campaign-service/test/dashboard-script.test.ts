@@ -46,6 +46,21 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       await page.close();
     });
 
+    it("previews the link page's own title where the device sets none, not the device's name", async () => {
+      const page = await browser.newPage();
+      await page.setContent(`<input id="name" name="name" data-preview="name" value="Paris desk">
+        <input id="title" data-preview="title" value="">
+        <div id="link-preview" data-default-title="Discussion"><div class="pv-head">Discussion</div>
+        <div class="pv-body"><p class="pv-bubble pv-user">x</p></div></div>`);
+      await page.addScriptTag({ content: APP_JS });
+      expect(await page.textContent('.pv-head')).toBe('Discussion');
+      await page.fill('#title', 'Concierge');
+      expect(await page.textContent('.pv-head')).toBe('Concierge');
+      await page.fill('#title', '  ');
+      expect(await page.textContent('.pv-head')).toBe('Discussion');
+      await page.close();
+    });
+
     it('keeps each campaign timing live by its phase, a halt before the start counting as the end', async () => {
       const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
       const day = 86_400_000;

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
 import { Client } from 'pg';
+import { pickLanguage } from '../../link-runtime/src/page/i18n';
+import { renderPage } from '../../link-runtime/src/page/render';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
@@ -283,6 +285,61 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it("shows the link page's own colours and title on the device form, and stores a colour only once the operator sets one", async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, {
+      name: 'Paris desk',
+      languages: ['fr', 'en'],
+      defaultLanguage: 'fr',
+      styling: {},
+    });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/devices/${device.id}`;
+    const form = await a.get(path);
+    const colourShown = (name: string) =>
+      new RegExp(`name="${name}" type="color" value="([^"]*)"`).exec(form.text)?.[1];
+    // What the real page shows for this device, with no Accept-Language: the default language.
+    const live = renderPage({
+      ...pickLanguage('', device),
+      device,
+      body: { kind: 'message', code: 'x', text: 'x' },
+    }).html;
+    expect(live).toContain(`--primary:${colourShown('styling.primaryColor')};`);
+    expect(live).toContain(`--bg:${colourShown('styling.backgroundColor')};`);
+    const heading = /<div class="pv-head">([^<]*)<\/div>/.exec(form.text)?.[1];
+    expect(live).toContain(`<h1>${heading}</h1>`);
+    expect(form.text).toContain(`data-default-title="${heading}"`);
+    expect(heading).not.toBe('Paris desk');
+
+    const token = await a.csrf(path);
+    const save = (colours: { primary: string; background: string }) =>
+      a.post(path, {
+        _csrf: token,
+        name: 'Paris desk',
+        isActive: 'on',
+        languages: 'fr, en',
+        defaultLanguage: 'fr',
+        'styling.primaryColor': colours.primary,
+        'styling.backgroundColor': colours.background,
+        persona: 'A friendly concierge.',
+      });
+    const stored = async () =>
+      (await db.query('SELECT styling FROM devices WHERE id = $1', [device.id])).rows[0].styling;
+    // Saved as the form shows it (only the persona changed): the live page must not change.
+    const defaults = {
+      primary: colourShown('styling.primaryColor')!,
+      background: colourShown('styling.backgroundColor')!,
+    };
+    expect((await save(defaults)).status).toBe(303);
+    expect(await stored()).toEqual({});
+    // A colour the operator picks is stored, the other stays the page's.
+    expect((await save({ ...defaults, primary: '#7a1fa2' })).status).toBe(303);
+    expect(await stored()).toEqual({ primaryColor: '#7a1fa2' });
+    // Once chosen, even set back to the default, it stays the operator's choice.
+    expect((await save(defaults)).status).toBe(303);
+    expect(await stored()).toEqual({ primaryColor: defaults.primary });
+  });
+
   it('shows every device form error at once, in words, under its own field, entries numbered from 1', async () => {
     const res = await postDeviceForm({
       name: '',
@@ -328,6 +385,35 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(res.text).toContain('<a href="#f-knowledge">This makes the device');
     expect(res.text).toContain('value="Chapter 27"');
     expect(res.text).toContain(`>${'27'.padEnd(20_000, '.')}</textarea>`);
+  });
+
+  it('shows a refused API key form as submitted, scopes included, the error under its field', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/api-keys`);
+    const past = new Date(now.getTime() - 86400_000).toISOString().slice(0, 16);
+    const res = await a.post(`/dashboard/p/${p1}/api-keys`, {
+      _csrf: token,
+      name: 'CRM sync',
+      scopes: ['recipients:read'],
+      expiresAt: past,
+      timeZone: 'UTC',
+      rateLimitPerMinute: '42',
+    });
+    expect(res.status).toBe(400);
+    const form = res.text.slice(res.text.indexOf('<h2>Create a key</h2>'));
+    expect(form).toContain('name="name" type="text" value="CRM sync"');
+    expect(form).toContain(`name="expiresAt" type="datetime-local" value="${past}"`);
+    expect(form).toContain('name="rateLimitPerMinute" type="number" value="42"');
+    // Only the scope chosen is checked again: resubmitting must not widen the key to writing.
+    expect(form).toMatch(/id="scope-recipients-read" name="scopes" value="recipients:read" checked>/);
+    expect(form).toMatch(/id="scope-recipients-write" name="scopes" value="recipients:write">/);
+    expect(form).toMatch(/<p class="error" id="f-expiresAt-err">Choose a time in the future[^<]*<\/p>/);
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM api_keys WHERE name = 'CRM sync'");
+    expect(rows[0].n).toBe(0);
+    // A new form still offers both scopes and the default rate.
+    const fresh = await a.get(`/dashboard/p/${p1}/api-keys`);
+    expect(fresh.text).toMatch(/value="recipients:write" checked>/);
   });
 
   it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
@@ -401,6 +487,58 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const overPage = await a.get(`/dashboard/p/${p1}/campaigns/${over.id}`);
     expect(overPage.text).toContain('The end date has passed: this campaign cannot be launched.');
     expect(overPage.text).not.toContain('launching makes the campaign active at once');
+  });
+
+  it('says in words what must change when an action conflicts with the campaign, never details.reason', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const late = await meteredCampaign('Too late', -2 * 86400_000, -86400_000);
+    const latePath = `/dashboard/p/${p1}/campaigns/${late.id}`;
+    const refused = await a.post(`${latePath}/launch`, { _csrf: await a.csrf(latePath) });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('its end date has passed');
+    expect(refused.text).toContain(
+      '<p>Edit the campaign and move its end date into the future, then launch it.</p>',
+    );
+    expect(refused.text).not.toContain('details.reason');
+
+    const running = await meteredCampaign('Running already', -3600_000, 86400_000);
+    await admin('POST', `/projects/${p1}/campaigns/${running.id}/launch`);
+    const runningPath = `/dashboard/p/${p1}/campaigns/${running.id}`;
+    const again = await a.post(`${runningPath}/launch`, { _csrf: await a.csrf(runningPath) });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('The campaign was already launched.');
+    expect(again.text).not.toContain('details.reason');
+  });
+
+  it('refuses a price over the largest amount stored with that limit in words, under the price', async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'pricey device' });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/campaigns/new`);
+    const local = (ms: number) => new Date(now.getTime() + ms).toISOString().slice(0, 16);
+    const create = (name: string, price: string) =>
+      a.post(`/dashboard/p/${p1}/campaigns`, {
+        _csrf: token,
+        name,
+        deviceId: device.id,
+        start: local(86400_000),
+        end: local(2 * 86400_000),
+        timeZone: 'UTC',
+        budgetMode: 'metered',
+        price,
+      });
+    const errorOf = (text: string) => /<p class="error" id="f-price-err">([^<]*)<\/p>/.exec(text)?.[1];
+    // 12 digits passed the form but not the schema; 13 were refused as not an amount at all.
+    for (const price of ['20000000000', '1000000000000', '10000000000.01']) {
+      const res = await create('Too dear', price);
+      expect([price, res.status, errorOf(res.text)]).toEqual([
+        price,
+        400,
+        'Enter at most 10,000,000,000.00.',
+      ]);
+    }
+    expect((await create('Dear enough', '10000000000.00')).status).toBe(303);
   });
 
   it("tells the operator which languages the link page's own texts ship in", async () => {

@@ -11,11 +11,68 @@ import { compileAdminSchemas } from '../http/admin.schemas';
 import { invalid } from '../problems';
 import { fieldErrorsOf } from './campaigns.pages';
 import { type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
-import { type FieldErrors, intField } from './forms';
+import { type FieldErrors, type Form, intField } from './forms';
 import { html, type SafeHtml } from './html';
 import { csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
 import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant, isTimeZone, localToInstant } from './time';
+
+/** What the operator typed in the create form, kept as text so a refused form shows it unchanged. */
+interface ApiKeyFormValues {
+  name: string;
+  scopes: string[];
+  expiresAt: string;
+  rateLimitPerMinute: string;
+}
+
+const NEW_KEY: ApiKeyFormValues = {
+  name: '',
+  scopes: [...SCOPES],
+  expiresAt: '',
+  rateLimitPerMinute: String(DEFAULT_RATE_LIMIT_PER_MINUTE),
+};
+
+/** Reads the create form; `input` is set only when the form itself has no errors. */
+function parseApiKeyForm(
+  form: Form,
+  now: Date,
+): {
+  values: ApiKeyFormValues;
+  input?: { name: string; scopes: string[]; expiresAt: string | null; rateLimitPerMinute: number };
+  errors: FieldErrors;
+} {
+  const values: ApiKeyFormValues = {
+    name: form.get('name').trim(),
+    scopes: form.all('scopes'),
+    expiresAt: form.get('expiresAt').trim(),
+    rateLimitPerMinute: form.get('rateLimitPerMinute'),
+  };
+  const errors: FieldErrors = {};
+  const rateLimitPerMinute = intField(form, 'rateLimitPerMinute', errors, { min: 1, max: 1_000_000 });
+  let expiresAt: string | null = null;
+  const tz = isTimeZone(form.get('timeZone')) ? form.get('timeZone') : 'UTC';
+  if (values.expiresAt) {
+    const at = localToInstant(values.expiresAt, tz);
+    if (!at) errors.expiresAt = 'Enter a date and time, or leave it empty.';
+    // The service refuses it too, but in the API's words; the form says it in the operator's.
+    else if (at.getTime() <= now.getTime())
+      errors.expiresAt = 'Choose a time in the future, or leave it empty.';
+    else expiresAt = at.toISOString();
+  }
+  if (!values.name) errors.name = 'Enter a name.';
+  if (values.scopes.length === 0) errors.scopes = 'Choose at least one scope.';
+  if (Object.keys(errors).length) return { values, errors };
+  return {
+    values,
+    errors,
+    input: {
+      name: values.name,
+      scopes: values.scopes,
+      expiresAt,
+      rateLimitPerMinute: rateLimitPerMinute as number,
+    },
+  };
+}
 
 /** API keys: create with scopes, expiry and rate limit (shown once), list, revoke. */
 export function registerApiKeyRoutes(r: Router, deps: DashboardDeps): void {
@@ -25,13 +82,20 @@ export function registerApiKeyRoutes(r: Router, deps: DashboardDeps): void {
 
   const page = async (
     ctx: Context,
-    extra: { created?: { key: string; name: string }; errors?: FieldErrors; revoked?: boolean } = {},
+    extra: {
+      created?: { key: string; name: string };
+      errors?: FieldErrors;
+      values?: ApiKeyFormValues;
+      revoked?: boolean;
+    } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'api-keys');
     const keys = await listApiKeys(d, pc.project.id);
     const tz = pc.operator?.timeZone ?? 'UTC';
     const now = d.clock().getTime();
     const errors = extra.errors ?? {};
+    // A refused form comes back as the operator left it: reset scopes would silently widen the key.
+    const v = extra.values ?? NEW_KEY;
     const status = (k: (typeof keys)[number]): SafeHtml =>
       k.revokedAt
         ? html`<span class="badge off">revoked</span>`
@@ -72,14 +136,14 @@ ${
 ${errorSummary(errors)}
 <form method="post" action="${base(pc.project.id)}" novalidate>
   ${csrfField(pc)}
-  ${field({ name: 'name', label: 'Name', required: true, hint: 'What uses the key, e.g. “CRM sync”.', error: errors.name, attrs: html` maxlength="200"` })}
+  ${field({ name: 'name', label: 'Name', required: true, hint: 'What uses the key, e.g. “CRM sync”.', value: v.name, error: errors.name, attrs: html` maxlength="200"` })}
   <fieldset><legend>Scopes</legend>
-    ${errors.scopes ? html`<p class="error">${errors.scopes}</p>` : ''}
-    ${SCOPES.map((s) => html`<div class="check"><input type="checkbox" id="scope-${s.replace(':', '-')}" name="scopes" value="${s}" checked><label for="scope-${s.replace(':', '-')}"><code>${s}</code> — ${s.endsWith('read') ? 'list and read recipients and campaigns' : 'create, update and delete recipients'}</label></div>`)}
+    ${errors.scopes ? html`<p class="error" id="f-scopes" tabindex="-1">${errors.scopes}</p>` : ''}
+    ${SCOPES.map((s) => html`<div class="check"><input type="checkbox" id="scope-${s.replace(':', '-')}" name="scopes" value="${s}"${v.scopes.includes(s) ? html` checked` : ''}><label for="scope-${s.replace(':', '-')}"><code>${s}</code> — ${s.endsWith('read') ? 'list and read recipients and campaigns' : 'create, update and delete recipients'}</label></div>`)}
   </fieldset>
-  ${field({ name: 'expiresAt', label: 'Expires (optional)', type: 'datetime-local', hint: `In ${tz}. Leave empty for a key that does not expire.`, error: errors.expiresAt })}
+  ${field({ name: 'expiresAt', label: 'Expires (optional)', type: 'datetime-local', hint: `In ${tz}. Leave empty for a key that does not expire.`, value: v.expiresAt, error: errors.expiresAt })}
   <input type="hidden" name="timeZone" value="${tz}">
-  ${field({ name: 'rateLimitPerMinute', label: 'Rate limit (requests a minute)', type: 'number', value: DEFAULT_RATE_LIMIT_PER_MINUTE, error: errors.rateLimitPerMinute, attrs: html` min="1" step="1" inputmode="numeric"` })}
+  ${field({ name: 'rateLimitPerMinute', label: 'Rate limit (requests a minute)', type: 'number', value: v.rateLimitPerMinute, error: errors.rateLimitPerMinute, attrs: html` min="1" step="1" inputmode="numeric"` })}
   <div class="actions"><button type="submit">Create key</button></div>
 </form>`,
       ),
@@ -96,25 +160,8 @@ ${errorSummary(errors)}
   });
   r.post('/p/:pid/api-keys', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'api-keys');
-    const form = formOf(ctx);
-    const errors: FieldErrors = {};
-    const rateLimitPerMinute = intField(form, 'rateLimitPerMinute', errors, { min: 1, max: 1_000_000 });
-    let expiresAt: string | null = null;
-    const tz = isTimeZone(form.get('timeZone')) ? form.get('timeZone') : 'UTC';
-    if (form.get('expiresAt').trim()) {
-      const at = localToInstant(form.get('expiresAt'), tz);
-      if (!at) errors.expiresAt = 'Enter a date and time, or leave it empty.';
-      else expiresAt = at.toISOString();
-    }
-    const input = {
-      name: form.get('name').trim(),
-      scopes: form.all('scopes'),
-      expiresAt,
-      rateLimitPerMinute: rateLimitPerMinute ?? 0,
-    };
-    if (!input.name) errors.name = 'Enter a name.';
-    if (input.scopes.length === 0) errors.scopes = 'Choose at least one scope.';
-    if (Object.keys(errors).length) return page(ctx, { errors });
+    const { values, input, errors } = parseApiKeyForm(formOf(ctx), d.clock());
+    if (!input) return page(ctx, { errors, values });
     try {
       const problems = check('create-api-key', input);
       if (problems.length) throw invalid(problems);
@@ -126,6 +173,7 @@ ${errorSummary(errors)}
       ctx.redirect(base(pc.project.id));
     } catch (err) {
       return page(ctx, {
+        values,
         errors: fieldErrorsOf(err, {
           '/name': 'name',
           '/scopes': 'scopes',

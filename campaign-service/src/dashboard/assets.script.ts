@@ -100,7 +100,8 @@ export const APP_JS = String.raw`(function () {
     var apply = function () {
       var get = function (n) { var i = $('[data-preview="' + n + '"]'); return i ? i.value : ''; };
       var head = $('.pv-head', preview), body = $('.pv-body', preview), user = $('.pv-user', preview);
-      head.textContent = get('title') || get('name') || 'Assistant';
+      // As the link page: the device's title, else the page's own title in the default language.
+      head.textContent = get('title').trim() || preview.getAttribute('data-default-title') || '';
       if (/^#[0-9a-fA-F]{6}$/.test(get('primaryColor'))) {
         head.style.background = user.style.background = get('primaryColor');
         head.style.color = user.style.color = onColor(get('primaryColor'));

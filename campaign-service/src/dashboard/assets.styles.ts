@@ -1,3 +1,5 @@
+import { LINK_PAGE_DEFAULT_COLORS } from '@outreach/contracts';
+
 /** The dashboard's one stylesheet: mobile first, system fonts, AA contrast, visible focus. */
 export const APP_CSS = `
 :root{--fg:#1a1a1a;--muted:#4a4f57;--bg:#fff;--panel:#f4f5f7;--line:#c9ced6;--accent:#0b57d0;--accent-fg:#fff;
@@ -83,10 +85,10 @@ pre.prompt{white-space:pre-wrap;background:var(--panel);border:1px solid var(--l
 progress{width:100%;height:1.25rem}
 .meter{margin:.5rem 0 1rem}
 .preview{border:1px solid var(--line);border-radius:12px;overflow:hidden;max-width:22rem;background:#fff}
-.preview .pv-head{padding:.75rem 1rem;font-weight:700;background:#0b57d0;color:#fff}
-.preview .pv-body{padding:1rem;background:#f7f7f7;min-height:8rem}
+.preview .pv-head{padding:.75rem 1rem;font-weight:700;background:${LINK_PAGE_DEFAULT_COLORS.primaryColor};color:#fff}
+.preview .pv-body{padding:1rem;background:${LINK_PAGE_DEFAULT_COLORS.backgroundColor};min-height:8rem}
 .preview .pv-bubble{background:#fff;border-radius:10px;padding:.5rem .75rem;margin:0 0 .5rem;max-width:85%;box-shadow:0 1px 1px rgba(0,0,0,.1);color:#1a1a1a}
-.preview .pv-user{margin-left:auto;background:#0b57d0;color:#fff}
+.preview .pv-user{margin-left:auto;background:${LINK_PAGE_DEFAULT_COLORS.primaryColor};color:#fff}
 .preview .pv-input{border-top:1px solid var(--line);padding:.5rem 1rem;color:#555;background:#fff}
 .grid2{display:grid;grid-template-columns:1fr;gap:1rem}
 .filters{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end}

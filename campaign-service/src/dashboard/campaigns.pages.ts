@@ -263,10 +263,14 @@ const POINTER_FIELDS: Record<string, string> = {
 /** Turns a domain `invalid_request` into field errors; anything else is rethrown. */
 export function fieldErrorsOf(err: unknown, map: Record<string, string>): FieldErrors {
   if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
-  const problems = (err.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
+  const problems =
+    (err.details as { problems?: { pointer: string; rule?: string; message: string }[] }).problems ?? [];
   const errors: FieldErrors = {};
   for (const p of problems) {
     const name = map[p.pointer] ?? map[p.pointer.split('/').slice(0, 2).join('/')] ?? '_';
+    // A number-or-null rule fails in both branches, e.g. `maximum` and then `type` ("must be
+    // null"): the field keeps the problem that names what is wrong with the value it was given.
+    if (p.rule === 'type' && name in errors) continue;
     errors[name] = `${p.pointer.slice(1) || 'This'} ${p.message}.`;
   }
   if (Object.keys(errors).length === 0) errors._ = err.message;

@@ -1,5 +1,11 @@
 import type Router from '@koa/router';
-import { LINK_PAGE_LANGUAGES, type ValidationProblem } from '@outreach/contracts';
+import {
+  LINK_PAGE_DEFAULT_COLORS,
+  LINK_PAGE_LANGUAGES,
+  LINK_PAGE_TITLES,
+  linkPageTextLanguage,
+  type ValidationProblem,
+} from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
@@ -39,12 +45,22 @@ const lines = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** The device fields of the form, in the admin API's shape. */
-function parseDeviceForm(form: Form): DeviceInput & { name: string } {
+/**
+ * The device fields of the form, in the admin API's shape. `stored` is the device's styling as
+ * saved (none for a new device): a colour input always submits a value, the page's default where
+ * the device sets none, so a colour is kept only when the operator changed it or the device had one.
+ * Storing the default would pin the device to it, and a device without one follows the page's.
+ */
+function parseDeviceForm(form: Form, stored: DeviceInput['styling'] = {}): DeviceInput & { name: string } {
   const styling: Record<string, string> = {};
-  for (const k of ['title', 'primaryColor', 'backgroundColor', 'logoUrl']) {
+  for (const k of ['title', 'logoUrl'] as const) {
     const v = form.get(`styling.${k}`).trim();
     if (v) styling[k] = v;
+  }
+  for (const k of ['primaryColor', 'backgroundColor'] as const) {
+    const v = form.get(`styling.${k}`).trim();
+    const untouched = stored?.[k] === undefined && v.toLowerCase() === LINK_PAGE_DEFAULT_COLORS[k];
+    if (v && !untouched) styling[k] = v;
   }
   const titles = form.all('knowledge.title');
   const contents = form.all('knowledge.content');
@@ -67,6 +83,12 @@ function parseDeviceForm(form: Form): DeviceInput & { name: string } {
   };
 }
 
+/** The heading the link page shows for a device without a title: its default language's. */
+function defaultTitle(v: DeviceInput): string {
+  const lang = v.defaultLanguage || v.languages?.[0] || 'en';
+  return LINK_PAGE_TITLES[linkPageTextLanguage(lang) ?? 'en'];
+}
+
 function deviceForm(
   pc: ProjectPage,
   action: string,
@@ -82,18 +104,18 @@ function deviceForm(
   return html`${errorSummary(errors)}
 <form method="post" action="${action}" novalidate data-preview-form>
   ${csrfField(pc)}
-  ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200" data-preview="name"` })}
+  ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
   <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
   <fieldset><legend>Link page styling</legend>
     ${field({ name: 'styling.title', label: 'Page title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
-    ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? '#0b57d0', error: errors['styling.primaryColor'], attrs: html` data-preview="primaryColor"` })}
-    ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? '#f7f7f7', error: errors['styling.backgroundColor'], attrs: html` data-preview="backgroundColor"` })}
+    ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? LINK_PAGE_DEFAULT_COLORS.primaryColor, error: errors['styling.primaryColor'], attrs: html` data-preview="primaryColor"` })}
+    ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? LINK_PAGE_DEFAULT_COLORS.backgroundColor, error: errors['styling.backgroundColor'], attrs: html` data-preview="backgroundColor"` })}
     ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.', error: errors['styling.logoUrl'] })}
     <section aria-labelledby="preview-title" class="preview-wrap">
   <h3 id="preview-title">Link page preview</h3>
   <p class="meta">Updates as you edit the styling. The two messages are examples: the page opens empty, its texts in the customer's language.</p>
-  <div class="preview" id="link-preview" aria-hidden="true">
-    <div class="pv-head">${s.title || v.name || 'Assistant'}</div>
+  <div class="preview" id="link-preview" aria-hidden="true" data-default-title="${defaultTitle(v)}">
+    <div class="pv-head">${s.title?.trim() || defaultTitle(v)}</div>
     <div class="pv-body"><p class="pv-bubble pv-user">A customer's message</p><p class="pv-bubble">The assistant's reply</p></div>
     <div class="pv-input">Type a message…</div>
   </div>
@@ -225,7 +247,7 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
   r.post('/p/:pid/devices/:did', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'devices');
     const device = await getDevice(d, pc.project.id, ctx.params.did);
-    const input = parseDeviceForm(formOf(ctx));
+    const input = parseDeviceForm(formOf(ctx), device.styling);
     const problems = problemsOf('patch-device', input);
     if (problems.length) return formPage(ctx, device, input, deviceFieldErrors(problems, input));
     try {

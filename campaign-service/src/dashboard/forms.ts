@@ -1,5 +1,6 @@
 import { AppError, readBodyText } from '@outreach/platform';
 import type { Context } from 'koa';
+import { MAX_MINOR_UNITS } from '../http/admin.schemas';
 
 /** A submitted form: every field as the last value sent, plus all values per name. */
 export interface Form {
@@ -83,12 +84,19 @@ export function intField(
 export function moneyField(form: Form, name: string, errors: FieldErrors): number | null {
   const text = form.get(name).trim();
   if (text === '') return null;
-  const m = /^(\d{1,12})(?:[.,](\d{1,2}))?$/.exec(text);
+  const m = /^(\d+)(?:[.,](\d{1,2}))?$/.exec(text);
   if (!m) {
     errors[name] = 'Enter an amount such as 12 or 0.25.';
     return null;
   }
-  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  // The schema's limit, said in the form's units: past it the API's words would name the field's
+  // pointer and minor units. Any number of digits reaches this check, so it alone sets the limit.
+  const minor = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  if (minor > MAX_MINOR_UNITS) {
+    errors[name] = `Enter at most ${formatMoney(MAX_MINOR_UNITS)}.`;
+    return null;
+  }
+  return minor;
 }
 
 /** Integer minor units as a major-unit amount, e.g. 1250 → `12.50`. */

@@ -15,6 +15,7 @@ import { layout, notice } from './layout';
 import { getOperator } from './operators.service';
 import { registerProjectRoutes } from './projects.pages';
 import { registerRecipientRoutes } from './recipients.pages';
+import { pageHint } from './refusals';
 import { setSecurityHeaders } from './security';
 import { csrfMatches, findSession } from './sessions.service';
 import { registerTimeZoneRoutes } from './time-zone.pages';
@@ -95,13 +96,14 @@ function renderError(ctx: Context, err: unknown): void {
   const title =
     e.code === 'not_found' ? 'Not found' : e.spec.httpStatus >= 500 ? 'Something went wrong' : 'Not possible';
   const operator = dash(ctx).operator;
+  const hint = pageHint(e);
   sendPage(
     ctx,
     layout(
       { operator, csrfToken: dash(ctx).session?.csrfToken },
       title,
       html`<h1>${title}</h1>${notice('error', e.message)}
-<p>${e.hint}</p>${e.spec.httpStatus >= 500 ? html`<p class="meta">Reference: <code>${ctx.state.requestId}</code></p>` : ''}
+${hint ? html`<p>${hint}</p>` : ''}${e.spec.httpStatus >= 500 ? html`<p class="meta">Reference: <code>${ctx.state.requestId}</code></p>` : ''}
 <p><a href="/dashboard">Back to the dashboard</a></p>`,
     ),
     e.spec.httpStatus,

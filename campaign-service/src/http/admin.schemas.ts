@@ -5,7 +5,9 @@ import addFormats from 'ajv-formats';
 
 /** JSON Schemas of the admin API bodies; every object refuses unknown fields. */
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
-const minor = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 } as const;
+/** The largest amount of money the admin API takes, in minor units; the dashboard's forms hold to it too. */
+export const MAX_MINOR_UNITS = 1_000_000_000_000;
+const minor = { type: 'integer', minimum: 0, maximum: MAX_MINOR_UNITS } as const;
 const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
 const instant = { type: 'string', format: 'date-time' } as const;
 

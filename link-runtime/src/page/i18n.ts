@@ -1,4 +1,4 @@
-import type { LinkPageLanguage } from '@outreach/contracts';
+import { LINK_PAGE_TITLES, type LinkPageLanguage, linkPageTextLanguage } from '@outreach/contracts';
 
 /** Every text of the page's interface. */
 export interface UiStrings {
@@ -29,7 +29,7 @@ export interface UiStrings {
 }
 
 const en: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.en,
   placeholder: 'Type your message…',
   intro: 'Send a message to start the conversation.',
   inputLabel: 'Your message',
@@ -54,7 +54,7 @@ const en: UiStrings = {
 };
 
 const de: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.de,
   placeholder: 'Nachricht eingeben…',
   intro: 'Senden Sie eine Nachricht, um das Gespräch zu beginnen.',
   inputLabel: 'Ihre Nachricht',
@@ -80,7 +80,7 @@ const de: UiStrings = {
 };
 
 const fr: UiStrings = {
-  title: 'Discussion',
+  title: LINK_PAGE_TITLES.fr,
   placeholder: 'Écrivez votre message…',
   intro: 'Envoyez un message pour commencer la conversation.',
   inputLabel: 'Votre message',
@@ -106,7 +106,7 @@ const fr: UiStrings = {
 };
 
 const es: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.es,
   placeholder: 'Escribe tu mensaje…',
   intro: 'Envía un mensaje para empezar la conversación.',
   inputLabel: 'Tu mensaje',
@@ -134,7 +134,7 @@ const es: UiStrings = {
 // as de does with "Sie". Polish texts avoid the gendered "Pan/Pani" with impersonal forms; in
 // the Nordic languages the formal pronouns are out of use, so "du" / "sinä" is the neutral tone.
 const it: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.it,
   placeholder: 'Scriva il suo messaggio…',
   intro: 'Invii un messaggio per iniziare la conversazione.',
   inputLabel: 'Il suo messaggio',
@@ -160,7 +160,7 @@ const it: UiStrings = {
 };
 
 const nl: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.nl,
   placeholder: 'Typ uw bericht…',
   intro: 'Stuur een bericht om het gesprek te beginnen.',
   inputLabel: 'Uw bericht',
@@ -186,7 +186,7 @@ const nl: UiStrings = {
 
 // Worded to read naturally in both European and Brazilian Portuguese, which share the tag's primary subtag.
 const pt: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.pt,
   placeholder: 'Escreva a sua mensagem…',
   intro: 'Envie uma mensagem para iniciar a conversa.',
   inputLabel: 'A sua mensagem',
@@ -211,7 +211,7 @@ const pt: UiStrings = {
 };
 
 const pl: UiStrings = {
-  title: 'Czat',
+  title: LINK_PAGE_TITLES.pl,
   placeholder: 'Wpisz wiadomość…',
   intro: 'Wyślij wiadomość, aby rozpocząć rozmowę.',
   inputLabel: 'Treść wiadomości',
@@ -236,7 +236,7 @@ const pl: UiStrings = {
 };
 
 const sv: UiStrings = {
-  title: 'Chatt',
+  title: LINK_PAGE_TITLES.sv,
   placeholder: 'Skriv ditt meddelande…',
   intro: 'Skicka ett meddelande för att starta samtalet.',
   inputLabel: 'Ditt meddelande',
@@ -261,7 +261,7 @@ const sv: UiStrings = {
 };
 
 const da: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.da,
   placeholder: 'Skriv din besked…',
   intro: 'Send en besked for at starte samtalen.',
   inputLabel: 'Din besked',
@@ -286,7 +286,7 @@ const da: UiStrings = {
 };
 
 const nb: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.nb,
   placeholder: 'Skriv meldingen din…',
   intro: 'Send en melding for å starte samtalen.',
   inputLabel: 'Meldingen din',
@@ -311,7 +311,7 @@ const nb: UiStrings = {
 };
 
 const fi: UiStrings = {
-  title: 'Keskustelu',
+  title: LINK_PAGE_TITLES.fi,
   placeholder: 'Kirjoita viestisi…',
   intro: 'Aloita keskustelu lähettämällä viesti.',
   inputLabel: 'Viestisi',
@@ -336,7 +336,7 @@ const fi: UiStrings = {
 };
 
 const cs: UiStrings = {
-  title: 'Chat',
+  title: LINK_PAGE_TITLES.cs,
   placeholder: 'Napište svou zprávu…',
   intro: 'Pošlete zprávu a zahajte konverzaci.',
   inputLabel: 'Vaše zpráva',
@@ -361,7 +361,7 @@ const cs: UiStrings = {
 };
 
 const tr: UiStrings = {
-  title: 'Sohbet',
+  title: LINK_PAGE_TITLES.tr,
   placeholder: 'Mesajınızı yazın…',
   intro: 'Sohbeti başlatmak için bir mesaj gönderin.',
   inputLabel: 'Mesajınız',
@@ -403,10 +403,6 @@ export const UI_STRINGS: Readonly<Record<LinkPageLanguage, UiStrings>> = {
   tr,
 };
 
-// A Norwegian device may say "no" (Norwegian at large) or "nn" (Nynorsk): Bokmål, which most
-// Norwegians write, reads better to them than the English fallback.
-const ALIASES: Readonly<Record<string, string>> = { no: 'nb', nn: 'nb' };
-
 function primary(tag: string): string {
   return tag.trim().toLowerCase().split(/[-_]/)[0];
 }
@@ -446,11 +442,9 @@ export function pickLanguage(
       break;
     }
   }
-  const subtag = primary(lang);
-  const shipped = ALIASES[subtag] ?? subtag;
-  const strings = (UI_STRINGS as Readonly<Record<string, UiStrings | undefined>>)[shipped];
-  if (!strings) return { lang, textLang: 'en', strings: en };
-  return { lang, textLang: shipped === subtag ? lang : shipped, strings };
+  const shipped = linkPageTextLanguage(lang);
+  if (!shipped) return { lang, textLang: 'en', strings: en };
+  return { lang, textLang: shipped === primary(lang) ? lang : shipped, strings: UI_STRINGS[shipped] };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
-import { type DeviceSnapshot, isLogoUrl } from '@outreach/contracts';
+import { type DeviceSnapshot, isLogoUrl, LINK_PAGE_DEFAULT_COLORS } from '@outreach/contracts';
 import { RETRY_IN_SCRIPT, type UiStrings } from './i18n';
 
 /** Escapes text for HTML element content and quoted attribute values. */
@@ -267,8 +267,8 @@ export interface RenderedPage {
 export function renderPage(input: PageInput): RenderedPage {
   const { strings, device, body } = input;
   const styling = device?.styling ?? {};
-  const primary = color(styling.primaryColor, '#2f5bea');
-  const background = color(styling.backgroundColor, '#f5f5f7');
+  const primary = color(styling.primaryColor, LINK_PAGE_DEFAULT_COLORS.primaryColor);
+  const background = color(styling.backgroundColor, LINK_PAGE_DEFAULT_COLORS.backgroundColor);
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
