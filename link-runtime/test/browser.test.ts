@@ -114,7 +114,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
-  it("reads replies in the device's named voice only when it speaks the page's language", async () => {
+  it("reads replies aloud after the tap that sent them, in the device's named voice only when it speaks the page's language", async () => {
     const l = await h.link({
       device: { languages: ['de', 'en'], defaultLanguage: 'de', voice: { enabled: true, voiceName: 'Anna' } },
     });
@@ -128,8 +128,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
         w.spoken = spoken;
         const synth = {
           getVoices: () => [{ name: 'Anna', lang: 'de-DE' }],
-          speak: (u: { lang: string; voice: { name: string } | null }) =>
-            spoken.push([u.lang, u.voice?.name ?? null]),
+          speak: (u: { text: string; lang: string; voice: { name: string } | null }) => {
+            // What the page showed of the reply when speech was asked for: none, for the tap's own.
+            const shown = document.querySelector('.msg.assistant .text')?.textContent ?? '';
+            spoken.push([u.text, shown, u.lang, u.voice?.name ?? null]);
+          },
           cancel: () => {},
         };
         Object.defineProperty(window, 'speechSynthesis', { value: synth });
@@ -150,8 +153,16 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       await context.close();
       return spoken;
     };
-    expect(await spokenWith('de-DE')).toEqual([['de', 'Anna']]);
-    expect(await spokenWith('en-US')).toEqual([['en', null]]);
+    // First an empty utterance in the tap that sent (Safari on iPhones speaks only after one),
+    // then the reply once it is there.
+    expect(await spokenWith('de-DE')).toEqual([
+      ['', '', '', null],
+      ['Hello.', 'Hello.', 'de', 'Anna'],
+    ]);
+    expect(await spokenWith('en-US')).toEqual([
+      ['', '', '', null],
+      ['Hello.', 'Hello.', 'en', null],
+    ]);
   });
 
   it('shows a start refused at the first message as the notice, and gives the text back', async () => {

@@ -207,13 +207,16 @@ function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(
   if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function primaryOf(tag){return String(tag||'').toLowerCase().split(/[-_]/)[0];}
+// Safari on iPhones speaks only once speech has started inside a tap: an empty utterance in the
+// tap that sends (or turns voice on) lets the reply that arrives later be read aloud.
+var primed=false;function prime(){if(!speaking||primed)return;primed=true;try{speechSynthesis.speak(new SpeechSynthesisUtterance(''));}catch(e){}}
 function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new SpeechSynthesisUtterance(text);u.lang=cfg.lang;
   // The device's named voice only speaks its own language: another language keeps the browser's pick.
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];
     if(v&&primaryOf(v.lang)===primaryOf(cfg.lang))u.voice=v;}
   speechSynthesis.speak(u);}catch(e){}}
 if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function(){voiceBtn.textContent=speaking?s.voiceOff:s.voiceOn;voiceBtn.setAttribute('aria-pressed',String(speaking));};
-  label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();label();});}
+  label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();prime();label();});}
 // The conversation starts with the first message, not with the page: a customer who only looks,
 // or whose phone reloads the tab in the background, spends none of the link's interactions.
 // Resolves with the conversation, or null when the start was refused: by the link's rules (the
@@ -243,6 +246,7 @@ function readStream(res,target,again){
 // is said so before it is sent, and before a first message would pay for a conversation.
 form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||input.disabled)return;
   if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
+  prime();
   var mine=bubble('user',text),failed=false;input.value='';lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
