@@ -285,10 +285,6 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         .filter((c) => c.row.externalId !== null)
         .sort((a, b) => (a.row.externalId! < b.row.externalId! ? -1 : 1))
         .concat(candidates.filter((c) => c.row.externalId === null));
-      // The campaign row is locked only by the count update at the end, so concurrent batches
-      // into one campaign insert in parallel and serialise only for the update and commit. The
-      // cap is checked on the updated count under that lock; past it, the rollback undoes the
-      // inserts too, so a batch is still all or nothing.
       // The answer of a committed transaction: its duplicates, creations and later duplicates.
       const answer = (done: {
         created: typeof candidates;
@@ -324,6 +320,10 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         const created = done.created.length;
         return { created, failed: itemsJson.length - created, total: itemsJson.length, results: out };
       };
+      // The campaign row is locked only by the count update at the end, so concurrent batches
+      // into one campaign insert in parallel and serialise only for the update and commit. The
+      // cap is checked on the updated count under that lock; past it, the rollback undoes the
+      // inserts too, so a batch is still all or nothing. A keyed create claims its key first.
       const made = retryVanished(() =>
         withTransaction(pool, async (client) => {
           if (key) await claimCreate(client, key);
