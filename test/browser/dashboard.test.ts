@@ -240,6 +240,15 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await expectAccessible(page, 'prompt preview');
       await shot(page, '06-prompt');
 
+      // ---- edit it while the campaign is a draft: the link stays the same
+      await page.goto(recipientUrl);
+      await page.getByRole('link', { name: 'Edit', exact: true }).click();
+      await page.getByLabel('Message when the window is full').fill('One moment, please.');
+      await expectAccessible(page, 'recipient edit form');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText('Changes saved.').waitFor();
+      expect((await page.locator('#recipient-link').textContent())!.trim()).toBe(link);
+
       // ---- launch, with a confirmation that says what happens
       await page.goto(campaignUrl);
       await page.getByRole('link', { name: 'Launch…' }).click();
@@ -254,7 +263,7 @@ describeWithChromium('test/browser/dashboard.test.ts')(
 
       // ---- an active campaign's recipients can no longer change: the buttons say so
       await page.goto(recipientUrl);
-      for (const name of ['Disable', 'Delete']) {
+      for (const name of ['Edit', 'Disable', 'Delete']) {
         const button = page.getByRole('button', { name });
         expect(await button.isDisabled()).toBe(true);
         expect(await button.getAttribute('aria-describedby')).toBe('recipient-actions-why');

@@ -21,6 +21,13 @@ import {
   stateBadge,
   textarea,
 } from './layout';
+import {
+  formValuesFrom,
+  formValuesOf,
+  patchFieldErrors,
+  type RecipientFormValues,
+  recipientPatch,
+} from './recipient-edit';
 import { formatInstant } from './time';
 
 /** A recipient as the forwarder returns it (the shared JSON shape). */
@@ -46,9 +53,16 @@ const editableNote = (c: CampaignView) =>
         `The campaign is ${c.state}: recipients can no longer be created, changed or deleted (the same rule as the API).`,
       );
 
+/** The refusal of a recipient change once the campaign is no longer editable (the API's rule). */
+function notEditable(c: CampaignView): AppError {
+  return new AppError('conflict', `The campaign is ${c.state}: its recipients can no longer be changed.`, {
+    details: { reason: 'not_editable', campaignId: c.id, state: c.state },
+  });
+}
+
 /**
- * Disable (or enable) and delete. While the campaign is not editable the API refuses both, so
- * the buttons stay visible but disabled, with the reason beside them instead of an error page.
+ * Edit, disable (or enable) and delete. While the campaign is not editable the API refuses them
+ * all, so the buttons stay visible but disabled, with the reason beside them instead of an error page.
  */
 export function recipientActions(
   pc: PageContext,
@@ -59,11 +73,41 @@ export function recipientActions(
   const editable = isEditable(c.state);
   const lock = editable ? html`` : html` disabled aria-describedby="recipient-actions-why"`;
   return html`<div class="actions">
+  ${editable ? html`<a class="button secondary" href="${rpath}/edit">Edit</a>` : html`<button type="button" class="secondary"${lock}>Edit</button>`}
   <form method="post" action="${rpath}/${x.isActive ? 'disable' : 'enable'}">${csrfField(pc)}<button type="submit" class="secondary"${lock}>${x.isActive ? 'Disable' : 'Enable'}</button></form>
   <form method="post" action="${rpath}/delete" data-confirm="Delete this recipient? Its link stops working for good.">${csrfField(pc)}<button type="submit" class="danger"${lock}>Delete</button></form>
 </div>
 ${editable ? '' : html`<p class="meta" id="recipient-actions-why">Not possible while the campaign is ${c.state}: recipients can be changed or deleted only while it is draft or upcoming.</p>`}`;
 }
+
+/** The instructions and limits fieldsets, the same on the new and the edit form. */
+function settingsFields(v: (k: string) => string, errors: FieldErrors, instructionsHint: string): SafeHtml {
+  return html`<fieldset><legend>Instructions</legend>
+    ${select({
+      name: 'injectionMode',
+      label: 'Mode',
+      options: [
+        ['append', 'Append to the device instructions'],
+        ['replace', 'Replace the device instructions'],
+      ],
+      value: v('injectionMode') || 'append',
+      error: errors.injectionMode,
+    })}
+    ${textarea({ name: 'injectionInstructions', label: 'Instructions', value: v('injectionInstructions'), hint: instructionsHint, error: errors.injectionInstructions, rows: 4 })}
+  </fieldset>
+  <fieldset><legend>Limits</legend>
+    ${field({ name: 'maxTotalInteractions', label: 'Conversations in total', value: v('maxTotalInteractions'), hint: 'Empty for unlimited.', error: errors.maxTotalInteractions, attrs: html` inputmode="numeric"` })}
+    ${field({ name: 'maxInteractionsPerWindow', label: 'Conversations per window', value: v('maxInteractionsPerWindow'), error: errors.maxInteractionsPerWindow, attrs: html` inputmode="numeric"` })}
+    ${field({ name: 'windowSeconds', label: 'Window length (seconds)', value: v('windowSeconds'), hint: 'Set both or neither.', error: errors.windowSeconds, attrs: html` inputmode="numeric"` })}
+    ${textarea({ name: 'disabledMessage', label: 'Message when disabled or used up', value: v('disabledMessage'), error: errors.disabledMessage, rows: 2 })}
+    ${textarea({ name: 'cooldownMessage', label: 'Message when the window is full', value: v('cooldownMessage'), error: errors.cooldownMessage, rows: 2 })}
+  </fieldset>`;
+}
+
+// PATCH keeps no template: the stored text is what the form shows, and only a change to it is
+// substituted again (docs/api.md), so a new label alone leaves the old name in the instructions.
+const EDIT_INSTRUCTIONS_HINT =
+  'Shown as stored, placeholders already filled in. Placeholders such as {name} in instructions you change are filled in when you save; changing the label alone does not update the instructions.';
 
 /** A readable message of an item error, with the first problem named. */
 function itemError(r: Extract<CreateResult, { status: 'error' }>): string {
@@ -72,7 +116,7 @@ function itemError(r: Extract<CreateResult, { status: 'error' }>): string {
   return `${r.error}${detail}`;
 }
 
-/** Recipients: list with search and filter, create, CSV import, disable, delete, prompt and link preview. */
+/** Recipients: list with search and filter, create, CSV import, edit, disable, delete, prompt and link preview. */
 export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
   const d = deps.domain;
   const rx = deps.recipients;
@@ -228,26 +272,7 @@ ${errorSummary(errors)}
   ${field({ name: 'label', label: 'Label', value: v('label'), hint: 'Display name.', error: errors.label, attrs: html` maxlength="191"` })}
   ${textarea({ name: 'metadata', label: 'Metadata', value: v('metadata'), hint: 'One key=value per line; set at creation only.', error: errors.metadata, rows: 3 })}
   <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${!form || form.get('isActive') === 'on' ? html` checked` : ''}><label for="f-isActive">Active</label></div>
-  <fieldset><legend>Instructions</legend>
-    ${select({
-      name: 'injectionMode',
-      label: 'Mode',
-      options: [
-        ['append', 'Append to the device instructions'],
-        ['replace', 'Replace the device instructions'],
-      ],
-      value: v('injectionMode') || 'append',
-      error: errors.injectionMode,
-    })}
-    ${textarea({ name: 'injectionInstructions', label: 'Instructions', value: v('injectionInstructions'), hint: 'Placeholders such as {name}, {email} or {meta.key} are filled in now.', error: errors.injectionInstructions, rows: 4 })}
-  </fieldset>
-  <fieldset><legend>Limits</legend>
-    ${field({ name: 'maxTotalInteractions', label: 'Conversations in total', value: v('maxTotalInteractions'), hint: 'Empty for unlimited.', error: errors.maxTotalInteractions, attrs: html` inputmode="numeric"` })}
-    ${field({ name: 'maxInteractionsPerWindow', label: 'Conversations per window', value: v('maxInteractionsPerWindow'), error: errors.maxInteractionsPerWindow, attrs: html` inputmode="numeric"` })}
-    ${field({ name: 'windowSeconds', label: 'Window length (seconds)', value: v('windowSeconds'), hint: 'Set both or neither.', error: errors.windowSeconds, attrs: html` inputmode="numeric"` })}
-    ${textarea({ name: 'disabledMessage', label: 'Message when disabled or used up', value: v('disabledMessage'), error: errors.disabledMessage, rows: 2 })}
-    ${textarea({ name: 'cooldownMessage', label: 'Message when the window is full', value: v('cooldownMessage'), error: errors.cooldownMessage, rows: 2 })}
-  </fieldset>
+  ${settingsFields(v, errors, 'Placeholders such as {name}, {email} or {meta.key} are filled in now.')}
   <div class="actions"><button type="submit">Create recipient</button><a class="button secondary" href="${path}/recipients">Cancel</a></div>
 </form>`,
       ),
@@ -360,6 +385,8 @@ ${editableNote(c)}
     created: 'Recipient created. Share its link once the campaign is launched.',
     disabled: 'Recipient disabled: the link shows its disabled message.',
     enabled: 'Recipient enabled.',
+    saved: 'Changes saved. The link is unchanged.',
+    unchanged: 'Nothing to save: no field was changed.',
   };
 
   r.get('/p/:pid/campaigns/:cid/recipients/:rid', async (ctx) => {
@@ -417,6 +444,72 @@ ${recipientActions(pc, c, x, rpath)}`,
     await rx.remove(pc.project.id, recipient.id, ctx.state.requestId);
     ctx.status = 303;
     ctx.redirect(`${path}/recipients?done=deleted`);
+  });
+
+  // ---- edit -------------------------------------------------------------------------------
+  type LoadedRecipient = Awaited<ReturnType<typeof loadRecipient>>;
+  const editPage = (
+    ctx: Context,
+    { pc, campaign: c, path, recipient: x }: LoadedRecipient,
+    values: RecipientFormValues,
+    errors: FieldErrors = {},
+  ) => {
+    const rpath = `${path}/recipients/${x.id}`;
+    const name = x.label ?? x.externalId ?? x.id;
+    const v = (k: string) => values[k as keyof RecipientFormValues] ?? '';
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        `Edit ${name}`,
+        html`${breadcrumbs([
+          ['Campaigns', `${projectPath(pc.project.id)}/campaigns`],
+          [c.name, path],
+          ['Recipients', `${path}/recipients`],
+          [name, rpath],
+          ['Edit', null],
+        ])}
+<h1>Edit ${name}</h1>
+<p>The link stays the same. The external id${x.externalId ? html` (<code>${x.externalId}</code>)` : ''} and metadata are set at creation and cannot be changed; to close the link, disable the recipient on its page.</p>
+${errorSummary(errors)}
+<form method="post" action="${rpath}/edit" novalidate>
+  ${csrfField(pc)}
+  ${field({ name: 'label', label: 'Label', value: v('label'), hint: 'Display name. Empty to clear it.', error: errors.label, attrs: html` maxlength="191"` })}
+  ${settingsFields(v, errors, EDIT_INSTRUCTIONS_HINT)}
+  <div class="actions"><button type="submit">Save changes</button><a class="button secondary" href="${rpath}">Cancel</a></div>
+</form>`,
+      ),
+      Object.keys(errors).length ? 400 : 200,
+    );
+  };
+
+  // Refused before the form is shown or read: the same rule the service would apply to the PATCH.
+  const loadEditable = async (ctx: Context) => {
+    const loaded = await loadRecipient(ctx);
+    if (!isEditable(loaded.campaign.state)) throw notEditable(loaded.campaign);
+    return loaded;
+  };
+
+  r.get('/p/:pid/campaigns/:cid/recipients/:rid/edit', async (ctx) => {
+    const loaded = await loadEditable(ctx);
+    editPage(ctx, loaded, formValuesOf(loaded.recipient));
+  });
+  r.post('/p/:pid/campaigns/:cid/recipients/:rid/edit', async (ctx) => {
+    const loaded = await loadEditable(ctx);
+    const { pc, path, recipient: x } = loaded;
+    const values = formValuesFrom(formOf(ctx));
+    const { patch, errors } = recipientPatch(values, x);
+    if (Object.keys(errors).length) return editPage(ctx, loaded, values, errors);
+    const changed = Object.keys(patch).length > 0;
+    if (changed) {
+      try {
+        await rx.update(pc.project.id, x.id, patch, ctx.state.requestId);
+      } catch (err) {
+        return editPage(ctx, loaded, values, patchFieldErrors(err));
+      }
+    }
+    ctx.status = 303;
+    ctx.redirect(`${path}/recipients/${x.id}?done=${changed ? 'saved' : 'unchanged'}`);
   });
 
   r.get('/p/:pid/campaigns/:cid/recipients/:rid/prompt', async (ctx) => {

@@ -1,0 +1,79 @@
+import type { RecipientJson } from '@outreach/contracts';
+import { AppError } from '@outreach/platform';
+import { formValuesOf, patchFieldErrors, recipientPatch } from './recipient-edit';
+
+const stored = {
+  label: 'Ada',
+  injectionMode: 'append',
+  injectionInstructions: 'Greet Ada.\nBe brief.',
+  maxTotalInteractions: 5,
+  maxInteractionsPerWindow: null,
+  windowSeconds: null,
+  disabledMessage: null,
+  cooldownMessage: 'Later, please.',
+} as unknown as RecipientJson;
+
+describe('recipient edit form', () => {
+  it('sends nothing for a form saved as shown, line breaks as a browser sends them', () => {
+    const values = formValuesOf(stored);
+    values.injectionInstructions = 'Greet Ada.\r\nBe brief.\r\n';
+    expect(recipientPatch(values, stored)).toEqual({ patch: {}, errors: {} });
+  });
+
+  it('sends only the changed fields, an emptied one as null', () => {
+    const values = {
+      ...formValuesOf(stored),
+      label: ' Ada King ',
+      injectionMode: 'replace',
+      maxTotalInteractions: '',
+      cooldownMessage: '',
+    };
+    expect(recipientPatch(values, stored)).toEqual({
+      patch: {
+        label: 'Ada King',
+        injectionMode: 'replace',
+        maxTotalInteractions: null,
+        cooldownMessage: null,
+      },
+      errors: {},
+    });
+  });
+
+  it('refuses a limit that is not a whole number under its field', () => {
+    const { errors } = recipientPatch({ ...formValuesOf(stored), windowSeconds: '1.5' }, stored);
+    expect(errors).toEqual({ windowSeconds: 'Enter a whole number, or leave it empty.' });
+  });
+
+  it("says a refused PATCH's problems in words under their fields", () => {
+    const tooLong = new AppError('invalid_request', 'injectionInstructions must have at most 500 words', {
+      details: {
+        pointer: '/injectionInstructions',
+        rule: 'maxWords',
+        limit: 500,
+        actual: 612,
+        problems: [
+          { pointer: '/injectionInstructions', rule: 'maxWords', message: 'must have at most 500 words' },
+        ],
+      },
+    });
+    expect(patchFieldErrors(tooLong)).toEqual({
+      injectionInstructions:
+        'In append mode the instructions may have at most 500 words, placeholders filled in; these have 612.',
+    });
+    const label = new AppError('invalid_request', '/label must NOT have more than 191 characters', {
+      details: {
+        problems: [
+          { pointer: '/label', rule: 'maxLength', message: 'must NOT have more than 191 characters' },
+        ],
+      },
+    });
+    expect(patchFieldErrors(label)).toEqual({ label: 'Use at most 191 characters.' });
+    const other = new AppError('invalid_request', 'The body is empty.', { details: {} });
+    expect(patchFieldErrors(other)).toEqual({ _: 'The body is empty.' });
+  });
+
+  it('leaves a conflict or an outage to the error page', () => {
+    const conflict = new AppError('conflict', 'The campaign is active.');
+    expect(() => patchFieldErrors(conflict)).toThrow(conflict);
+  });
+});

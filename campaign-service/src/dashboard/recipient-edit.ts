@@ -1,0 +1,142 @@
+import { LIMITS, type RecipientJson } from '@outreach/contracts';
+import { AppError } from '@outreach/platform';
+import type { FieldErrors, Form } from './forms';
+
+/** What the recipient edit form changes: the fields a v1 PATCH accepts, bar `isActive`. */
+export const EDIT_FIELDS = [
+  'label',
+  'injectionMode',
+  'injectionInstructions',
+  'maxTotalInteractions',
+  'maxInteractionsPerWindow',
+  'windowSeconds',
+  'disabledMessage',
+  'cooldownMessage',
+] as const;
+
+type EditField = (typeof EDIT_FIELDS)[number];
+
+/** The edit form's controls as text, keyed by field. */
+export type RecipientFormValues = Record<EditField, string>;
+
+const TEXT_FIELDS = ['label', 'injectionInstructions', 'disabledMessage', 'cooldownMessage'] as const;
+const LIMIT_FIELDS = ['maxTotalInteractions', 'maxInteractionsPerWindow', 'windowSeconds'] as const;
+
+const text = (v: string | null | undefined) => v ?? '';
+const count = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v));
+
+/** The form's values for a stored recipient. */
+export function formValuesOf(x: RecipientJson): RecipientFormValues {
+  return {
+    label: text(x.label),
+    injectionMode: x.injectionMode === 'replace' ? 'replace' : 'append',
+    injectionInstructions: text(x.injectionInstructions),
+    maxTotalInteractions: count(x.maxTotalInteractions),
+    maxInteractionsPerWindow: count(x.maxInteractionsPerWindow),
+    windowSeconds: count(x.windowSeconds),
+    disabledMessage: text(x.disabledMessage),
+    cooldownMessage: text(x.cooldownMessage),
+  };
+}
+
+/** The form's values as the operator submitted them, kept as typed for a page that refuses them. */
+export function formValuesFrom(form: Form): RecipientFormValues {
+  return Object.fromEntries(EDIT_FIELDS.map((k) => [k, form.get(k)])) as RecipientFormValues;
+}
+
+// A browser sends a textarea's line breaks as CRLF and drops a leading one; the new-recipient form
+// trims. Text equal after this is unchanged, so a form saved as shown sends nothing for it.
+const normalise = (v: string) => v.replace(/\r\n?/g, '\n').trim();
+
+/**
+ * The PATCH body of the fields the operator changed, or the form's own errors. Unchanged fields
+ * stay out: instructions sent again would be substituted and safety-checked anew, and a PATCH is
+ * refused as a whole, so an untouched field must never be what blocks a change.
+ */
+export function recipientPatch(
+  values: RecipientFormValues,
+  current: RecipientJson,
+): { patch: Record<string, unknown>; errors: FieldErrors } {
+  const patch: Record<string, unknown> = {};
+  const errors: FieldErrors = {};
+  for (const k of TEXT_FIELDS) {
+    const v = normalise(values[k]);
+    if (v !== normalise(text(current[k]))) patch[k] = v === '' ? null : v;
+  }
+  const mode = values.injectionMode === 'replace' ? 'replace' : 'append';
+  if (mode !== (current.injectionMode ?? 'append')) patch.injectionMode = mode;
+  for (const k of LIMIT_FIELDS) {
+    const v = values[k].trim();
+    if (v !== '' && !/^\d+$/.test(v)) {
+      errors[k] = 'Enter a whole number, or leave it empty.';
+      continue;
+    }
+    const n = v === '' ? null : Number(v);
+    if (n !== (current[k] ?? null)) patch[k] = n;
+  }
+  return { patch, errors };
+}
+
+interface Problem {
+  pointer: string;
+  rule?: string;
+  message: string;
+}
+
+const number = (n: number) => n.toLocaleString('en-US');
+const SAFETY_PREFIX = 'was refused by the safety check:';
+
+/** One refused field in an operator's words; the service's message only where none is known. */
+function inWords(name: string, p: Problem, details: Record<string, unknown>): string {
+  if (p.rule === 'dependentRequired') {
+    const missing = name === 'windowSeconds' ? 'the window length' : 'the conversations per window';
+    return `Enter ${missing} as well: a window limit needs both numbers, or leave both empty.`;
+  }
+  if (p.rule === 'format') return 'Remove the NUL character (an invisible control character) from the text.';
+  switch (name) {
+    case 'maxTotalInteractions':
+    case 'maxInteractionsPerWindow':
+      return `Enter a whole number from 1 to ${number(LIMITS.maxInteractionLimit)}, or leave it empty for no limit.`;
+    case 'windowSeconds':
+      return `Enter a number of seconds from 1 to ${number(LIMITS.maxWindowSeconds)} (a year), or leave it empty.`;
+    case 'injectionMode':
+      return 'Choose whether the instructions are added to the device’s or replace them.';
+    case 'injectionInstructions': {
+      if (p.message.startsWith(SAFETY_PREFIX)) {
+        return `The safety check refused these instructions: the text ${p.message.slice(SAFETY_PREFIX.length).trim()}. Reword them.`;
+      }
+      const actual = typeof details.actual === 'number' ? `; these have ${number(details.actual)}` : '';
+      if (p.rule === 'maxWords') {
+        return `In append mode the instructions may have at most ${number(LIMITS.appendWords)} words, placeholders filled in${actual}.`;
+      }
+      if (p.rule === 'maxLength') {
+        return `In replace mode the instructions may have at most ${number(LIMITS.replaceChars)} characters, placeholders filled in${actual}.`;
+      }
+      break;
+    }
+    default:
+      if (p.rule === 'maxLength') {
+        const max = name === 'label' ? LIMITS.labelLength : LIMITS.messageLength;
+        return `Use at most ${number(max)} characters.`;
+      }
+  }
+  return `This was refused: ${p.message}.`;
+}
+
+/**
+ * The field errors of a PATCH the recipient service refused, each in words under its own field;
+ * anything but a refused value (a conflict, an outage) is rethrown for the error page.
+ */
+export function patchFieldErrors(err: unknown): FieldErrors {
+  if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
+  const details = err.details as Record<string, unknown> & { problems?: Problem[] };
+  const errors: FieldErrors = {};
+  for (const p of details.problems ?? []) {
+    const name = p.pointer.slice(1);
+    const key = (EDIT_FIELDS as readonly string[]).includes(name) ? name : '_';
+    // A number-or-null field fails in both branches (`minimum`, then `type`): the first says more.
+    errors[key] ??= key === '_' ? err.message : inWords(name, p, details);
+  }
+  if (Object.keys(errors).length === 0) errors._ = err.message;
+  return errors;
+}
