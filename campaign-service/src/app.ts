@@ -4,6 +4,7 @@ import {
   type DependencyStates,
   healthRoutes,
   type Lifecycle,
+  logAppErrors,
   requestContext,
   type ServiceMetrics,
 } from '@outreach/platform';
@@ -33,6 +34,7 @@ export interface HttpAppDeps {
 export function buildHttpApp(deps: HttpAppDeps): Koa {
   const app = new Koa();
   app.proxy = false;
+  logAppErrors(app, deps.domain.logger);
   app.use(requestContext(deps.domain.logger, { accessLog: deps.accessLog }));
   app.use(async (ctx, next) => {
     const started = performance.now();

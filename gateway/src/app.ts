@@ -6,6 +6,7 @@ import {
   healthRoutes,
   type Lifecycle,
   type Logger,
+  logAppErrors,
   requestContext,
   routeNotFound,
   type ServiceMetrics,
@@ -81,6 +82,7 @@ export function buildApp(deps: GatewayDeps): Koa {
   recipientRoutes(api, deps.backends, idempotency({ redis: deps.redis, prefix: deps.redisPrefix }));
 
   app.use(countRequests(deps.metrics, [api]));
+  logAppErrors(app, deps.logger);
   app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
   app.use(healthRoutes(deps.lifecycle, deps.dependencies));
   app.use(publicRouter.routes());

@@ -9,6 +9,7 @@ import {
   type DependencyStates,
   healthRoutes,
   type Lifecycle,
+  logAppErrors,
   readJsonBody,
   requestContext,
   routeNotFound,
@@ -74,6 +75,7 @@ export function linkRequestListener(deps: LinkAppDeps): RequestListener {
  */
 export function buildLinkApp(deps: LinkAppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy, maxIpsCount: deps.trustedHops });
+  logAppErrors(app, deps.logger);
   app.use(requestContext(deps.logger, { accessLog: deps.accessLog }));
   app.use(async (ctx, next) => {
     const started = performance.now();

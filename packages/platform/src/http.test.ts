@@ -1,9 +1,11 @@
-import { Writable } from 'node:stream';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { PassThrough, Writable } from 'node:stream';
 import Router from '@koa/router';
 import Koa from 'koa';
 import pino from 'pino';
 import { AppError } from './errors';
-import { type AccessLogMode, accessLog, requestContext } from './http';
+import { type AccessLogMode, accessLog, logAppErrors, requestContext } from './http';
 import { REDACT_PATHS } from './logger';
 
 /** Starts a Koa app with requestContext and a route with a secret in its path; returns its log lines. */
@@ -134,5 +136,42 @@ describe('accessLog', () => {
     accessLog(logger, 'all')('r', 'GET', '/x', 500, 1);
     accessLog(logger, 'errors')('r', 'GET', '/x', 500, 1);
     expect(lines).toEqual([]);
+  });
+});
+
+describe('logAppErrors', () => {
+  it("logs a client leaving a streamed response at debug, not as Koa's stack trace on stderr", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(JSON.parse(String(chunk)));
+        cb();
+      },
+    });
+    const app = new Koa();
+    logAppErrors(app, pino({ level: 'debug' }, sink));
+    const body = new PassThrough();
+    app.use((ctx) => {
+      ctx.body = body;
+      body.write('first part');
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const stderr = jest.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const leave = new AbortController();
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: leave.signal });
+      await res.body!.getReader().read();
+      leave.abort();
+      const until = Date.now() + 2000;
+      while (lines.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(lines.map((l) => [l.level, l.msg])).toEqual([[20, 'client went away mid-response']]);
+      expect(stderr).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+      body.destroy();
+      server.close();
+    }
   });
 });

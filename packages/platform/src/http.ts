@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { COMMON_CONFIG } from './config';
@@ -209,4 +210,21 @@ export function inexactNumberAt(value: unknown, pointer = ''): string | null {
     if (found !== null) return found;
   }
   return null;
+}
+
+/** Node's codes for a client that went away before its response was written. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/**
+ * Sends the errors Koa reports outside any handler (a streamed body that broke off after its
+ * headers, say) to the service's logger, instead of Koa's default: a stack trace on stderr for
+ * every customer whose phone lost its signal mid-reply. A client gone is no fault: debug only.
+ */
+export function logAppErrors(app: Koa, logger: Logger): void {
+  app.on('error', (err: NodeJS.ErrnoException, ctx?: Context) => {
+    const requestId = (ctx?.state as Partial<RequestState> | undefined)?.requestId;
+    if (err.code && CLIENT_GONE.has(err.code))
+      logger.debug({ err, requestId }, 'client went away mid-response');
+    else logger.error({ err, requestId }, 'response failed after it started');
+  });
 }
