@@ -102,7 +102,7 @@ async function seed() {
     customInstructions: 'Keep answers short.',
     knowledge: [{ title: 'Opening hours', content: 'We are open Monday to Friday, 9:00 to 17:00.' }],
   });
-  // Reloads start new conversations, so a demo link is used up after a few sessions of trying it:
+  // Each conversation (the first message after the page is opened) uses the link up a little:
   // reuse a demo campaign whose link has conversations left, else start a new one (recipients
   // cannot be added to a campaign once it is active).
   const campaigns = await admin('GET', `${p}/campaigns`);
@@ -132,6 +132,16 @@ async function seed() {
     link = await addDemoRecipient(p, campaign.id);
     await admin('POST', `${p}/campaigns/${campaign.id}/launch`);
   }
+  // The API writes recipients only into a campaign not yet live: one draft to try them on.
+  const draft =
+    (campaigns.campaigns ?? campaigns).find((c) => c.name === 'Demo draft' && c.state === 'draft') ??
+    (await admin('POST', `${p}/campaigns`, {
+      name: 'Demo draft',
+      deviceId: device.id,
+      startDate: new Date(Date.now() + 30 * 86400_000).toISOString(),
+      endDate: new Date(Date.now() + 60 * 86400_000).toISOString(),
+      budgetMode: 'metered',
+    }));
   const operator = { email: 'operator@example.com', password: 'outreach-demo-password' };
   const { createOperatorFromEnv } = require(
     path.join(root, 'campaign-service/dist/dashboard/create-operator.js'),
@@ -141,7 +151,7 @@ async function seed() {
     name: `demo key ${new Date().toISOString()}`,
     scopes: ['recipients:read', 'recipients:write'],
   });
-  return { project, campaign, key, link, operator };
+  return { project, campaign, draft, key, link, operator };
 }
 
 let stopping = false;
@@ -171,21 +181,26 @@ process.on('SIGTERM', () => shutdown(0));
       }),
     ),
   );
-  const { project, campaign, key, link, operator } = await seed();
+  const { project, campaign, draft, key, link, operator } = await seed();
+  const api = `${url(env.GATEWAY_PORT)}/api/v1/projects/${project.id}`;
   console.log(`
 Outreach is running (logs in .dev/logs/):
   API gateway      ${url(env.GATEWAY_PORT)}/api/v1   (OpenAPI: /api/v1/openapi.json)
   Links            ${env.PUBLIC_BASE_URL}/i/<token>
   Dashboard        ${url(env.DASHBOARD_PORT)}/        sign in as ${operator.email} / ${operator.password}
-  Admin API        ${url(env.DASHBOARD_PORT)}/admin/v1 (Authorization: Bearer ${env.ADMIN_TOKEN})
+  Admin API        ${url(env.DASHBOARD_PORT)}/admin/v1 (Authorization: Bearer ${env.ADMIN_TOKEN}; routes in campaign-service/README.md)
 
-Demo project ${project.id}, campaign ${campaign.id} (goes live a few seconds after first start)
+Demo project ${project.id}
+  campaign ${campaign.id}, active (live a few seconds after the first start), with the sample link
+  campaign ${draft.id}, a draft: the API adds recipients only to campaigns not yet live
 API key (shown once): ${key.key}
 Sample link: ${link ?? '(none)'}
-  (each load of the page starts a conversation: ${DEMO_LIMITS.maxInteractionsPerWindow} an hour, ${DEMO_LIMITS.maxTotalInteractions} in all; the next npm start gives a new link once it is used up)
+  (opening it costs nothing; each conversation, started by its first message, counts: ${DEMO_LIMITS.maxInteractionsPerWindow} an hour, ${DEMO_LIMITS.maxTotalInteractions} in all; the next npm start gives a new link once it is used up)
 
 Try:
-  curl -s -H "Authorization: Bearer ${key.key}" ${url(env.GATEWAY_PORT)}/api/v1/projects/${project.id}/campaigns
+  curl -s -H "Authorization: Bearer ${key.key}" ${api}/campaigns
+  curl -s -H "Authorization: Bearer ${key.key}" -H "Content-Type: application/json" \\
+    -d '{"campaignId":"${draft.id}","items":[{"label":"Ada","injectionInstructions":"Greet {label}."}]}' ${api}/recipients
 
 Press Ctrl-C to stop.`);
 })().catch((err) => {

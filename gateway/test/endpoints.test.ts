@@ -132,6 +132,8 @@ test('full recipient lifecycle with the documented shapes', async () => {
     all: true,
   });
   expect(bulkBad.status).toBe(400);
+  // Both forms at once are named as such, not as an unknown field.
+  expect(bulkBad.body.error).toBe('Invalid body: it must have either ids or all, not both.');
 
   const unknownCampaign = await call('GET', '/recipients', '/recipients?campaignId=cmp_nope');
   expect(unknownCampaign.status).toBe(404);

@@ -59,6 +59,14 @@ describe('401 unauthorized', () => {
     expectRateLimitHeaders(r);
   });
 
+  test('a key too short to be one is told what a key looks like, not only the header form', async () => {
+    const r = await h.request('GET', '/api/v1/projects/prj_a/campaigns', {
+      headers: { authorization: 'Bearer ork_bad' },
+    });
+    expect(r.body.details.reason).toBe('malformed');
+    expect(r.body.error).toContain('the key 8 to 512 letters, digits or ._~+/=-');
+  });
+
   test('on every endpoint', async () => {
     for (const e of ENDPOINTS(campaignId)) {
       const r = await h.request(e.method, `/api/v1/projects/prj_a/${e.path}`, { body: e.body });

@@ -371,7 +371,9 @@ describe('UpdateRecipient', () => {
   it('refuses empty, unknown, immutable and malformed bodies with 400', async () => {
     await h.publishCampaign({ id: 'cmp_patch_bad' });
     const [r] = await createIn('cmp_patch_bad', { externalId: 'e' });
-    expect((await patchRefusal(r.id, {})).code).toBe('invalid_request');
+    const empty = await patchRefusal(r.id, {});
+    expect(empty.code).toBe('invalid_request');
+    expect(empty.message).toBe('the body must have at least 1 field');
     for (const field of ['externalId', 'campaignId', 'metadata', 'interactionCount', 'link', 'token']) {
       const err = await patchRefusal(r.id, { [field]: 'x' });
       expect(err.code).toBe('invalid_request');
@@ -387,9 +389,11 @@ describe('UpdateRecipient', () => {
     expect((await patchRefusal(r.id, { disabledMessage: 'x'.repeat(2001) })).details).toMatchObject({
       pointer: '/disabledMessage',
     });
-    expect((await patchRefusal(r.id, { maxInteractionsPerWindow: 3 })).details).toMatchObject({
-      pointer: '/windowSeconds',
-    });
+    const half = await patchRefusal(r.id, { maxInteractionsPerWindow: 3 });
+    expect(half.details).toMatchObject({ pointer: '/windowSeconds' });
+    expect(half.message).toBe(
+      '/windowSeconds is needed too: maxInteractionsPerWindow and windowSeconds go together (both or neither)',
+    );
     const bad = await h.refusal('UpdateRecipient', { projectId: P, recipientId: r.id, patchJson: '{' });
     expect(bad.code).toBe('invalid_request');
     expect(

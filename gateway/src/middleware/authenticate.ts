@@ -80,7 +80,12 @@ export function authenticate(opts: AuthenticateOptions): Middleware {
     };
     if (header === '') return fail('missing', 'The Authorization header is missing.');
     const match = presented;
-    if (match === null) return fail('malformed', 'The Authorization header must be "Bearer <key>".');
+    if (match === null) {
+      return fail(
+        'malformed',
+        'The Authorization header must be "Bearer <key>", the key 8 to 512 letters, digits or ._~+/=-.',
+      );
+    }
     let grant: Grant;
     try {
       grant = await opts.cache.get(hashKey(match[1]));

@@ -1,6 +1,20 @@
 import { validator } from './validation';
 
 describe('validator', () => {
+  it('says every type a value may have where it has none of them, and how many fields a body needs', () => {
+    expect(validator('create-item')({ metadata: { a: { b: 1 } } })).toEqual([
+      { pointer: '/metadata/a', rule: 'type', message: 'must be string, number or boolean' },
+    ]);
+    // A long text fails its own branch by its length: that is what is said first.
+    expect(validator('create-item')({ metadata: { a: 'x'.repeat(501) } })[0]).toMatchObject({
+      pointer: '/metadata/a',
+      rule: 'maxLength',
+    });
+    expect(validator('patch')({})).toEqual([
+      { pointer: '', rule: 'minProperties', message: 'must have at least 1 field' },
+    ]);
+  });
+
   it('names an unknown field by JSON pointer and rule', () => {
     expect(validator('create-item')({ label: 'x', colour: 'red' })).toEqual([
       { pointer: '/colour', rule: 'additionalProperties', message: 'is not a known field' },

@@ -57,11 +57,26 @@ export function validator(name: string): Validator {
 export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
   const seen = new Set<string>();
   const out: ValidationProblem[] = [];
+  // A value no branch of an anyOf takes for its type alone is told every type it may have
+  // ("must be string, number or boolean"), not only the first branch's.
+  const typesOnly = new Map<string, string[]>();
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf') continue;
+    const branches = errors.filter((o) => o !== e && o.instancePath === e.instancePath);
+    if (branches.length > 1 && branches.every((o) => o.keyword === 'type')) {
+      typesOnly.set(
+        e.instancePath,
+        branches.map((o) => String(o.params.type)),
+      );
+    }
+  }
   for (const e of errors) {
     // anyOf/oneOf add a summary error after the branch errors; the branch errors say more.
     if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath === e.instancePath)) continue;
     let pointer = e.instancePath;
     let message = e.message ?? 'is invalid';
+    const types = e.keyword === 'type' ? typesOnly.get(pointer) : undefined;
+    if (types) message = `must be ${types.slice(0, -1).join(', ')} or ${types.at(-1)}`;
     if (e.keyword === 'additionalProperties') {
       pointer = `${pointer}/${escapePointer(String(e.params.additionalProperty))}`;
       message = 'is not a known field';
@@ -70,6 +85,9 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
       message = 'is required';
     } else if (e.keyword === 'format' && e.params.format === 'no-nul') {
       message = 'must not contain the NUL character (U+0000)';
+    } else if (e.keyword === 'minProperties') {
+      const limit = Number(e.params.limit);
+      message = `must have at least ${limit} field${limit === 1 ? '' : 's'}`;
     } else if (e.keyword === 'propertyNames') {
       pointer = `${pointer}/${escapePointer(String(e.params.propertyName))}`;
       message = 'is not an allowed key';

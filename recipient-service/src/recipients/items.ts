@@ -30,12 +30,12 @@ export interface ItemError {
 export type ItemOutcome = { ok: true; value: NewRecipient } | { ok: false; error: ItemError };
 
 /** Turns schema problems into one refusal naming the first field and listing them all. */
-export function problemsToFieldProblem(problems: ValidationProblem[]): FieldProblem {
+export function problemsToFieldProblem(problems: ValidationProblem[], whole = 'the item'): FieldProblem {
   // A bad metadata key yields a pattern error on the object and a propertyNames error
   // naming the key itself; the latter says more.
   const first = problems.find((p) => p.rule === 'propertyNames') ?? problems[0];
   return {
-    message: describeProblem(first, 'the item'),
+    message: describeProblem(first, whole),
     details: {
       pointer: first.pointer,
       rule: first.rule,
@@ -62,7 +62,7 @@ export function checkWindowPair(perWindow: number | null, windowSeconds: number 
   return fieldProblem(
     missing,
     'dependentRequired',
-    'must be set together with maxInteractionsPerWindow and windowSeconds (both or neither)',
+    'is needed too: maxInteractionsPerWindow and windowSeconds go together (both or neither)',
   );
 }
 

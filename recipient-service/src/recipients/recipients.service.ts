@@ -610,7 +610,7 @@ export function parsePatch(patchJson: string): Record<string, unknown> {
     }
   }
   const problems = validator('patch')(patch);
-  if (problems.length > 0) throw invalid(problemsToFieldProblem(problems));
+  if (problems.length > 0) throw invalid(problemsToFieldProblem(problems, 'the body'));
   return patch as Record<string, unknown>;
 }
 
