@@ -112,7 +112,10 @@ async function seed() {
     if (c.name !== 'Demo campaign' || c.state === 'completed') continue;
     const list = await admin('GET', `${p}/campaigns/${c.id}/recipients?limit=1`);
     const r = list.recipients?.[0];
-    if (r?.isActive && r.interactionCount < DEMO_LIMITS.maxTotalInteractions) {
+    // Conversations left in all is not enough: the hour's may be used up (a cooldown), and the
+    // page answers as a start would.
+    const open = r?.isActive && r.interactionCount < DEMO_LIMITS.maxTotalInteractions;
+    if (open && (await fetch(r.link).then((res) => res.status === 200, () => false))) {
       campaign = c;
       link = r.link;
       break;
