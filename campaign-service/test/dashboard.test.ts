@@ -256,6 +256,24 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
   });
 
+  it('tells, before a first top-off, that the conversations already made count against it', async () => {
+    const campaign = await meteredCampaign('Unlimited so far', -3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/campaigns/${campaign.id}`;
+    expect((await a.get(path)).text).toContain(
+      '<p class="meta">No top-off yet: the campaign is unlimited. The first top-off caps it.</p>',
+    );
+    await db.query(
+      `INSERT INTO conversations (conversation_id, campaign_id, project_id, recipient_id, started_at)
+       SELECT 'cnv_unl_' || i, $1, $2, 'rcp_unl', now() FROM generate_series(1, 3) AS i`,
+      [campaign.id, p1],
+    );
+    expect((await a.get(path)).text).toContain(
+      'The first top-off caps it, and the 3 conversations made so far count against it and are billed at its price.',
+    );
+  });
+
   it('labels a halted campaign as halted in the list and on its page, top-offs included', async () => {
     const campaign = await meteredCampaign('Halted early', -3600_000, 86400_000);
     await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);

@@ -579,7 +579,13 @@ ${
   c.topOffs?.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
 <tbody>${c.topOffs.map((t) => html`<tr><td>${formatInstant(t.createdAt, tz)}</td><td class="num">${t.conversations}</td><td class="num">${formatMoney(t.pricePerConversation)}</td></tr>`)}</tbody></table></div>`
-    : html`<p class="meta">No top-off yet: the campaign is unlimited. The first top-off caps it.</p>`
+    : html`<p class="meta">No top-off yet: the campaign is unlimited. The first top-off caps it${
+        // The allowance counts every conversation against the top-offs, so those already made
+        // use up the first one (and are billed at its price): an operator should know before.
+        c.allowance.used > 0
+          ? `, and the ${c.allowance.used} conversation${c.allowance.used === 1 ? '' : 's'} made so far count against it and are billed at its price`
+          : ''
+      }.</p>`
 }
 ${extra.topOffError ? notice('error', extra.topOffError) : ''}
 <form method="post" action="${path}/top-offs" class="filters">
