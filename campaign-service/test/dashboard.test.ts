@@ -274,6 +274,20 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     );
   });
 
+  it('says on the launch confirmation what launching fixes, the price included', async () => {
+    const campaign = await meteredCampaign('To launch', 3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}/launch`);
+    expect(page.text).toContain('(schedule, budget mode, price, recipient cap) can no longer be edited');
+    // As it is: an active campaign's price is refused like any other change.
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    now = new Date(Date.now() + 2 * 3600_000);
+    await expect(
+      admin('PATCH', `/projects/${p1}/campaigns/${campaign.id}`, { pricePerConversation: 40 }),
+    ).rejects.toThrow(/-> 409/);
+  });
+
   it('labels a halted campaign as halted in the list and on its page, top-offs included', async () => {
     const campaign = await meteredCampaign('Halted early', -3600_000, 86400_000);
     await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
