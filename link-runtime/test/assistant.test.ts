@@ -130,8 +130,12 @@ describe('the system prompt and history reaching the model', () => {
       expect(empty.status).toBe(503);
       expect(JSON.parse(empty.text)).toMatchObject({ details: { reason: 'assistant_bad_response' } });
       expect((await chat(l.token, c, 'question empty stream?', true)).text).toContain('event: error');
+      model.rawBody = '<html>Bad gateway</html>';
+      const garbage = await chat(l.token, c, 'question garbage?');
+      expect(JSON.parse(garbage.text)).toMatchObject({ details: { reason: 'assistant_bad_response' } });
     } finally {
       model.streamEnd = 'whole';
+      model.rawBody = null;
     }
     model.reply = 'Thirty days.';
     expect(JSON.parse((await chat(l.token, c, 'And returns?')).text)).toEqual({ reply: 'Thirty days.' });

@@ -59,10 +59,17 @@ function unavailable(reason: string, cause: unknown = new Error(reason)): AppErr
   });
 }
 
-/** Why a call to the model broke off: its deadline, the customer leaving, or the network. */
-function failureReason(timeout: AbortSignal, cancel: AbortSignal | undefined): string {
+/**
+ * Why a call to the model broke off: its deadline, the customer leaving, or else `otherwise`
+ * (the network, or a body that is no answer).
+ */
+function failureReason(
+  timeout: AbortSignal,
+  cancel: AbortSignal | undefined,
+  otherwise = 'assistant_unreachable',
+): string {
   if (cancel?.aborted) return 'client_gone';
-  return timeout.aborted ? 'assistant_timeout' : 'assistant_unreachable';
+  return timeout.aborted ? 'assistant_timeout' : otherwise;
 }
 
 /** A client of `POST {baseUrl}/chat/completions` (OpenAI and compatible local servers). */
@@ -78,7 +85,7 @@ export class OpenAiCompatibleAssistant implements Assistant {
     try {
       body = (await res.json()) as typeof body;
     } catch (err) {
-      throw unavailable(failureReason(timeout, cancel), err);
+      throw unavailable(failureReason(timeout, cancel, 'assistant_bad_response'), err);
     }
     const content = body.choices?.[0]?.message?.content;
     if (typeof content !== 'string' || content === '') throw unavailable('assistant_bad_response');

@@ -27,6 +27,8 @@ export class FakeOpenAi {
   tokenDelayMs = 0;
   /** Streams whose client closed the connection before the stream's end. */
   abandoned = 0;
+  /** When set, a request without streaming is answered 200 with this body instead of a completion. */
+  rawBody: string | null = null;
   private server: Server | undefined;
 
   async start(): Promise<string> {
@@ -51,6 +53,11 @@ export class FakeOpenAi {
       this.failures--;
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'The server had an error.', type: 'server_error' } }));
+      return;
+    }
+    if (!body.stream && this.rawBody !== null) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(this.rawBody);
       return;
     }
     if (!body.stream) {
