@@ -8,11 +8,8 @@ import { AppError } from './errors';
 import { type AccessLogMode, accessLog, logAppErrors, requestContext } from './http';
 import { REDACT_PATHS } from './logger';
 
-/** Starts a Koa app with requestContext and a route with a secret in its path; returns its log lines. */
-async function withApp(
-  fn: (url: string) => Promise<void>,
-  accessLogMode?: AccessLogMode,
-): Promise<Record<string, unknown>[]> {
+/** A stream a pino logger writes to, and the lines it wrote, parsed. */
+function logSink(): { lines: Record<string, unknown>[]; sink: Writable } {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -20,6 +17,15 @@ async function withApp(
       cb();
     },
   });
+  return { lines, sink };
+}
+
+/** Starts a Koa app with requestContext and a route with a secret in its path; returns its log lines. */
+async function withApp(
+  fn: (url: string) => Promise<void>,
+  accessLogMode?: AccessLogMode,
+): Promise<Record<string, unknown>[]> {
+  const { lines, sink } = logSink();
   const app = new Koa();
   // Redacting as every service's logger does (createLogger).
   app.use(
@@ -141,13 +147,7 @@ describe('accessLog', () => {
 
 describe('logAppErrors', () => {
   it("logs a client leaving a streamed response at debug, not as Koa's stack trace on stderr", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(JSON.parse(String(chunk)));
-        cb();
-      },
-    });
+    const { lines, sink } = logSink();
     const app = new Koa();
     logAppErrors(app, pino({ level: 'debug' }, sink));
     const body = new PassThrough();
