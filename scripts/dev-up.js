@@ -115,7 +115,13 @@ async function seed() {
     // Conversations left in all is not enough: the hour's may be used up (a cooldown), and the
     // page answers as a start would.
     const open = r?.isActive && r.interactionCount < DEMO_LIMITS.maxTotalInteractions;
-    if (open && (await fetch(r.link).then((res) => res.status === 200, () => false))) {
+    if (
+      open &&
+      (await fetch(r.link).then(
+        (res) => res.status === 200,
+        () => false,
+      ))
+    ) {
       campaign = c;
       link = r.link;
       break;
