@@ -827,12 +827,24 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
   const errorOf = (text: string, name: string) =>
     new RegExp(`<p class="error" id="f-${name}-err">([^<]*)</p>`).exec(text)?.[1];
   /** The edit form as the page fills it in, then `changes` on top, as a browser submits it. */
-  const submitEdit = async (agent: Agent, rpath: string, changes: Record<string, string>) => {
+  const submitEdit = async (
+    agent: Agent,
+    rpath: string,
+    changes: Record<string, string>,
+    meanwhile?: () => Promise<unknown>,
+  ) => {
     const form = await agent.get(`${rpath}/edit`);
     expect(form.status).toBe(200);
+    await meanwhile?.();
     const fields: Record<string, string> = {
       _csrf: /name="_csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? '',
     };
+    for (const m of form.text.matchAll(/<input type="hidden" name="(shown\.[^"]+)" value="([^"]*)">/g)) {
+      fields[m[1]] = m[2]
+        .replace(/&#39;/g, "'")
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, '&');
+    }
     for (const m of form.text.matchAll(/<input id="f-[^"]*" name="([^"]+)" type="text" value="([^"]*)"/g)) {
       fields[m[1]] = m[2];
     }
@@ -845,6 +857,29 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     fields.injectionMode = /<option value="(\w+)" selected>/.exec(form.text)?.[1] ?? '';
     return agent.post(`${rpath}/edit`, { ...fields, ...changes });
   };
+
+  it('does not revert what changed elsewhere while the form was open', async () => {
+    const created = await createRecipient(fx.campaignId, {
+      label: 'Bea',
+      injectionInstructions: 'Greet Bea.',
+      maxTotalInteractions: 5,
+    });
+    const rpath = pathOf(fx.campaignId, created.id);
+    const agent = await signedIn();
+    const saved = await submitEdit(agent, rpath, { label: 'Bea King' }, () =>
+      // An API sync changes the limit and the instructions after the form was opened.
+      systemAdmin(sys, 'PATCH', `${base(fx.campaignId)}/${created.id}`, {
+        maxTotalInteractions: 50,
+        injectionInstructions: 'Greet Bea. Offer 10% off.',
+      }),
+    );
+    expect(saved.status).toBe(303);
+    expect(await stored(fx.campaignId, created.id)).toMatchObject({
+      label: 'Bea King',
+      maxTotalInteractions: 50,
+      injectionInstructions: 'Greet Bea. Offer 10% off.',
+    });
+  });
 
   it("edits a draft campaign's recipient from its page, keeping its link", async () => {
     const created = await createRecipient(fx.campaignId, {

@@ -17,7 +17,7 @@ describe('recipient edit form', () => {
   it('sends nothing for a form saved as shown, line breaks as a browser sends them', () => {
     const values = formValuesOf(stored);
     values.injectionInstructions = 'Greet Ada.\r\nBe brief.\r\n';
-    expect(recipientPatch(values, stored)).toEqual({ patch: {}, errors: {} });
+    expect(recipientPatch(values, formValuesOf(stored))).toEqual({ patch: {}, errors: {} });
   });
 
   it('sends only the changed fields, an emptied one as null', () => {
@@ -28,7 +28,7 @@ describe('recipient edit form', () => {
       maxTotalInteractions: '',
       cooldownMessage: '',
     };
-    expect(recipientPatch(values, stored)).toEqual({
+    expect(recipientPatch(values, formValuesOf(stored))).toEqual({
       patch: {
         label: 'Ada King',
         injectionMode: 'replace',
@@ -39,8 +39,18 @@ describe('recipient edit form', () => {
     });
   });
 
+  it('leaves alone what someone else changed since the form was shown, where the operator did not', () => {
+    const shown = formValuesOf(stored);
+    // Since the form opened, an API sync raised the limit and added to the instructions.
+    const values = { ...shown, label: 'Ada King' };
+    expect(recipientPatch(values, shown)).toEqual({ patch: { label: 'Ada King' }, errors: {} });
+  });
+
   it('refuses a limit that is not a whole number under its field', () => {
-    const { errors } = recipientPatch({ ...formValuesOf(stored), windowSeconds: '1.5' }, stored);
+    const { errors } = recipientPatch(
+      { ...formValuesOf(stored), windowSeconds: '1.5' },
+      formValuesOf(stored),
+    );
     expect(errors).toEqual({ windowSeconds: 'Enter a whole number, or leave it empty.' });
   });
 

@@ -40,8 +40,19 @@ export function formValuesOf(x: RecipientJson): RecipientFormValues {
 }
 
 /** The form's values as the operator submitted them, kept as typed for a page that refuses them. */
-export function formValuesFrom(form: Form): RecipientFormValues {
-  return Object.fromEntries(EDIT_FIELDS.map((k) => [k, form.get(k)])) as RecipientFormValues;
+export function formValuesFrom(form: Form, prefix = ''): RecipientFormValues {
+  return Object.fromEntries(EDIT_FIELDS.map((k) => [k, form.get(`${prefix}${k}`)])) as RecipientFormValues;
+}
+
+/** The prefix of the hidden fields that carry what the form showed when it was opened. */
+export const SHOWN_PREFIX = 'shown.';
+
+/**
+ * What the form showed when it was opened (its hidden fields), or, from a form without them,
+ * the recipient as stored now.
+ */
+export function shownValuesFrom(form: Form, current: RecipientJson): RecipientFormValues {
+  return form.has(`${SHOWN_PREFIX}label`) ? formValuesFrom(form, SHOWN_PREFIX) : formValuesOf(current);
 }
 
 // A browser sends a textarea's line breaks as CRLF and drops a leading one; the new-recipient form
@@ -49,30 +60,32 @@ export function formValuesFrom(form: Form): RecipientFormValues {
 const normalise = (v: string) => v.replace(/\r\n?/g, '\n').trim();
 
 /**
- * The PATCH body of the fields the operator changed, or the form's own errors. Unchanged fields
- * stay out: instructions sent again would be substituted and safety-checked anew, and a PATCH is
- * refused as a whole, so an untouched field must never be what blocks a change.
+ * The PATCH body of the fields the operator changed from what the form `shown` them, or the
+ * form's own errors. Compared with what was shown, not with the recipient as stored now: a field
+ * someone else changed meanwhile (an API sync) and the operator left alone is not reverted.
+ * Unchanged fields stay out: instructions sent again would be substituted and safety-checked
+ * anew, and a PATCH is refused as a whole, so an untouched field must never block a change.
  */
 export function recipientPatch(
   values: RecipientFormValues,
-  current: RecipientJson,
+  shown: RecipientFormValues,
 ): { patch: Record<string, unknown>; errors: FieldErrors } {
   const patch: Record<string, unknown> = {};
   const errors: FieldErrors = {};
   for (const k of TEXT_FIELDS) {
     const v = normalise(values[k]);
-    if (v !== normalise(text(current[k]))) patch[k] = v === '' ? null : v;
+    if (v !== normalise(shown[k])) patch[k] = v === '' ? null : v;
   }
   const mode = values.injectionMode === 'replace' ? 'replace' : 'append';
-  if (mode !== (current.injectionMode ?? 'append')) patch.injectionMode = mode;
+  if (mode !== (shown.injectionMode === 'replace' ? 'replace' : 'append')) patch.injectionMode = mode;
   for (const k of LIMIT_FIELDS) {
     const v = values[k].trim();
+    if (v === shown[k].trim()) continue;
     if (v !== '' && !/^\d+$/.test(v)) {
       errors[k] = 'Enter a whole number, or leave it empty.';
       continue;
     }
-    const n = v === '' ? null : Number(v);
-    if (n !== (current[k] ?? null)) patch[k] = n;
+    patch[k] = v === '' ? null : Number(v);
   }
   return { patch, errors };
 }

@@ -22,11 +22,14 @@ import {
   textarea,
 } from './layout';
 import {
+  EDIT_FIELDS,
   formValuesFrom,
   formValuesOf,
   patchFieldErrors,
   type RecipientFormValues,
   recipientPatch,
+  SHOWN_PREFIX,
+  shownValuesFrom,
 } from './recipient-edit';
 import { formatInstant } from './time';
 
@@ -452,6 +455,7 @@ ${recipientActions(pc, c, x, rpath)}`,
     ctx: Context,
     { pc, campaign: c, path, recipient: x }: LoadedRecipient,
     values: RecipientFormValues,
+    shown: RecipientFormValues,
     errors: FieldErrors = {},
   ) => {
     const rpath = `${path}/recipients/${x.id}`;
@@ -474,6 +478,7 @@ ${recipientActions(pc, c, x, rpath)}`,
 ${errorSummary(errors)}
 <form method="post" action="${rpath}/edit" novalidate>
   ${csrfField(pc)}
+  ${EDIT_FIELDS.map((k) => html`<input type="hidden" name="${SHOWN_PREFIX}${k}" value="${shown[k]}">`)}
   ${field({ name: 'label', label: 'Label', value: v('label'), hint: 'Display name. Empty to clear it.', error: errors.label, attrs: html` maxlength="191"` })}
   ${settingsFields(v, errors, EDIT_INSTRUCTIONS_HINT)}
   <div class="actions"><button type="submit">Save changes</button><a class="button secondary" href="${rpath}">Cancel</a></div>
@@ -492,20 +497,23 @@ ${errorSummary(errors)}
 
   r.get('/p/:pid/campaigns/:cid/recipients/:rid/edit', async (ctx) => {
     const loaded = await loadEditable(ctx);
-    editPage(ctx, loaded, formValuesOf(loaded.recipient));
+    const shown = formValuesOf(loaded.recipient);
+    editPage(ctx, loaded, shown, shown);
   });
   r.post('/p/:pid/campaigns/:cid/recipients/:rid/edit', async (ctx) => {
     const loaded = await loadEditable(ctx);
     const { pc, path, recipient: x } = loaded;
-    const values = formValuesFrom(formOf(ctx));
-    const { patch, errors } = recipientPatch(values, x);
-    if (Object.keys(errors).length) return editPage(ctx, loaded, values, errors);
+    const form = formOf(ctx);
+    const values = formValuesFrom(form);
+    const shown = shownValuesFrom(form, x);
+    const { patch, errors } = recipientPatch(values, shown);
+    if (Object.keys(errors).length) return editPage(ctx, loaded, values, shown, errors);
     const changed = Object.keys(patch).length > 0;
     if (changed) {
       try {
         await rx.update(pc.project.id, x.id, patch, ctx.state.requestId);
       } catch (err) {
-        return editPage(ctx, loaded, values, patchFieldErrors(err));
+        return editPage(ctx, loaded, values, shown, patchFieldErrors(err));
       }
     }
     ctx.status = 303;
