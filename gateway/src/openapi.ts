@@ -1,6 +1,12 @@
-import { ALL_SCHEMAS, DEFAULT_SAFETY_RULES, LIMITS, SCOPES, schemaId } from '@outreach/contracts';
+import {
+  ALL_SCHEMAS,
+  DEFAULT_SAFETY_RULES,
+  IDEMPOTENCY_TTL_MS,
+  LIMITS,
+  SCOPES,
+  schemaId,
+} from '@outreach/contracts';
 import { ERROR_CATALOGUE } from '@outreach/platform';
-import { IDEMPOTENCY_TTL_MS } from './middleware/idempotency';
 import {
   DEFAULT_FAILED_AUTH_PER_MINUTE,
   DEFAULT_KEY_LIMIT,
@@ -104,7 +110,7 @@ Every refusal has the body \`{code, error, retryable, hint, details}\`; program 
 Recipients can be created, updated and deleted only while their campaign is \`draft\` or \`upcoming\`; otherwise the write is 409 \`conflict\` with \`details.reason = "not_editable"\`.
 
 ## Idempotency
-POST and PATCH accept \`Idempotency-Key\`: the first response under a key is kept for ${IDEMPOTENCY_HOURS} hours per API key and replayed byte for byte (\`Idempotent-Replayed: true\`) for the same request; the same key with another method, path or body is 422 \`idempotency_key_reused\`; while the first request still runs, 409 \`idempotency_in_progress\`. Server errors (5xx) are not kept.`;
+POST and PATCH accept \`Idempotency-Key\`: the first response under a key is kept for ${IDEMPOTENCY_HOURS} hours per API key and replayed byte for byte (\`Idempotent-Replayed: true\`) for the same request; the same key with another method, path or body is 422 \`idempotency_key_reused\`; while the first request still runs, 409 \`idempotency_in_progress\`. Server errors (5xx) are not kept, with one exception that makes retrying a create safe: a create records its key in its own transaction, so one that went on past a 503 and committed is not made again; its retry waits for it if it still runs, then gets its answer (\`Idempotent-Replayed: true\`).`;
 
 /** What the campaign list and the campaign component say about a campaign's state. */
 const CAMPAIGN_STATE = `The state is derived from facts at the moment of each request, never stored as a flag that a timer must flip, so a read never shows a stale state: \`draft\` until the campaign is launched in the dashboard; after launch \`upcoming\` before \`startDate\`, \`active\` from \`startDate\` until \`endDate\`, and \`completed\` from \`endDate\` or from a halt, whichever comes first. \`completed\` is final. A launch is refused once \`endDate\` has passed; a halt is possible while \`upcoming\` or \`active\`. Recipients are writable only while \`draft\` or \`upcoming\`; links work only while \`active\`.`;

@@ -478,3 +478,52 @@ async function withPausedInserts<T>(fn: (paused: PausedInserts) => Promise<T>, s
     await h.pool.query('DROP SEQUENCE recipients.insert_statements');
   }
 }
+
+describe('CreateRecipients under an idempotency key', () => {
+  const keyed = (key: string, fingerprint: string, label: string) =>
+    h.call<CreateResponse & { replayed?: boolean }>('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_keyed',
+      itemsJson: items({ label }),
+      idempotencyKey: key,
+      fingerprint,
+    });
+  const count = async () =>
+    (
+      await h.pool.query(
+        "SELECT count(*)::int AS n FROM recipients.recipients WHERE campaign_id = 'cmp_keyed'",
+      )
+    ).rows[0].n;
+
+  it('makes a create once, answers it again, refuses the key for another request, and frees it after a day', async () => {
+    await h.publishCampaign({ id: 'cmp_keyed' });
+    const first = await keyed('key-1', 'fp-a', 'Ada');
+    expect(first).toMatchObject({ created: 1 });
+    expect(first.replayed).toBeFalsy();
+    const again = await keyed('key-1', 'fp-a', 'Ada');
+    expect(again).toMatchObject({ created: 1, replayed: true });
+    expect(again.results[0].id).toBe(first.results[0].id);
+    expect(
+      (
+        await h.refusal('CreateRecipients', {
+          projectId: P,
+          campaignId: 'cmp_keyed',
+          itemsJson: items({ label: 'Bo' }),
+          idempotencyKey: 'key-1',
+          fingerprint: 'fp-b',
+        })
+      ).code,
+    ).toBe('idempotency_key_reused');
+    expect(await count()).toBe(1);
+
+    // A day on (the record not pruned yet), the key answers nothing and is free for a new request.
+    await h.pool.query(
+      "UPDATE recipients.idempotent_creates SET applied_at = applied_at - interval '25 hours'",
+    );
+    const later = await keyed('key-1', 'fp-b', 'Bo');
+    expect(later).toMatchObject({ created: 1 });
+    expect(later.replayed).toBeFalsy();
+    expect(await count()).toBe(2);
+    expect((await keyed('key-1', 'fp-b', 'Bo')).replayed).toBe(true);
+  });
+});

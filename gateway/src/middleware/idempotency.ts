@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_TTL_MS } from '@outreach/contracts';
 import { AppError, sendError, toAppError } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Context, Middleware } from 'koa';
@@ -29,7 +30,6 @@ interface Stored {
   body?: string;
 }
 
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 // Headers that belong to the response itself; request id and rate-limit headers stay current.
 const REPLAYED_HEADERS = ['content-type', 'location', 'retry-after', 'allow', 'www-authenticate'];

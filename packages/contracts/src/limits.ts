@@ -17,6 +17,12 @@ export const LIMITS = {
   bodyBytes: 1024 * 1024,
 } as const;
 
+/**
+ * How long a response is replayed under its Idempotency-Key: the gateway's stored answers and
+ * the recipient service's record of a create both answer for this long, and no longer.
+ */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
 /** API key scopes. */
 export const SCOPES = ['recipients:read', 'recipients:write'] as const;
 export type Scope = (typeof SCOPES)[number];

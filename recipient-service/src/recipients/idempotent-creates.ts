@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_TTL_MS } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 
@@ -19,14 +20,21 @@ export class CreatedBefore extends Error {
   }
 }
 
+/** Records made before this instant answer nothing: a key is free again after the TTL. */
+const since = (now: Date) => new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
+
 /**
- * The answer of the create recorded under `key` (parsed JSON), or null when none is. A key
- * recorded for another request is refused, as the gateway refuses it while it still holds it.
+ * The answer of the create recorded under `key` within the TTL (parsed JSON), or null when none
+ * is. A key recorded for another request is refused, as the gateway refuses it while it holds it.
  */
-export async function recordedCreate(db: Pool | PoolClient, key: CreateKey): Promise<unknown | null> {
+export async function recordedCreate(
+  db: Pool | PoolClient,
+  key: CreateKey,
+  now: Date,
+): Promise<unknown | null> {
   const { rows } = await db.query<{ fingerprint: string; outcome: string }>(
-    'SELECT fingerprint, outcome FROM recipients.idempotent_creates WHERE key = $1',
-    [key.key],
+    'SELECT fingerprint, outcome FROM recipients.idempotent_creates WHERE key = $1 AND applied_at > $2',
+    [key.key, since(now)],
   );
   if (rows.length === 0) return null;
   if (rows[0].fingerprint !== key.fingerprint) {
@@ -38,13 +46,16 @@ export async function recordedCreate(db: Pool | PoolClient, key: CreateKey): Pro
 /**
  * Claims `key` first thing in a create's transaction. A create under the same key still running
  * holds the row: this waits for it, then throws `CreatedBefore` when it committed (its answer is
- * the answer), or claims the key when it rolled back (nothing was made).
+ * the answer), or claims the key when it rolled back (nothing was made). A record past the TTL,
+ * not pruned yet, is taken over.
  */
-export async function claimCreate(client: PoolClient, key: CreateKey): Promise<void> {
+export async function claimCreate(client: PoolClient, key: CreateKey, now: Date): Promise<void> {
   const { rowCount } = await client.query(
-    `INSERT INTO recipients.idempotent_creates (key, fingerprint, outcome) VALUES ($1, $2, '')
-     ON CONFLICT (key) DO NOTHING`,
-    [key.key, key.fingerprint],
+    `INSERT INTO recipients.idempotent_creates AS c (key, fingerprint, outcome, applied_at)
+     VALUES ($1, $2, '', $3)
+     ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, outcome = '', applied_at = excluded.applied_at
+       WHERE c.applied_at <= $4`,
+    [key.key, key.fingerprint, now, since(now)],
   );
   if (rowCount === 0) throw new CreatedBefore();
 }

@@ -233,7 +233,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       // A create already made under the key is answered as it was, whatever has changed since
       // (the campaign launched, the recipients deleted).
       const replay = async () => {
-        const recorded = key && ((await recordedCreate(pool, key)) as CreateOutcome | null);
+        const recorded = key && ((await recordedCreate(pool, key, clock())) as CreateOutcome | null);
         return recorded ? { ...recorded, replayed: true as const } : null;
       };
       const before = await replay();
@@ -326,7 +326,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       // inserts too, so a batch is still all or nothing. A keyed create claims its key first.
       const made = retryVanished(() =>
         withTransaction(pool, async (client) => {
-          if (key) await claimCreate(client, key);
+          if (key) await claimCreate(client, key, clock());
           const inserted = await insertRecipients(
             client,
             projectId,
