@@ -112,6 +112,11 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   const router = new Router();
 
   router.post('/i/:token/conversations/:conversationId/messages', async (ctx) => {
+    // A customer who leaves before the reply is whole (a phone losing its signal) sends the
+    // message again: the model's request stops, and an exchange they never saw is not kept to be
+    // answered twice. Watched from the start, as the checks and the history come first.
+    const gone = new AbortController();
+    ctx.res.once('close', () => gone.abort());
     let link: OpenLink;
     let messages: ChatMessage[];
     let text: string;
@@ -163,10 +168,6 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
         deps.limits.historyMessages,
       );
 
-    // A customer who leaves mid-reply (a phone losing its signal) sends the message again: the
-    // model's request stops, and an exchange they never saw is not kept to be answered twice.
-    const gone = new AbortController();
-    ctx.res.once('close', () => gone.abort());
     if (!wantsStream(ctx)) {
       const reply = await deps.assistant.complete(messages, gone.signal).catch((err) => {
         if (gone.signal.aborted) return null;

@@ -1,4 +1,6 @@
 import { composeSystemPrompt, selectKnowledge } from '@outreach/contracts';
+import Redis from 'ioredis';
+import { Client } from 'pg';
 import { freePort } from '../../test/support/system';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
@@ -172,6 +174,43 @@ describe('the system prompt and history reaching the model', () => {
     await chat(l.token, c, 'asked on a train');
     expect(model.requests.at(-1)!.body.messages.slice(1)).toEqual([
       { role: 'user', content: 'asked on a train' },
+    ]);
+  });
+
+  it('a customer leaving before the model is asked (the history slow to read) asks it nothing', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    // Redis lost the conversation, so the message reads it from PostgreSQL, held up by a lock.
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    const blocker = new Client({ connectionString: h.ns.env.DATABASE_URL });
+    await blocker.connect();
+    const asked = model.requests.length;
+    try {
+      await redis.del(`${h.ns.redisPrefix}link:conv:${c}`);
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE link.conversations IN ACCESS EXCLUSIVE MODE');
+      const leave = new AbortController();
+      const sent = fetch(`${h.base}/i/${l.token}/conversations/${c}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ text: 'asked in a tunnel' }),
+        signal: leave.signal,
+      }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+      leave.abort();
+      await sent;
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+      await redis.quit();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(model.requests.length).toBe(asked);
+    model.reply = 'Hello again.';
+    await chat(l.token, c, 'asked in a tunnel');
+    expect(model.requests.at(-1)!.body.messages.slice(1)).toEqual([
+      { role: 'user', content: 'asked in a tunnel' },
     ]);
   });
 

@@ -212,6 +212,8 @@ export async function listProjectOperators(
 
 /** Failed sign-ins allowed per e-mail address inside the window before sign-in is paused. */
 export const SIGN_IN_MAX_FAILURES = 10;
+/** The first key of the sign-in locks (two-key advisory locks), "SI". */
+const SIGN_IN_LOCK_SPACE = 0x5349;
 /** The window failed sign-ins are counted in. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
@@ -226,7 +228,12 @@ export function claimSignInAttempt(deps: OperatorDeps, email: string): Promise<n
   const now = deps.clock();
   const address = email.trim().slice(0, 254);
   return withTransaction(deps.pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('sign-in:' || lower($1)))", [address]);
+    // The two-key form, in a space of its own: an address chosen to hash like another lock's key
+    // (the outbox relay's, the migrations') cannot hold that lock.
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))', [
+      SIGN_IN_LOCK_SPACE,
+      address,
+    ]);
     const { rows } = await client.query<{ n: number; oldest: Date | null }>(
       `SELECT count(*)::int AS n, min(at) AS oldest FROM operator_sign_in_failures
         WHERE lower(email) = lower($1) AND at > $2`,
