@@ -1004,7 +1004,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     const refused = await agent.post(`${rpath}/edit`, { _csrf: token, label: 'Cyrus' });
     expect(refused.status).toBe(409);
     expect(refused.text).toContain('<h1>Not possible</h1>');
-    expect(refused.text).toContain('The campaign is active: its recipients can no longer be changed.');
+    expect(refused.text).toContain('The campaign is active; its recipients can no longer be changed.');
     expect(refused.text).toContain('<p>Only a draft or upcoming campaign can be changed.</p>');
     expect((await agent.get(`${rpath}/edit`)).status).toBe(409);
     expect((await stored(campaign.id, created.id)).label).toBe('Cy');

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { type CreateResultJson, isEditable, LIMITS, type RecipientJson } from '@outreach/contracts';
-import { AppError, readJsonBody } from '@outreach/platform';
+import { AppError, readJsonBody, recipientsNotEditable } from '@outreach/platform';
 import type { Context } from 'koa';
 import { type CampaignView, getCampaign } from '../campaigns/campaigns.service';
 import { getDevice } from '../devices/devices.service';
@@ -55,13 +55,6 @@ const editableNote = (c: CampaignView) =>
         'warn',
         `The campaign is ${c.state}: recipients can no longer be created, changed or deleted (the same rule as the API).`,
       );
-
-/** The refusal of a recipient change once the campaign is no longer editable (the API's rule). */
-function notEditable(c: CampaignView): AppError {
-  return new AppError('conflict', `The campaign is ${c.state}: its recipients can no longer be changed.`, {
-    details: { reason: 'not_editable', campaignId: c.id, state: c.state },
-  });
-}
 
 /**
  * Edit, disable (or enable) and delete. While the campaign is not editable the API refuses them
@@ -491,7 +484,8 @@ ${errorSummary(errors)}
   // Refused before the form is shown or read: the same rule the service would apply to the PATCH.
   const loadEditable = async (ctx: Context) => {
     const loaded = await loadRecipient(ctx);
-    if (!isEditable(loaded.campaign.state)) throw notEditable(loaded.campaign);
+    if (!isEditable(loaded.campaign.state))
+      throw recipientsNotEditable(loaded.campaign.id, loaded.campaign.state);
     return loaded;
   };
 

@@ -16,6 +16,7 @@ export * from './metrics';
 export * from './nats';
 export * from './not-found';
 export * from './periodic';
+export * from './recipient-errors';
 export * from './redis';
 export * from './request-metrics';
 export * from './service';

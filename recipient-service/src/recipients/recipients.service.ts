@@ -1,6 +1,5 @@
 import {
   type CampaignFacts,
-  type CampaignState,
   deriveCampaignState,
   isEditable,
   LIMITS,
@@ -8,7 +7,15 @@ import {
   type RecipientMessage,
   validator,
 } from '@outreach/contracts';
-import { AppError, type Clock, type Logger, newId, newLinkToken, withTransaction } from '@outreach/platform';
+import {
+  AppError,
+  type Clock,
+  type Logger,
+  newId,
+  newLinkToken,
+  recipientsNotEditable,
+  withTransaction,
+} from '@outreach/platform';
 import type { Pool } from 'pg';
 import {
   addToRecipientCount,
@@ -116,14 +123,6 @@ const IMMUTABLE_FIELDS = new Set([
   'distillationError',
 ]);
 
-/** The 409 for writes to a campaign that is active or completed. */
-export function notEditable(campaignId: string, state: CampaignState): AppError {
-  return new AppError('conflict', `The campaign is ${state}; its recipients can no longer be changed.`, {
-    details: { reason: 'not_editable', campaignId, state },
-    hint: 'Recipients can be created, updated and deleted only while the campaign is draft or upcoming.',
-  });
-}
-
 /** The 409 for a batch that would take the campaign past its recipient cap. */
 export function capExceeded(cap: number, existing: number, requested: number): AppError {
   const more = Math.max(cap - existing, 0);
@@ -192,7 +191,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   const stateOf = (c: CampaignFacts) => deriveCampaignState(c, clock());
   const assertEditable = (c: CampaignFacts & { id: string }) => {
     const state = stateOf(c);
-    if (!isEditable(state)) throw notEditable(c.id, state);
+    if (!isEditable(state)) throw recipientsNotEditable(c.id, state);
   };
   // The replica may not have heard of a launch or a halt yet: what the campaign service says
   // refuses a write the replica would let through. Asked before the write's transaction, so no
