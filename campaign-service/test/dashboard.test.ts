@@ -1005,7 +1005,9 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     expect(refused.status).toBe(409);
     expect(refused.text).toContain('<h1>Not possible</h1>');
     expect(refused.text).toContain('The campaign is active; its recipients can no longer be changed.');
-    expect(refused.text).toContain('<p>Only a draft or upcoming campaign can be changed.</p>');
+    expect(refused.text).toContain(
+      '<p>Recipients can be created, updated and deleted only while the campaign is draft or upcoming.</p>',
+    );
     expect((await agent.get(`${rpath}/edit`)).status).toBe(409);
     expect((await stored(campaign.id, created.id)).label).toBe('Cy');
   });
