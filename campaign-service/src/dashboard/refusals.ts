@@ -1,4 +1,4 @@
-import { type AppError, ERROR_CATALOGUE } from '@outreach/platform';
+import { type AppError, ERROR_CATALOGUE, type ErrorCode } from '@outreach/platform';
 
 /** What must change first, in an operator's words, for each conflict a dashboard action can meet. */
 const CONFLICT_HINTS: Readonly<Record<string, string>> = {
@@ -9,12 +9,23 @@ const CONFLICT_HINTS: Readonly<Record<string, string>> = {
   not_metered: 'A fixed-price campaign is uncapped, so it needs no top-off.',
 };
 
+/** The catalogue's hints that send API clients to `details`, in words a page can stand by. */
+const PAGE_HINTS: Partial<Readonly<Record<ErrorCode, string>>> = {
+  invalid_request: 'Go back, correct the values and send the form again.',
+  forbidden: 'Your sign-in does not allow this; an operator of the project can.',
+  internal: 'Quote the reference below when reporting this.',
+};
+
 /**
- * The hint a dashboard page shows with a refusal. A conflict's catalogue hint sends API clients to
- * `details.reason`, which no page shows: the page says in words what must change, or nothing.
+ * The hint a dashboard page shows with a refusal. Where it is the catalogue's, written for API
+ * clients and naming `details`, which no page shows, the page says in words what must change
+ * (a conflict by its reason), or nothing; a hint written for the refusal itself is kept.
  */
 export function pageHint(err: AppError): string {
-  if (err.code !== 'conflict' || err.hint !== ERROR_CATALOGUE.conflict.hint) return err.hint;
-  const reason = err.details.reason;
-  return (typeof reason === 'string' && CONFLICT_HINTS[reason]) || '';
+  if (err.hint !== ERROR_CATALOGUE[err.code].hint) return err.hint;
+  if (err.code === 'conflict') {
+    const reason = err.details.reason;
+    return (typeof reason === 'string' && CONFLICT_HINTS[reason]) || '';
+  }
+  return PAGE_HINTS[err.code] ?? (err.hint.includes('details') ? '' : err.hint);
 }
