@@ -54,6 +54,27 @@ describe('recipient edit form', () => {
     expect(errors).toEqual({ windowSeconds: 'Enter a whole number, or leave it empty.' });
   });
 
+  it('names the right limit of too long instructions: replace mode, or the bound on any', () => {
+    const refusal = (limit?: number) =>
+      new AppError('invalid_request', 'too long', {
+        details: {
+          pointer: '/injectionInstructions',
+          rule: 'maxLength',
+          ...(limit ? { limit } : {}),
+          problems: [{ pointer: '/injectionInstructions', rule: 'maxLength', message: 'too long' }],
+        },
+      });
+    expect(patchFieldErrors(refusal(7500)).injectionInstructions).toMatch(
+      /^In replace mode .* 7,500 characters/,
+    );
+    expect(patchFieldErrors(refusal(20_000)).injectionInstructions).toMatch(
+      /^The instructions may have at most 20,000/,
+    );
+    expect(patchFieldErrors(refusal()).injectionInstructions).toMatch(
+      /^The instructions may have at most 20,000/,
+    );
+  });
+
   it("says a refused PATCH's problems in words under their fields", () => {
     const tooLong = new AppError('invalid_request', 'injectionInstructions must have at most 500 words', {
       details: {

@@ -123,7 +123,10 @@ function inWords(name: string, p: Problem, details: Record<string, unknown>): st
         return `In append mode the instructions may have at most ${number(LIMITS.appendWords)} words, placeholders filled in${actual}.`;
       }
       if (p.rule === 'maxLength') {
-        return `In replace mode the instructions may have at most ${number(LIMITS.replaceChars)} characters, placeholders filled in${actual}.`;
+        // Replace mode's own limit, or the bound on any instructions (as sent, or stored in append mode).
+        return details.limit === LIMITS.replaceChars
+          ? `In replace mode the instructions may have at most ${number(LIMITS.replaceChars)} characters, placeholders filled in${actual}.`
+          : `The instructions may have at most ${number(LIMITS.instructionsChars)} characters${actual}.`;
       }
       break;
     }

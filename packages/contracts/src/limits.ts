@@ -9,6 +9,13 @@ export const LIMITS = {
   metadataValueLength: 500,
   appendWords: 500,
   replaceChars: 7500,
+  /**
+   * Instructions as sent, and as stored in append mode, in characters. The modes' own limits
+   * (words, characters after substitution) are the product's; this one only keeps a text of 500
+   * words from being a megabyte (a word of a million spaces' worth, or placeholders that each
+   * become 500 characters), which every check and every prompt would then carry.
+   */
+  instructionsChars: 20_000,
   listDefault: 50,
   listMax: 200,
   bulkDeleteIds: 500,

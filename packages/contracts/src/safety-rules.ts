@@ -13,8 +13,16 @@ export interface SafetyRuleSpec {
  * Not right after a negation that opens its clause ("Never ignore …", "Don't forget …", "You must
  * not tell …"): those ask the opposite. Only at a clause's start, so "Why not ignore …" still counts.
  */
+// Its spaces are bounded: a lookbehind with an open-ended run of spaces costs the length of the
+// run at every place it is tried, which on a text of spaces is quadratic (16,000 spaces took 8 s).
 const NOT_NEGATED =
-  "(?<!(?:^|[.!?;:,\\n])\\s*(?:(?:please|you|and|but)\\s+)?(?:do\\s+not|don['’]t|never|must\\s+not|must\\s+never|mustn['’]t|should\\s+not|should\\s+never|shouldn['’]t|cannot|can['’]t)\\s+)";
+  "(?<!(?:^|[.!?;:,\\n])\\s{0,8}(?:(?:please|you|and|but)\\s{1,8})?(?:do\\s{1,8}not|don['’]t|never|must\\s{1,8}not|must\\s{1,8}never|mustn['’]t|should\\s{1,8}not|should\\s{1,8}never|shouldn['’]t|cannot|can['’]t)\\s{1,8})";
+
+/**
+ * One of `keywords`, starting a word and not negated (NOT_NEGATED). The lookahead comes first so
+ * that the lookbehind is tried only where a keyword starts, not at every place in the text.
+ */
+const unnegated = (keywords: string) => `\\b(?=(?:${keywords})\\b)${NOT_NEGATED}(?:${keywords})`;
 
 /** What an assistant's instructions are called: "instructions", "rules", "commands" … */
 const INSTRUCTION_NOUNS = '(?:instructions?|prompts?|rules?|directions?|messages?|commands?|guidelines?)';
@@ -39,7 +47,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     id: 'ignore_previous_instructions',
     description:
       'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, the instructions above, its own instructions, or everything above',
-    pattern: `${NOT_NEGATED}\\b(?:ignore|disregard|forget)\\s+(?:${[
+    pattern: `${unnegated('ignore|disregard|forget')}\\s+(?:${[
       // "… previous instructions", "… any and all prior rules", "… the above commands", "… your
       // system-prompt": the place before the noun.
       `(?:(?:all|any|and|the|your|of|these|those|my)\\s+)*(?:previous|prior|above|earlier|preceding|system)[\\s-]+${INSTRUCTION_NOUNS}\\b`,
@@ -67,9 +75,9 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     // initial message" an operator may well want sent; and asking what the system prompt is. Not
     // when negated: "Never reveal your prompt" asks the opposite.
     pattern: [
-      `${NOT_NEGATED}\\b(?:reveal|print|show|display|output|repeat|leak)\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
-      `${NOT_NEGATED}\\b(?:reveal|print|show|display|output|repeat|leak)\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?${PROMPT_NOUN}`,
-      `${NOT_NEGATED}\\b(?:tell|give|send|share|say)\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
+      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
+      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?${PROMPT_NOUN}`,
+      `${unnegated('tell|give|send|share|say')}\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
       `\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)(?:prompt|instructions?)\\b`,
     ].join('|'),
     flags: 'iu',

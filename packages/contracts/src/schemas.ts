@@ -21,8 +21,9 @@ const instructionsFields = {
   maxInteractionsPerWindow: nullable(limit),
   windowSeconds: nullable({ type: 'integer', minimum: 1, maximum: LIMITS.maxWindowSeconds }),
   injectionMode: { enum: ['append', 'replace'] },
-  // Length limits depend on the mode and apply after placeholder substitution (in code).
-  injectionInstructions: nullable(text()),
+  // Length limits depend on the mode and apply after placeholder substitution (in code); this
+  // bound on the text as sent comes first, so that a huge one is not substituted at all.
+  injectionInstructions: nullable(text({ maxLength: LIMITS.instructionsChars })),
   disabledMessage: nullable(text({ maxLength: LIMITS.messageLength })),
   cooldownMessage: nullable(text({ maxLength: LIMITS.messageLength })),
 };

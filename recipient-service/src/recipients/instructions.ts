@@ -26,10 +26,19 @@ export function countCodePoints(text: string): number {
 
 /**
  * Checks the (already substituted) instructions against the limit of `mode`: append
- * allows 500 words, replace 7500 characters. Returns null when within the limit.
+ * allows 500 words (and 20,000 characters), replace 7500 characters. Returns null when within the limit.
  */
 export function checkInstructionsLength(text: string, mode: InjectionMode): InstructionsLimitProblem | null {
   if (mode === 'append') {
+    const chars = countCodePoints(text);
+    if (chars > LIMITS.instructionsChars) {
+      return {
+        rule: 'maxLength',
+        limit: LIMITS.instructionsChars,
+        actual: chars,
+        message: `must have at most ${LIMITS.instructionsChars} characters, placeholders filled in (has ${chars})`,
+      };
+    }
     const actual = countWords(text);
     return actual > LIMITS.appendWords
       ? {

@@ -117,6 +117,25 @@ describe('validateCreateItem', () => {
     expect(e.details.actual).toBe(501);
   });
 
+  it('instructions are at most 20,000 characters as sent, and in append mode as stored too', () => {
+    expect(check({ injectionInstructions: 'x'.repeat(20_000) }).ok).toBe(true);
+    expect(errorOf({ injectionInstructions: 'x'.repeat(20_001) }).details).toMatchObject({
+      pointer: '/injectionInstructions',
+      rule: 'maxLength',
+    });
+    // 2,400 placeholders of 500 characters each: one "word" of 1.2 million characters.
+    const amplified = errorOf({
+      metadata: { k: 'y'.repeat(500) },
+      injectionInstructions: '{meta.k}'.repeat(2400),
+    });
+    expect(amplified.details).toMatchObject({
+      pointer: '/injectionInstructions',
+      rule: 'maxLength',
+      limit: 20_000,
+      actual: 1_200_000,
+    });
+  });
+
   it('replace instructions: 7500 characters pass, 7501 fail', () => {
     expect(check({ injectionMode: 'replace', injectionInstructions: 'a'.repeat(7500) }).ok).toBe(true);
     expect(

@@ -119,6 +119,30 @@ describe('safety rules', () => {
     expect(ruleOf(text)).toBeNull();
   });
 
+  // A lookbehind is tried at every place a pattern may start; with an open-ended quantifier
+  // inside, a run of spaces made the check quadratic (16,000 spaces held the thread for 8 s).
+  // Timings are the bench's (bench/safety-rules.js); here, the shape that keeps the cost linear.
+  it('tries a lookbehind only where a keyword starts, and bounds every quantifier inside one', () => {
+    let checked = 0;
+    for (const r of DEFAULT_SAFETY_RULES) {
+      for (const at of [...r.pattern.matchAll(/\(\?<!/g)].map((m) => m.index)) {
+        checked++;
+        expect([r.id, r.pattern.slice(0, at)]).toEqual([
+          r.id,
+          expect.stringMatching(/\(\?=\(\?:[^()]+\)\\b\)$/),
+        ]);
+        let depth = 0;
+        let end = at;
+        for (; end < r.pattern.length; end++) {
+          if (r.pattern[end] === '(' && r.pattern[end - 1] !== '\\') depth++;
+          if (r.pattern[end] === ')' && r.pattern[end - 1] !== '\\' && --depth === 0) break;
+        }
+        expect([r.id, r.pattern.slice(at, end + 1)]).toEqual([r.id, expect.not.stringMatching(/[*+]/)]);
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
   it('is data: every default rule has an id and a description', () => {
     for (const r of DEFAULT_SAFETY_RULES) {
       expect(r.id).toMatch(/^[a-z_]+$/);

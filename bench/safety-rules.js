@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// The safety check on hostile instructions (`node bench/safety-rules.js`, after `npm run build`;
+// not part of `npm run bench`). Every create and update of a recipient runs the built-in rules
+// over its instructions on the recipient service's event loop, so a text made to make a rule
+// backtrack would hold every other request up. For each hostile text of 20,000 characters (the
+// longest the instructions may be) the median time of the check, against ordinary prose of the
+// same length, alternating, and their ratio: linear rules keep it near 1.
+
+const { DEFAULT_SAFETY_RULES } = require('../packages/contracts/dist');
+const { compileSafetyRules, findSafetyViolation } = require('../recipient-service/dist/recipients/safety');
+
+const ROUNDS = 7;
+const CHARS = 20_000;
+const rules = compileSafetyRules(DEFAULT_SAFETY_RULES);
+const fill = (unit) => unit.repeat(Math.ceil(CHARS / unit.length)).slice(0, CHARS);
+const ordinary = fill('Offer the customer our loyalty discount and answer questions about delivery times. ');
+const hostile = {
+  'spaces after a sentence': `Be kind.${fill(' ')}`.slice(0, CHARS),
+  'new lines': fill('\n'),
+  'spaces before keywords': fill(`ignore${' '.repeat(50)}`),
+  'negations and spaces': fill(`do not${' '.repeat(30)}`),
+  'fillers before a noun': `ignore ${fill('the all any ')}`.slice(0, CHARS),
+  'tell without a prompt': fill('tell them the system about '),
+};
+
+function time(text) {
+  const started = process.hrtime.bigint();
+  findSafetyViolation(text, rules);
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const results = {};
+for (const [name, text] of Object.entries(hostile)) {
+  const base = [];
+  const bad = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    base.push(time(ordinary));
+    bad.push(time(text));
+  }
+  results[name] = {
+    hostileMs: Number(median(bad).toFixed(3)),
+    ordinaryMs: Number(median(base).toFixed(3)),
+    ratio: Number((median(bad) / median(base)).toFixed(2)),
+  };
+}
+console.log(JSON.stringify({ chars: CHARS, rounds: ROUNDS, results }, null, 2));
