@@ -67,11 +67,11 @@ describe('recipient edit form', () => {
     expect(patchFieldErrors(refusal(7500)).injectionInstructions).toMatch(
       /^In replace mode .* 7,500 characters/,
     );
-    expect(patchFieldErrors(refusal(20_000)).injectionInstructions).toMatch(
-      /^The instructions may have at most 20,000/,
+    expect(patchFieldErrors(refusal(256_000)).injectionInstructions).toMatch(
+      /^The instructions may have at most 256,000/,
     );
     expect(patchFieldErrors(refusal()).injectionInstructions).toMatch(
-      /^The instructions may have at most 20,000/,
+      /^The instructions may have at most 256,000/,
     );
   });
 

@@ -11,11 +11,12 @@ export const LIMITS = {
   replaceChars: 7500,
   /**
    * Instructions as sent, and as stored in append mode, in characters. The modes' own limits
-   * (words, characters after substitution) are the product's; this one only keeps a text of 500
-   * words from being a megabyte (a word of a million spaces' worth, or placeholders that each
-   * become 500 characters), which every check and every prompt would then carry.
+   * (words, characters after substitution) are the product's; this one is as long as the
+   * longest text they allow by ordinary means (500 words, each a 500-character metadata value)
+   * and only stops one that is not: a text of spaces (no words at all), or placeholders
+   * repeated past 500 words' worth, which every check and every prompt would then carry.
    */
-  instructionsChars: 20_000,
+  instructionsChars: 256_000,
   listDefault: 50,
   listMax: 200,
   bulkDeleteIds: 500,

@@ -1,5 +1,5 @@
 import { LIMITS } from '@outreach/contracts';
-import { type PlaceholderValues, substitutePlaceholders } from './placeholders';
+import { type PlaceholderValues, substitutedLength, substitutePlaceholders } from './placeholders';
 import { findSafetyViolation, type SafetyRule } from './safety';
 
 export type InjectionMode = 'append' | 'replace';
@@ -31,14 +31,7 @@ export function countCodePoints(text: string): number {
 export function checkInstructionsLength(text: string, mode: InjectionMode): InstructionsLimitProblem | null {
   if (mode === 'append') {
     const chars = countCodePoints(text);
-    if (chars > LIMITS.instructionsChars) {
-      return {
-        rule: 'maxLength',
-        limit: LIMITS.instructionsChars,
-        actual: chars,
-        message: `must have at most ${LIMITS.instructionsChars} characters, placeholders filled in (has ${chars})`,
-      };
-    }
+    if (chars > LIMITS.instructionsChars) return tooLongText(LIMITS.instructionsChars, chars);
     const actual = countWords(text);
     return actual > LIMITS.appendWords
       ? {
@@ -73,6 +66,30 @@ export interface FieldProblem {
 
 const FIELD = '/injectionInstructions';
 
+/** Instructions longer than any mode allows, in characters (code points) with placeholders filled in. */
+function tooLongText(limit: number, actual: number): InstructionsLimitProblem {
+  return {
+    rule: 'maxLength',
+    limit,
+    actual,
+    message: `must have at most ${limit} characters, placeholders filled in (has ${actual})`,
+  };
+}
+
+/** A length limit broken, as the refusal of the field. */
+function lengthProblem(tooLong: InstructionsLimitProblem): FieldProblem {
+  return {
+    message: `injectionInstructions ${tooLong.message}`,
+    details: {
+      pointer: FIELD,
+      rule: tooLong.rule,
+      limit: tooLong.limit,
+      actual: tooLong.actual,
+      problems: [{ pointer: FIELD, rule: tooLong.rule, message: tooLong.message }],
+    },
+  };
+}
+
 /**
  * Substitutes the placeholders of `template` and checks the text that would be stored:
  * the mode's length limit first, then the safety rules. Returns the stored text or the
@@ -84,6 +101,11 @@ export function prepareInstructions(
   values: PlaceholderValues,
   rules: readonly SafetyRule[],
 ): { text: string } | { problem: FieldProblem } {
+  // Twice the limit in UTF-16 units is over it in code points whatever the text: refused unmade.
+  const length = substitutedLength(template, values);
+  if (length > 2 * LIMITS.instructionsChars) {
+    return { problem: lengthProblem(tooLongText(LIMITS.instructionsChars, length)) };
+  }
   const text = substitutePlaceholders(template, values);
   const problem = checkStoredInstructions(text, mode, rules);
   return problem ? { problem } : { text };
@@ -96,18 +118,7 @@ export function checkStoredInstructions(
   rules: readonly SafetyRule[],
 ): FieldProblem | null {
   const tooLong = checkInstructionsLength(text, mode);
-  if (tooLong) {
-    return {
-      message: `injectionInstructions ${tooLong.message}`,
-      details: {
-        pointer: FIELD,
-        rule: tooLong.rule,
-        limit: tooLong.limit,
-        actual: tooLong.actual,
-        problems: [{ pointer: FIELD, rule: tooLong.rule, message: tooLong.message }],
-      },
-    };
-  }
+  if (tooLong) return lengthProblem(tooLong);
   const unsafe = findSafetyViolation(text, rules);
   if (unsafe) {
     const message = `was refused by the safety check: ${unsafe.description}`;

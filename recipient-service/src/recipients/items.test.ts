@@ -117,23 +117,28 @@ describe('validateCreateItem', () => {
     expect(e.details.actual).toBe(501);
   });
 
-  it('instructions are at most 20,000 characters as sent, and in append mode as stored too', () => {
-    expect(check({ injectionInstructions: 'x'.repeat(20_000) }).ok).toBe(true);
-    expect(errorOf({ injectionInstructions: 'x'.repeat(20_001) }).details).toMatchObject({
+  it('instructions are at most 256,000 characters as sent, and in append mode as stored too', () => {
+    expect(check({ injectionInstructions: 'x'.repeat(256_000) }).ok).toBe(true);
+    expect(errorOf({ injectionInstructions: 'x'.repeat(256_001) }).details).toMatchObject({
       pointer: '/injectionInstructions',
       rule: 'maxLength',
     });
-    // 2,400 placeholders of 500 characters each: one "word" of 1.2 million characters.
-    const amplified = errorOf({
-      metadata: { k: 'y'.repeat(500) },
-      injectionInstructions: '{meta.k}'.repeat(2400),
-    });
-    expect(amplified.details).toMatchObject({
-      pointer: '/injectionInstructions',
-      rule: 'maxLength',
-      limit: 20_000,
-      actual: 1_200_000,
-    });
+    // 500 words, each a 500-character metadata value: the longest text of ordinary means passes.
+    const meta = { k: 'y'.repeat(500) };
+    expect(check({ metadata: meta, injectionInstructions: '{meta.k} '.repeat(500) }).ok).toBe(true);
+    // Placeholders with no space between are one "word": 600 of them are 300,000 characters, and
+    // 2,400 are 1.2 million, refused before that text is even made.
+    for (const [n, actual] of [
+      [600, 300_000],
+      [2400, 1_200_000],
+    ]) {
+      expect(errorOf({ metadata: meta, injectionInstructions: '{meta.k}'.repeat(n) }).details).toMatchObject({
+        pointer: '/injectionInstructions',
+        rule: 'maxLength',
+        limit: 256_000,
+        actual,
+      });
+    }
   });
 
   it('replace instructions: 7500 characters pass, 7501 fail', () => {

@@ -25,6 +25,18 @@ function metadataValue(metadata: Record<string, string>, key: string): string {
 }
 
 /**
+ * The length (UTF-16 units) `substitutePlaceholders` would return, without building the text:
+ * a template of repeated placeholders may stand for far more text than is worth making.
+ */
+export function substitutedLength(text: string, values: PlaceholderValues): number {
+  let length = text.length;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    length += substitutePlaceholders(m[0], values).length - m[0].length;
+  }
+  return length;
+}
+
+/**
  * Substitutes `{email}`/`{external_id}` (externalId), `{label}`/`{name}`/`{recipient}`
  * (label) and `{meta.key}` (a metadata value), case-insensitively. Unknown placeholders
  * are left untouched; a known one without a value becomes ''.
