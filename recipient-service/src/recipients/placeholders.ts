@@ -24,14 +24,28 @@ function metadataValue(metadata: Record<string, string>, key: string): string {
   return matches.length === 1 ? metadata[matches[0]] : '';
 }
 
+/** What one placeholder match stands for: its value, or itself when it names nothing known. */
+function placeholderValue(
+  values: PlaceholderValues,
+  whole: string,
+  rawName: string,
+  key: string | undefined,
+): string {
+  const name = rawName.toLowerCase();
+  if (key !== undefined) return name === 'meta' ? metadataValue(values.metadata, key) : whole;
+  if (EXTERNAL_ID_NAMES.has(name)) return values.externalId ?? '';
+  if (LABEL_NAMES.has(name)) return values.label ?? '';
+  return whole;
+}
+
 /**
  * The length (UTF-16 units) `substitutePlaceholders` would return, without building the text:
  * a template of repeated placeholders may stand for far more text than is worth making.
  */
 export function substitutedLength(text: string, values: PlaceholderValues): number {
   let length = text.length;
-  for (const m of text.matchAll(PLACEHOLDER)) {
-    length += substitutePlaceholders(m[0], values).length - m[0].length;
+  for (const [whole, name, key] of text.matchAll(PLACEHOLDER)) {
+    length += placeholderValue(values, whole, name, key).length - whole.length;
   }
   return length;
 }
@@ -42,11 +56,7 @@ export function substitutedLength(text: string, values: PlaceholderValues): numb
  * are left untouched; a known one without a value becomes ''.
  */
 export function substitutePlaceholders(text: string, values: PlaceholderValues): string {
-  return text.replace(PLACEHOLDER, (whole, rawName: string, key: string | undefined) => {
-    const name = rawName.toLowerCase();
-    if (key !== undefined) return name === 'meta' ? metadataValue(values.metadata, key) : whole;
-    if (EXTERNAL_ID_NAMES.has(name)) return values.externalId ?? '';
-    if (LABEL_NAMES.has(name)) return values.label ?? '';
-    return whole;
-  });
+  return text.replace(PLACEHOLDER, (whole, name: string, key: string | undefined) =>
+    placeholderValue(values, whole, name, key),
+  );
 }
