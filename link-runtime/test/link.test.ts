@@ -420,6 +420,29 @@ describe("a start repeated with the client's key", () => {
     expect(await conversationsOf(l.recipient.id)).toBe(1);
   });
 
+  it('answers the same conversation after Redis lost its data, whichever start rebuilds the counters', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 3 } });
+    const url = `${h.base}/i/${l.token}/conversations`;
+    const first = await post(url, undefined, { 'idempotency-key': key(6) });
+    const second = await post(url, undefined, { 'idempotency-key': key(7) });
+    expect([first.status, second.status]).toEqual([201, 201]);
+
+    // The retry of key 6 finds the counters missing and rebuilds them itself.
+    await clearRedisPrefix(h.ns.redisPrefix);
+    const retried = await post(url, undefined, { 'idempotency-key': key(6) });
+    expect(retried).toMatchObject({ status: 201, body: { conversationId: first.body.conversationId } });
+
+    // A start without a key rebuilds them first; the retry of key 7 after it is answered all the same.
+    await clearRedisPrefix(h.ns.redisPrefix);
+    expect((await post(url)).status).toBe(201);
+    const retried7 = await post(url, undefined, { 'idempotency-key': key(7) });
+    expect(retried7).toMatchObject({ status: 201, body: { conversationId: second.body.conversationId } });
+
+    // Three conversations, the cap: the retries consumed nothing.
+    expect(await conversationsOf(l.recipient.id)).toBe(3);
+    expect((await post(url, undefined, { 'idempotency-key': key(8) })).body.code).toBe('link_disabled');
+  });
+
   it('frees the key of a refused start, and refuses a malformed key', async () => {
     const l = await h.link({ recipient: { isActive: false } });
     const url = `${h.base}/i/${l.token}/conversations`;

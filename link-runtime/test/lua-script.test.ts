@@ -4,6 +4,7 @@ import {
   ADMIT_SCRIPT,
   type AdmissionCall,
   type AdmissionReply,
+  CLAIM_SCRIPT,
   LuaScript,
   packAdmissions,
   RELEASE_SCRIPT,
@@ -40,12 +41,12 @@ describe('LuaScript', () => {
       const packed = packAdmissions(`${prefix}lost`, [call]);
       return ((await admit.run(redis, packed.keys, packed.args)) as AdmissionReply[])[0];
     };
-    await seed.run(redis, keys, [0, 0, 60, 0, 'epoch1']);
+    await seed.run(redis, keys, [0, 0, 60, 0, 'epoch1', 0]);
     const admitted = await start('cnv_a');
     expect(admitted).toEqual([1, 1, 1, 'epoch1', 'epoch1']);
     // Redis loses everything; a rebuild from the durable record (cnv_a not written yet) runs.
     await redis.del(...keys);
-    await seed.run(redis, keys, [0, 0, 60, 0, 'epoch2']);
+    await seed.run(redis, keys, [0, 0, 60, 0, 'epoch2', 0]);
     expect(await start('cnv_b')).toEqual([1, 1, 1, 'epoch2', 'epoch2']);
     // cnv_a's write fails: its release names the epoch it was counted under, so cnv_b stays counted.
     await release.run(redis, keys, ['cnv_a', admitted[3] as string, admitted[4] as string]);
@@ -64,7 +65,8 @@ describe('LuaScript', () => {
     const recipient = (r: string) => [`${prefix}${r}`, `${prefix}${r}:starts`] as const;
     const campaign = `${prefix}budget`;
     // Recipient A: at most 2 starts a minute; recipient B: lifetime cap 3; the campaign: budget 4.
-    for (const r of ['a', 'b']) await seed.run(redis, [...recipient(r), campaign], [0, 0, 60, 60_000, 'e1']);
+    for (const r of ['a', 'b'])
+      await seed.run(redis, [...recipient(r), campaign], [0, 0, 60, 60_000, 'e1', 0]);
     const call = (r: string, id: string, limits: [number, number, number], consume = 1): AdmissionCall => ({
       keys: [...recipient(r), campaign, `${prefix}conv:${id}`],
       args: [
@@ -116,7 +118,7 @@ describe('LuaScript', () => {
     const campaign = `${prefix}ttl:campaign`;
     const keysOf = (r: string) => [`${prefix}ttl:${r}`, `${prefix}ttl:${r}:starts`] as const;
     // Seeded with a one-minute TTL: only the admissions' refresh can make it longer.
-    for (const r of ['a', 'b']) await seed.run(redis, [...keysOf(r), campaign], [0, 0, 60, 0, 'e1']);
+    for (const r of ['a', 'b']) await seed.run(redis, [...keysOf(r), campaign], [0, 0, 60, 0, 'e1', 0]);
     const call = (r: string, id: string, ttl: number): AdmissionCall => ({
       keys: [...keysOf(r), campaign, `${prefix}ttl:conv:${id}`],
       args: [Date.now(), 0, -1, -1, -1, id, 1, ttl, 60, r, 'cmp', new Date().toISOString()],
@@ -141,7 +143,7 @@ describe('LuaScript', () => {
     const admit = new LuaScript(ADMIT_SCRIPT);
     const seed = new LuaScript(SEED_SCRIPT);
     const keys = [`${prefix}lazy:r`, `${prefix}lazy:r:starts`, `${prefix}lazy:c`] as const;
-    await seed.run(redis, [...keys], [0, 0, 60, 0, 'e1']);
+    await seed.run(redis, [...keys], [0, 0, 60, 0, 'e1', 0]);
     const call: AdmissionCall = {
       keys: [...keys, `${prefix}lazy:conv:c1`],
       args: [Date.now(), 0, -1, 3, 5, 'c1', 1, 60, 60, '', '', ''],
@@ -151,6 +153,48 @@ describe('LuaScript', () => {
       [1, 1, 1, 'e1', 'e1'],
     ]);
     expect(await redis.exists(`${prefix}lazy:conv:c1`)).toBe(0);
+  });
+
+  it("claims a start key only over the recipient's counters, which a seed restores with its keys", async () => {
+    const [seed, claim] = [SEED_SCRIPT, CLAIM_SCRIPT].map((b) => new LuaScript(b));
+    const counters = [`${prefix}keys:r`, `${prefix}keys:r:starts`, `${prefix}keys:c`];
+    const [k1, k2, k3] = ['k1', 'k2', 'k3'].map((k) => `${prefix}keys:start:${k}`);
+    const marker = `${prefix}keys:lost`;
+    const claimOf = (key: string, now: number) =>
+      claim.run(redis, [key, counters[0], marker], [now, '-', 60]);
+    // No counters: nothing is claimed, and the first such moment is remembered as the loss.
+    expect(await claimOf(k1, 1000)).toEqual([0, 1000]);
+    expect(await claimOf(k1, 2000)).toEqual([0, 1000]);
+    expect(await redis.exists(k1)).toBe(0);
+    // k2 was claimed while its start is being made; the seed leaves it as it is and restores k1.
+    await redis.set(k2, '-');
+    // count, used, ttl, window, epoch, one window start, then k1 and k2's conversations and ttls
+    const seedArgs = (epoch: string) => [
+      1,
+      1,
+      60,
+      60_000,
+      epoch,
+      1,
+      500,
+      'cnv_1',
+      'cnv_1',
+      120,
+      'cnv_2',
+      120,
+    ];
+    await seed.run(redis, [...counters, k1, k2], seedArgs('e1'));
+    expect(await redis.zrange(counters[1], 0, -1)).toEqual(['cnv_1']);
+    expect([await redis.get(k1), await redis.get(k2)]).toEqual(['cnv_1', '-']);
+    expect(await redis.ttl(k1)).toBeGreaterThan(100);
+    expect(await claimOf(k1, 3000)).toEqual([2, 'cnv_1']);
+    expect(await claimOf(k2, 3000)).toEqual([2, '-']);
+    expect(await claimOf(k3, 3000)).toEqual([1]);
+    expect(await redis.get(k3)).toBe('-');
+    // A seed that finds the counters already made restores nothing.
+    await redis.del(k1);
+    await seed.run(redis, [...counters, k1], [1, 1, 60, 60_000, 'e2', 0, 'cnv_1', 120]);
+    expect(await redis.exists(k1)).toBe(0);
   });
 
   it('refuses to pack a start with the wrong number of arguments', () => {

@@ -48,7 +48,7 @@ function conversation(recipientId: string, campaignId: string, startedAtMs: numb
 
 /** One recipient's facts, as a rebuild reads them. */
 const factsOf = async (recipientId: string, since: Date | null) =>
-  (await loadRecipientsFacts(pool, [{ recipientId, since }]))[0];
+  (await loadRecipientsFacts(pool, [{ recipientId, since, keysSince: new Date(NOW) }]))[0];
 
 const rowsOf = async (recipientId: string) =>
   Number(
@@ -71,29 +71,32 @@ describe('writing conversations', () => {
 });
 
 describe("reading recipients' facts", () => {
-  it('answers several recipients in one statement, in order, each with its own window', async () => {
+  it('answers several recipients in one statement, in order, each with its own window and keys', async () => {
     const campaign = newId('cmp');
     const [a, b, none] = [newId('rcp'), newId('rcp'), newId('rcp')];
     const rows = [
       conversation(a, campaign, NOW - 10 * DAY),
-      conversation(a, campaign, NOW - 2 * DAY),
-      conversation(a, campaign, NOW - 1000),
+      { ...conversation(a, campaign, NOW - 2 * DAY), startKey: 'key-of-an-old-start' },
+      { ...conversation(a, campaign, NOW - 1000), startKey: 'key-of-a-recent-start' },
       conversation(b, campaign, NOW - 5 * DAY),
     ];
     await write(rows);
+    const keysSince = new Date(NOW - DAY);
     const facts = await loadRecipientsFacts(pool, [
-      { recipientId: b, since: new Date(NOW - 7 * DAY) },
-      { recipientId: none, since: new Date(NOW - DAY) },
-      { recipientId: a, since: new Date(NOW - 3 * DAY) },
-      { recipientId: a, since: null },
+      { recipientId: b, since: new Date(NOW - 7 * DAY), keysSince },
+      { recipientId: none, since: new Date(NOW - DAY), keysSince },
+      { recipientId: a, since: new Date(NOW - 3 * DAY), keysSince },
+      { recipientId: a, since: null, keysSince },
     ]);
     const startsOf = (...picked: ConversationRecord[]) =>
       picked.map((r) => ({ id: r.id, startedAtMs: r.startedAt.getTime() }));
+    // Only keyed starts after keysSince come back: the recent one, not the one two days old.
+    const keyed = [{ key: 'key-of-a-recent-start', id: rows[2].id, startedAtMs: NOW - 1000 }];
     expect(facts).toEqual([
-      { count: 1, windowStarts: startsOf(rows[3]) },
-      { count: 0, windowStarts: [] },
-      { count: 3, windowStarts: expect.arrayContaining(startsOf(rows[1], rows[2])) },
-      { count: 3, windowStarts: [] },
+      { count: 1, windowStarts: startsOf(rows[3]), keyedStarts: [] },
+      { count: 0, windowStarts: [], keyedStarts: [] },
+      { count: 3, windowStarts: expect.arrayContaining(startsOf(rows[1], rows[2])), keyedStarts: keyed },
+      { count: 3, windowStarts: [], keyedStarts: keyed },
     ]);
     expect(facts[2].windowStarts).toHaveLength(2);
   });

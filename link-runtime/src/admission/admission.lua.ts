@@ -151,22 +151,31 @@ export function packAdmissions(
  * being written are only in Redis): a seed only raises a count and adds window starts by
  * conversation id, so a rebuild can never refund anything. Each counter it makes carries the
  * seed's epoch, so that taking back an admission counted under an earlier epoch (one the
- * rebuild could not see) changes nothing.
- * KEYS: the recipient hash, recipient zset and campaign hash of ADMIT_SCRIPT; ARGV: recipient count,
- * campaign count (-1 for a counter not counted: it is left as it is), ttl seconds, window ms,
- * epoch, then pairs of (start ms, conversation id) for the starts inside the window.
+ * rebuild could not see) changes nothing. The seed that makes a recipient's counter also
+ * restores the client's keys of its recent starts (see CLAIM_SCRIPT), none overwriting a key
+ * Redis holds.
+ * KEYS: the recipient hash, recipient zset and campaign hash of ADMIT_SCRIPT, then one start key
+ * per keyed start; ARGV: recipient count, campaign count (-1 for a counter not counted: it is
+ * left as it is), ttl seconds, window ms, epoch, the number of window starts n, then n pairs of
+ * (start ms, conversation id) for the starts inside the window, then for each start key its
+ * (conversation id, ttl seconds).
  */
 export const SEED_SCRIPT = `
 local ttl = tonumber(ARGV[3])
+local windowEnd = 6 + 2 * tonumber(ARGV[6])
 if tonumber(ARGV[1]) >= 0 and redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then
   local held = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
   local count = math.max(held, tonumber(ARGV[1]))
   redis.call('HSET', KEYS[1], 'count', count, 'seeded', ARGV[5])
   redis.call('EXPIRE', KEYS[1], ttl)
-  for i = 6, #ARGV, 2 do
+  for i = 7, windowEnd, 2 do
     redis.call('ZADD', KEYS[2], tonumber(ARGV[i]), ARGV[i + 1])
   end
-  if #ARGV >= 6 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) + 1000) end
+  if windowEnd > 6 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) + 1000) end
+  for k = 4, #KEYS do
+    local a = windowEnd + 1 + (k - 4) * 2
+    redis.call('SET', KEYS[k], ARGV[a], 'EX', tonumber(ARGV[a + 1]), 'NX')
+  end
 end
 if tonumber(ARGV[2]) >= 0 and redis.call('HEXISTS', KEYS[3], 'seeded') == 0 then
   local held = tonumber(redis.call('HGET', KEYS[3], 'used') or '0')
@@ -174,6 +183,31 @@ if tonumber(ARGV[2]) >= 0 and redis.call('HEXISTS', KEYS[3], 'seeded') == 0 then
   redis.call('EXPIRE', KEYS[3], ttl)
 end
 return 1
+`;
+
+/**
+ * Claims a client's key for one start at a link. Judged only while the recipient's counters are
+ * in Redis: the seed that makes them restores the keys of the recipient's recent starts from the
+ * durable record (SEED_SCRIPT), so a key is never found free just because Redis lost its data.
+ * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1];
+ * ARGV: now ms, the value of a claimed key while its start is being made, the claim's ttl seconds.
+ * Replies: {1} claimed; {2, value} held, by a start made (its conversation id) or being made;
+ * {0, since} the recipient's counters are missing: rebuild them, then claim again (`since` as
+ * in ADMIT_SCRIPT's 'missing').
+ */
+export const CLAIM_SCRIPT = `
+if redis.call('HEXISTS', KEYS[2], 'seeded') == 0 then
+  local since = redis.call('GET', KEYS[3])
+  if not since then
+    since = ARGV[1]
+    redis.call('SET', KEYS[3], since)
+  end
+  return {0, tonumber(since)}
+end
+local held = redis.call('GET', KEYS[1])
+if held then return {2, held} end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return {1}
 `;
 
 /**

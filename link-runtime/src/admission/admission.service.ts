@@ -36,10 +36,11 @@ import {
   cooldown,
   counterLimits,
   countersApply,
+  countersUnavailable,
   linkDisabled,
   type OpenLink,
 } from './link-checks';
-import { startOnce } from './start-once';
+import { DONE_TTL_SECONDS, startKeyOf, startOnce } from './start-once';
 import { UsageAnnouncer, type UsageAnnouncerDeps } from './usage-announcer';
 
 /** Redis keys of one start: the recipient's counters, the campaign's, and the conversation's record. */
@@ -171,7 +172,7 @@ export class Admission {
    * Admits one conversation: consumes one of every cap and remembers the conversation in one
    * atomic script, records it durably, announces it.
    */
-  async admit(link: OpenLink): Promise<Admitted> {
+  async admit(link: OpenLink, startKey?: string): Promise<Admitted> {
     const conversationId = newId('cnv');
     const startedAt = this.deps.clock();
     const counted = (await this.run(link, conversationId, true, startedAt)) as Counted;
@@ -181,6 +182,7 @@ export class Admission {
       campaignId: link.campaign.id,
       projectId: link.campaign.projectId,
       startedAt,
+      startKey,
     };
     try {
       await this.commits.add(record);
@@ -201,9 +203,26 @@ export class Admission {
    * already made answers its conversation and consumes nothing.
    */
   admitOnce(link: OpenLink, key: string): Promise<{ conversationId: string; repeated: boolean }> {
-    return startOnce(this.deps.redis, this.deps.redisPrefix, link.recipient.id, key, async () => {
-      const admitted = await this.admit(link);
-      return admitted.conversationId;
+    const { redis, redisPrefix, clock } = this.deps;
+    const [recipientKey] = startKeys(redisPrefix, link.recipient.id, link.campaign.id, '');
+    return startOnce(
+      { redis, now: () => clock().getTime(), restore: (lostAt) => this.restoreRecipient(link, lostAt) },
+      {
+        startKey: startKeyOf(redisPrefix, link.recipient.id, key),
+        recipientKey,
+        markerKey: lostMarkerKey(redisPrefix),
+      },
+      async () => (await this.admit(link, key)).conversationId,
+    );
+  }
+
+  /** Rebuilds a recipient's missing counters (and its start keys) from the durable record; `lostAt` as in seed(). */
+  private async restoreRecipient(link: OpenLink, lostAt: number): Promise<void> {
+    const now = this.deps.clock().getTime();
+    const keys = startKeys(this.deps.redisPrefix, link.recipient.id, link.campaign.id, '');
+    await this.seed(link, keys, now, counterLimits(link).windowMs, lostAt, {
+      recipient: true,
+      campaign: false,
     });
   }
 
@@ -287,10 +306,7 @@ export class Admission {
           throw new Error(`unexpected admission reply ${String(reply[1])}`);
       }
     }
-    throw new AppError('unavailable', undefined, {
-      details: { reason: 'counters_unavailable' },
-      cause: new Error('usage counters still missing after three rebuilds'),
-    });
+    throw countersUnavailable();
   }
 
   /** Judges starts that arrived together in one atomic script run; a reply per start, in order. */
@@ -332,6 +348,10 @@ export class Admission {
     // The recipient service's count also survives a flush; never seed below it.
     const recipientCount = recipient ? Math.max(recipient.count, link.recipient.interactionCount ?? 0) : -1;
     const starts = recipient ? recipient.windowStarts.flatMap((s) => [s.startedAtMs, s.id]) : [];
+    // The keys of starts a customer may still retry, each for what is left of its time.
+    const keyed = (recipient?.keyedStarts ?? [])
+      .map((s) => ({ ...s, ttl: Math.ceil((s.startedAtMs + DONE_TTL_SECONDS * 1000 - now) / 1000) }))
+      .filter((s) => s.ttl > 0);
     // Every new recipient's first start finds no counters either: with nothing in the record to
     // restore, that is routine (a campaign's launch has one per customer), not worth an info line.
     const restored = recipientCount > 0 || campaignCount > 0;
@@ -346,21 +366,34 @@ export class Admission {
       },
       restored ? 'usage counters rebuilt' : 'usage counters started empty',
     );
-    await seedScript.run(this.deps.redis, keys.slice(0, 3), [
-      recipientCount,
-      campaignCount,
-      COUNTER_TTL_SECONDS,
-      windowMs,
-      randomBase62(16),
-      ...starts,
-    ]);
+    await seedScript.run(
+      this.deps.redis,
+      [...keys.slice(0, 3), ...keyed.map((s) => startKeyOf(this.deps.redisPrefix, link.recipient.id, s.key))],
+      [
+        recipientCount,
+        campaignCount,
+        COUNTER_TTL_SECONDS,
+        windowMs,
+        randomBase62(16),
+        starts.length / 2,
+        ...starts,
+        ...keyed.flatMap((s) => [s.id, s.ttl]),
+      ],
+    );
   }
 
-  /** A recipient's count and its starts since `now - windowMs` (see sharedFacts). */
+  /**
+   * A recipient's count, its starts since `now - windowMs` and its keyed starts a customer may
+   * still retry (see sharedFacts: a read begun earlier holds the keys a later one needs too).
+   */
   private recipientFacts(recipientId: string, windowMs: number, now: number): Promise<RecipientFacts> {
     const since = now - windowMs;
     return this.sharedFacts(`${recipientId} ${windowMs}`, since, () =>
-      this.factsOf({ recipientId, since: windowMs > 0 ? new Date(since) : null }),
+      this.factsOf({
+        recipientId,
+        since: windowMs > 0 ? new Date(since) : null,
+        keysSince: new Date(now - DONE_TTL_SECONDS * 1000),
+      }),
     );
   }
 

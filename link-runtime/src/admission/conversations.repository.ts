@@ -8,12 +8,18 @@ export interface ConversationRecord {
   campaignId: string;
   projectId: string;
   startedAt: Date;
+  /** The client's key of the start (Idempotency-Key), when it sent one. */
+  startKey?: string;
 }
 
-/** What a recipient's counters are rebuilt from: its conversations, and its starts in the window. */
+/**
+ * What a recipient's counters are rebuilt from: its conversations, its starts in the window, and
+ * its recent starts made with a client's key (so that a retry with the key is answered again).
+ */
 export interface RecipientFacts {
   count: number;
   windowStarts: { id: string; startedAtMs: number }[];
+  keyedStarts: { key: string; id: string; startedAtMs: number }[];
 }
 
 /** The outbox row of conversations written together, announced in a `UsageStarts` event. */
@@ -29,7 +35,7 @@ export interface UsageBatch {
  * one transaction). Conversation ids are new for every admission and never written again, so a
  * conflicting id fails the whole batch, whose admissions are then taken back from the counters:
  * skipping it instead would leave a start counted that the durable record does not hold (and
- * cost every insert a speculative insertion). The rows go as five arrays, so every batch size
+ * cost every insert a speculative insertion). The rows go as six arrays, so every batch size
  * shares one prepared statement.
  */
 export async function insertConversations(
@@ -41,8 +47,9 @@ export async function insertConversations(
     name: 'link-insert-conversations',
     // published_at only keeps the previous version's sweep off these rows (migration 002).
     text: `WITH conversations AS (
-             INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at, published_at)
-             SELECT u.*, $8::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u
+             INSERT INTO link.conversations (id, recipient_id, campaign_id, project_id, started_at, start_key, published_at)
+             SELECT u.*, $8::timestamptz
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $9::text[]) AS u
            )
            INSERT INTO link.usage_batches (id, event, created_at) VALUES ($6, $7, $8)`,
     values: [
@@ -54,6 +61,7 @@ export async function insertConversations(
       batch.id,
       batch.event,
       batch.createdAt,
+      rows.map((r) => r.startKey ?? null),
     ],
   });
 }
@@ -89,33 +97,44 @@ export async function findConversation(pool: Pool, id: string): Promise<Conversa
   return rows[0] ? conversationOf(rows[0]) : null;
 }
 
-/** Whose facts to read, and since when its window's starts (none without). */
+/** Whose facts to read, since when its window's starts (none without), and since when its keyed starts. */
 export interface FactsQuery {
   recipientId: string;
   since: Date | null;
+  keysSince: Date;
 }
 
 /**
- * Recipients' conversations in the durable record (rows and rolled-up count), and each one's starts
- * after its `since`, all read in one statement (one snapshot); one answer per query, in order.
+ * Recipients' conversations in the durable record (rows and rolled-up count), each one's starts
+ * after its `since` and its keyed starts after its `keysSince`, all read in one statement (one
+ * snapshot); one answer per query, in order.
  */
 export async function loadRecipientsFacts(pool: Pool, queries: FactsQuery[]): Promise<RecipientFacts[]> {
   // Named, so each connection plans it once: every recipient's first start runs it.
-  const { rows } = await pool.query<{ n: string; starts: [string, number][] }>({
+  const { rows } = await pool.query<{
+    n: string;
+    starts: [string, number][];
+    keyed: [string, string, number][];
+  }>({
     name: 'link-recipients-facts',
     text: `SELECT (SELECT count(*) FROM link.conversations c WHERE c.recipient_id = q.recipient_id)
                   + coalesce((SELECT conversations FROM link.recipient_rollups r
                                WHERE r.recipient_id = q.recipient_id), 0) AS n,
                   coalesce((SELECT json_agg(json_build_array(c.id, floor(extract(epoch FROM c.started_at) * 1000)))
                               FROM link.conversations c
-                             WHERE c.recipient_id = q.recipient_id AND c.started_at > q.since), '[]') AS starts
-             FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS q(recipient_id, since, ord)
+                             WHERE c.recipient_id = q.recipient_id AND c.started_at > q.since), '[]') AS starts,
+                  coalesce((SELECT json_agg(json_build_array(c.start_key, c.id, floor(extract(epoch FROM c.started_at) * 1000)))
+                              FROM link.conversations c
+                             WHERE c.recipient_id = q.recipient_id AND c.started_at > q.keys_since
+                               AND c.start_key IS NOT NULL), '[]') AS keyed
+             FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS q(recipient_id, since, keys_since, ord)
             ORDER BY q.ord`,
-    values: [queries.map((q) => q.recipientId), queries.map((q) => q.since)],
+    values: [queries.map((q) => q.recipientId), queries.map((q) => q.since), queries.map((q) => q.keysSince)],
   });
   return rows.map((row) => ({
     count: Number(row.n),
     windowStarts: row.starts.map(([id, startedAtMs]) => ({ id, startedAtMs: Number(startedAtMs) })),
+    keyedStarts: row.keyed.map(([key, id, startedAtMs]) => ({ key, id, startedAtMs: Number(startedAtMs) })),
   }));
 }
 

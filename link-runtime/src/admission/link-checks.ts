@@ -124,3 +124,11 @@ export function cooldown(recipient: LinkedRecipient, retryAfterMs: number): AppE
 export function budgetExhausted(): AppError {
   return new AppError('budget_exhausted', undefined, { details: { reason: 'budget_exhausted' } });
 }
+
+/** The failure of a start whose counters stayed missing through three rebuilds (Redis losing data over and over). */
+export function countersUnavailable(): AppError {
+  return new AppError('unavailable', undefined, {
+    details: { reason: 'counters_unavailable' },
+    cause: new Error('usage counters still missing after three rebuilds'),
+  });
+}

@@ -1,5 +1,7 @@
 import { AppError } from '@outreach/platform';
 import type Redis from 'ioredis';
+import { CLAIM_SCRIPT, LuaScript } from './admission.lua';
+import { countersUnavailable } from './link-checks';
 
 /**
  * A client's key for one conversation start (the page sends one per first message and the same
@@ -10,44 +12,73 @@ export const START_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 // While a start with the key is being made: longer than any admission can take.
 const PENDING = '-';
 const PENDING_TTL_SECONDS = 60;
-// How long a made start is answered again for its key: longer than a customer retries.
-const DONE_TTL_SECONDS = 600;
+/** How long a made start is answered again for its key: longer than a customer retries. */
+export const DONE_TTL_SECONDS = 600;
+
+// A claim finds the counters missing again only if Redis loses its data again meanwhile.
+const MAX_CLAIMS = 3;
+
+const claimScript = new LuaScript(CLAIM_SCRIPT);
 
 /** Redis key of a start key at one link. */
-const startKeyOf = (prefix: string, recipientId: string, key: string): string =>
+export const startKeyOf = (prefix: string, recipientId: string, key: string): string =>
   `${prefix}link:start:${recipientId}:${key}`;
+
+/** Where a start key is claimed: the key itself, and the keys of CLAIM_SCRIPT it is judged with. */
+export interface ClaimKeys {
+  startKey: string;
+  recipientKey: string;
+  markerKey: string;
+}
+
+/** What making a start at most once needs besides the start itself. */
+export interface StartOnceDeps {
+  redis: Redis;
+  now: () => number;
+  /** Rebuilds the recipient's counters, and with them its start keys; `lostAt` as CLAIM_SCRIPT reports it. */
+  restore: (lostAt: number) => Promise<void>;
+}
 
 /**
  * Makes a conversation start at most once per client key: the first request with the key runs
  * `admit`; a request with the same key after it succeeded gets the same conversation, consuming
- * nothing, so a start whose 201 was lost on the way back is not paid twice. A request while the
- * first is still being made is refused as retryable; a refused or failed start frees its key.
+ * nothing, so a start whose 201 was lost on the way back is not paid twice, even when Redis lost
+ * its data in between (the key is restored from the durable record with the counters). A request
+ * while the first is still being made is refused as retryable; a refused or failed start frees
+ * its key.
  */
 export async function startOnce(
-  redis: Redis,
-  prefix: string,
-  recipientId: string,
-  key: string,
+  deps: StartOnceDeps,
+  keys: ClaimKeys,
   admit: () => Promise<string>,
 ): Promise<{ conversationId: string; repeated: boolean }> {
-  const redisKey = startKeyOf(prefix, recipientId, key);
-  const claimed = await redis.set(redisKey, PENDING, 'EX', PENDING_TTL_SECONDS, 'NX');
-  if (claimed === null) {
-    const made = await redis.get(redisKey);
-    if (made && made !== PENDING) return { conversationId: made, repeated: true };
-    throw new AppError('unavailable', 'This conversation is still being started.', {
-      details: { reason: 'start_in_progress' },
-      hint: 'Send the same request again in a moment.',
-    });
+  const { redis } = deps;
+  const claimKeys = [keys.startKey, keys.recipientKey, keys.markerKey];
+  for (let attempt = 1; ; attempt++) {
+    const [outcome, value] = (await claimScript.run(redis, claimKeys, [
+      deps.now(),
+      PENDING,
+      PENDING_TTL_SECONDS,
+    ])) as [number, (string | number)?];
+    if (outcome === 1) break;
+    if (outcome === 2) {
+      if (value !== PENDING) return { conversationId: String(value), repeated: true };
+      throw new AppError('unavailable', 'This conversation is still being started.', {
+        details: { reason: 'start_in_progress' },
+        hint: 'Send the same request again in a moment.',
+      });
+    }
+    if (attempt === MAX_CLAIMS) throw countersUnavailable();
+    await deps.restore(Number(value));
   }
   let conversationId: string;
   try {
     conversationId = await admit();
   } catch (err) {
-    await redis.del(redisKey).catch(() => undefined);
+    await redis.del(keys.startKey).catch(() => undefined);
     throw err;
   }
   // The start is made and durable; a key that cannot be written now only loses the repeat's answer.
-  await redis.set(redisKey, conversationId, 'EX', DONE_TTL_SECONDS).catch(() => undefined);
+  await redis.set(keys.startKey, conversationId, 'EX', DONE_TTL_SECONDS).catch(() => undefined);
   return { conversationId, repeated: false };
 }
