@@ -23,4 +23,13 @@ describe('loadConfig', () => {
       expect(problems).toMatch(/SECRET is required/);
     }
   });
+
+  it('reads a boolean in any case as it validates it', () => {
+    const flags = { ON: { type: 'bool', default: false, doc: 'a flag' } } as const;
+    for (const raw of ['true', 'True', 'TRUE', '1'])
+      expect(loadConfig(flags, { ON: raw })).toEqual({ ON: true });
+    for (const raw of ['false', 'False', 'FALSE', '0'])
+      expect(loadConfig(flags, { ON: raw })).toEqual({ ON: false });
+    expect(() => loadConfig(flags, { ON: 'yes' })).toThrow(ConfigError);
+  });
 });

@@ -64,9 +64,10 @@ export function loadConfig<T extends Record<string, VarSpec>>(
           out[name] = s.default ?? false;
           break;
         }
-        if (!['true', 'false', '1', '0'].includes(raw.toLowerCase()))
+        const value = raw.toLowerCase();
+        if (!['true', 'false', '1', '0'].includes(value))
           problems.push(`${name} must be true or false, got "${raw}"`);
-        out[name] = raw === 'true' || raw === '1';
+        out[name] = value === 'true' || value === '1';
         break;
       }
       case 'enum': {
