@@ -1,6 +1,6 @@
 /**
- * The whole system while Redis or NATS is down and after it comes back, each on a server of the
- * test's own, and while PostgreSQL is cut off behind a proxy: refusals are prompt and retryable, replicas stay ready and say which store is missing, nothing
+ * The whole system while Redis or NATS is down (or Redis hangs) and after it comes back, each on a
+ * server of the test's own, and while PostgreSQL is cut off behind a proxy: refusals are prompt and retryable, replicas stay ready and say which store is missing, nothing
  * admitted is lost or counted twice, and the system recovers without a restart of its own.
  */
 
@@ -104,6 +104,25 @@ describe('Redis down, then back empty', () => {
       after.push(`${res.status} ${res.body.code ?? ''}`.trim());
     }
     expect(after).toEqual(['201', '403 link_disabled', '403 link_disabled']);
+    expect((await timed('GET', `${sys.gatewayUrl}${api(fx, '/campaigns')}`, fx.keys.read)).status).toBe(200);
+  });
+
+  it('refuses promptly while Redis hangs with its connections open, and goes on once it answers again', async () => {
+    const { link } = await runningRecipient(sys, fx, 5);
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 5000);
+
+    await redis.pause();
+    try {
+      const list = await timed('GET', `${sys.gatewayUrl}${api(fx, '/campaigns')}`, fx.keys.read);
+      const start = await timed('POST', `${link}/conversations`);
+      expect(list).toMatchObject({ status: 503, code: 'unavailable', retryable: true });
+      expect(start).toMatchObject({ status: 503, code: 'unavailable', retryable: true });
+      // REDIS_COMMAND_TIMEOUT_MS (1 s by default) and a margin for a loaded machine, not a hang.
+      expect(Math.max(list.ms, start.ms)).toBeLessThan(3000);
+    } finally {
+      await redis.resume();
+    }
+    await eventually(async () => (await http('POST', `${link}/conversations`)).status === 201, 5000);
     expect((await timed('GET', `${sys.gatewayUrl}${api(fx, '/campaigns')}`, fx.keys.read)).status).toBe(200);
   });
 });

@@ -48,7 +48,9 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   try {
     const redis = opened.add(
       'redis',
-      createRedis(config.REDIS_URL, logger, { autoPipeliningIgnoredCommands: [GATED_HIT_COMMAND] }),
+      createRedis(config.REDIS_URL, logger, config.REDIS_COMMAND_TIMEOUT_MS, {
+        autoPipeliningIgnoredCommands: [GATED_HIT_COMMAND],
+      }),
       (r) => r.quit(),
     );
     const backends = opened.add(

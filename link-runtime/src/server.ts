@@ -88,7 +88,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     registerPoolMetrics(metrics.registry, pool);
     registerUsageOutbox(metrics.registry, pool, clock);
     await migrateLink(config.DATABASE_URL, logger);
-    const redis = opened.add('redis', createRedis(config.REDIS_URL, logger), (r) => r.quit());
+    const redis = opened.add(
+      'redis',
+      createRedis(config.REDIS_URL, logger, config.REDIS_COMMAND_TIMEOUT_MS),
+      (r) => r.quit(),
+    );
     // One publish per start: skip the stack trace nats.js captures for every request by default.
     const nc = opened.add(
       'nats',

@@ -13,6 +13,10 @@ export interface PrivateStore {
   url: string;
   /** Kills the server at once (SIGKILL), as a crash or a lost node would. */
   kill(): Promise<void>;
+  /** Stops the server's process (SIGSTOP): connections stay open and nothing answers, as in a partition. */
+  pause(): Promise<void>;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): Promise<void>;
   /** Starts it again on the same port (Redis comes back empty; NATS with its JetStream files). */
   restart(): Promise<void>;
   /** Starts it again if it is down: services stop cleanly only with their stores there. */
@@ -57,6 +61,12 @@ export async function startPrivateStore(kind: 'redis' | 'nats'): Promise<Private
   return {
     url: `${kind}://127.0.0.1:${port}`,
     kill,
+    pause: async () => {
+      child?.kill('SIGSTOP');
+    },
+    resume: async () => {
+      child?.kill('SIGCONT');
+    },
     restart: launch,
     up: async () => {
       if (!child || child.exitCode !== null || child.signalCode !== null) await launch();

@@ -122,6 +122,13 @@ export const COMMON_CONFIG = {
   DATABASE_POOL_SIZE: { type: 'int', default: 10, min: 1, max: 200, doc: 'PostgreSQL pool size' },
   REDIS_URL: { type: 'url', default: 'redis://127.0.0.1:6379', secret: true, doc: 'Redis URL' },
   REDIS_PREFIX: { type: 'string', default: 'outreach:', doc: 'prefix of every Redis key' },
+  REDIS_COMMAND_TIMEOUT_MS: {
+    type: 'int',
+    default: 1000,
+    min: 50,
+    max: 60_000,
+    doc: 'how long a Redis command may go unanswered before its request is refused as unavailable',
+  },
   NATS_URL: { type: 'string', default: 'nats://127.0.0.1:4222', doc: 'NATS server URL(s), comma separated' },
   NATS_PREFIX: {
     type: 'string',

@@ -210,10 +210,13 @@ const CONNECTION_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
+// ioredis's error for a command unanswered within its commandTimeout (see createRedis).
+const REDIS_COMMAND_TIMED_OUT = 'Command timed out';
+
 /**
  * True when `err` says a store could not be reached: a connection refused or lost, PostgreSQL
  * shutting down or refusing connections (SQLSTATE class 08, 57P01–57P03), ioredis giving up a
- * command's retries while disconnected, or pg's pool losing a connection. Such a request may
+ * command's retries while disconnected or its wait for an answer, or pg's pool losing a connection. Such a request may
  * well succeed when retried, so it is `unavailable`, not `internal`.
  */
 export function isUnreachable(err: unknown): boolean {
@@ -224,7 +227,8 @@ export function isUnreachable(err: unknown): boolean {
     return true;
   return (
     name === 'MaxRetriesPerRequestError' ||
-    (typeof message === 'string' && message.startsWith('Connection terminated'))
+    (typeof message === 'string' &&
+      (message.startsWith('Connection terminated') || message === REDIS_COMMAND_TIMED_OUT))
   );
 }
 

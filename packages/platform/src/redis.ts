@@ -1,15 +1,29 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 
+// Reconnects at most this far apart while Redis is away, so a request queued meanwhile learns
+// within about two attempts (maxRetriesPerRequest) whether Redis is back, not after seconds.
+const MAX_RECONNECT_DELAY_MS = 500;
+
 /**
  * A Redis client that queues commands while reconnecting and logs connection errors once each;
  * commands issued in one turn of the event loop go out as one pipeline (`options` adds to that).
+ * A command unanswered for `commandTimeoutMs` fails ("Command timed out", which isUnreachable
+ * knows): a Redis that hangs (stopped, or cut off without a reset) refuses requests as unavailable
+ * instead of holding them.
  */
-export function createRedis(url: string, logger: Logger, options: RedisOptions = {}): Redis {
+export function createRedis(
+  url: string,
+  logger: Logger,
+  commandTimeoutMs: number,
+  options: RedisOptions = {},
+): Redis {
   const redis = new Redis(url, {
     maxRetriesPerRequest: 2,
     enableAutoPipelining: true,
     lazyConnect: false,
+    commandTimeout: commandTimeoutMs,
+    retryStrategy: (attempt) => Math.min(attempt * 50, MAX_RECONNECT_DELAY_MS),
     ...options,
   });
   let lastError = '';
