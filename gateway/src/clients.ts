@@ -5,11 +5,14 @@ import {
   loadHealthProto,
   loadRecipientsProto,
 } from '@outreach/contracts';
-import { callUnary, fromServiceError, grpcHealthCheck } from '@outreach/platform';
+import { callUnary, type ForwardedContext, fromServiceError, grpcHealthCheck } from '@outreach/platform';
 import { coalescedRecipientGets, type GetRecipient } from './recipient-reads';
 
-/** A typed unary call to one backend: request in, response out, failures already mapped to AppError. */
-export type Call = <Res>(method: string, request: object, requestId?: string) => Promise<Res>;
+/**
+ * A typed unary call to one backend on behalf of a request (its id and trace context forwarded):
+ * request in, response out, failures already mapped to AppError.
+ */
+export type Call = <Res>(method: string, request: object, forwarded?: ForwardedContext) => Promise<Res>;
 
 /** The two gRPC backends the gateway talks to. */
 export interface Backends {
@@ -23,15 +26,24 @@ export interface Backends {
   close: () => void;
 }
 
-/** Wraps a client so every call has the deadline, forwards the request id and maps errors back. */
+/**
+ * Wraps a client so every call has the deadline, forwards the request id and the client's trace
+ * context, and maps errors back. The trace context goes as the client sent it, so a trace begun
+ * outside (a caller's, a service mesh's) follows the request even where this instance exports no
+ * traces; where it does, its gRPC instrumentation writes its own span's context over it.
+ */
 function caller(client: Client, deadlineMs: number): Call {
-  return async <Res>(method: string, request: object, requestId?: string) => {
+  return async <Res>(method: string, request: object, forwarded?: ForwardedContext) => {
     const metadata = new Metadata();
-    if (requestId) metadata.set('x-request-id', requestId);
+    if (forwarded) {
+      metadata.set('x-request-id', forwarded.requestId);
+      if (forwarded.traceparent) metadata.set('traceparent', forwarded.traceparent);
+      if (forwarded.tracestate) metadata.set('tracestate', forwarded.tracestate);
+    }
     try {
       return await callUnary<object, Res>(client, method, request, { deadlineMs, metadata });
     } catch (err) {
-      throw fromServiceError(err, requestId);
+      throw fromServiceError(err, forwarded?.requestId);
     }
   };
 }

@@ -95,7 +95,7 @@ const OVERVIEW = `Read the campaigns of a project and manage their recipients: t
 - **Instants** are ISO 8601 in UTC with milliseconds, e.g. \`2026-11-22T10:00:00.000Z\`.
 - A field without a value is present with \`null\`, unless its schema marks it optional. Unknown fields in a body or query string are refused with 400, never ignored. Responses may gain fields within v1; ignore those you do not know.
 - Bodies are JSON (\`Content-Type: application/json\`), at most ${LIMITS.bodyBytes} bytes.
-- **\`X-Request-Id\`** is on every response: your own value when you send ${REQUEST_ID_RULE}, otherwise a new one. An incoming W3C \`traceparent\` is continued through the services when the instance has tracing enabled.
+- **\`X-Request-Id\`** is on every response: your own value when you send ${REQUEST_ID_RULE}, otherwise a new one. An incoming W3C \`traceparent\` (and its \`tracestate\`) goes on to the services behind the API: continued by their spans when the instance exports traces, passed on as sent otherwise.
 
 ## Authentication
 \`Authorization: Bearer <API key>\`. A key belongs to one project and carries scopes. Refusals are the same on every endpoint: 401 \`unauthorized\` with \`WWW-Authenticate: Bearer\` (no usable key: missing, malformed, unknown, revoked or expired); 429 \`rate_limited\` once a client address has used up its failed authentications, before any key is looked at; 429 \`rate_limited\` when the key's budget is used up (counted right after authentication, so every authenticated request spends it); 403 \`forbidden\` with \`details.reason = "project_mismatch"\` when \`{projectId}\` is not the key's project, whether or not it exists; 403 \`forbidden\` with \`details.requiredScope\` when the key lacks the scope.

@@ -5,6 +5,7 @@ import {
   callUnary,
   coalescedUnary,
   currentTraceContext,
+  type ForwardedContext,
   fromItemRefusal,
   fromServiceError,
   type ItemRefusal,
@@ -13,17 +14,18 @@ import {
 } from '@outreach/platform';
 import type { Call } from './clients';
 
-/** Reads one recipient of a project; refusals arrive as AppErrors. */
+/** Reads one recipient of a project on behalf of a request; refusals arrive as AppErrors. */
 export type GetRecipient = (
   projectId: string,
   recipientId: string,
-  requestId?: string,
+  forwarded?: ForwardedContext,
 ) => Promise<RecipientMessage>;
 
 interface Lookup {
   projectId: string;
   recipientId: string;
-  requestId?: string;
+  /** A read alone forwards it all; a shared call, which serves many, only the request ids. */
+  forwarded?: ForwardedContext;
   /** The read's trace, which the shared call's span links to. */
   traceContext: TraceContext;
 }
@@ -54,7 +56,7 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
     call<RecipientMessage>(
       'GetRecipient',
       { projectId: l.projectId, recipientId: l.recipientId },
-      l.requestId,
+      l.forwarded,
     ).then(
       (recipient) => ({ recipient }),
       (refusal: AppError) => ({ refusal }),
@@ -75,24 +77,24 @@ export function coalescedRecipientGets(client: Client, call: Call, deadlineMs: n
             client,
             'GetRecipients',
             { lookups: batch.map(({ projectId, recipientId }) => ({ projectId, recipientId })) },
-            { deadlineMs, metadata: withRequestIds(batch.map((l) => l.requestId)) },
+            { deadlineMs, metadata: withRequestIds(batch.map((l) => l.forwarded?.requestId)) },
           ),
       );
       return batch.map((l, i) => {
         const item = res.results[i];
         if (item?.recipient) return { recipient: item.recipient };
-        return { refusal: fromItemRefusal(item ?? {}, l.requestId) };
+        return { refusal: fromItemRefusal(item ?? {}, l.forwarded?.requestId) };
       });
     },
     {
       maxBatch: MAX_RECIPIENT_LOOKUPS,
       // Each read's refusal names its own request id (an `internal` body carries it).
-      failed: (err, batch) => batch.map((l) => ({ refusal: fromServiceError(err, l.requestId) })),
+      failed: (err, batch) => batch.map((l) => ({ refusal: fromServiceError(err, l.forwarded?.requestId) })),
     },
   );
 
-  return async (projectId, recipientId, requestId) => {
-    const outcome = await read({ projectId, recipientId, requestId, traceContext: currentTraceContext() });
+  return async (projectId, recipientId, forwarded) => {
+    const outcome = await read({ projectId, recipientId, forwarded, traceContext: currentTraceContext() });
     if ('refusal' in outcome) throw outcome.refusal;
     return outcome.recipient;
   };

@@ -158,6 +158,26 @@ test('refusals carry the error body with every field', async () => {
   expect(mine.headers.get('x-request-id')).toBe('req-abc.123');
 });
 
+test("the client's trace context goes on to the services behind, when well-formed", async () => {
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  await h.request('GET', `${base}/campaigns`, {
+    key,
+    headers: { traceparent, tracestate: 'vendor=abc', 'x-request-id': 'req-trace-1' },
+  });
+  expect(h.backends.data.lastListMetadata).toMatchObject({
+    'x-request-id': 'req-trace-1',
+    traceparent,
+    tracestate: 'vendor=abc',
+  });
+  // An all-zero trace id is invalid: neither it nor its tracestate is passed on.
+  await h.request('GET', `${base}/campaigns`, {
+    key,
+    headers: { traceparent: `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`, tracestate: 'vendor=abc' },
+  });
+  expect(h.backends.data.lastListMetadata).not.toHaveProperty('traceparent');
+  expect(h.backends.data.lastListMetadata).not.toHaveProperty('tracestate');
+});
+
 test('every response seen conforms to the OpenAPI document', () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { CampaignMessage } from '@outreach/contracts';
 import { toCampaign } from '@outreach/contracts';
+import { forwardedOf } from '@outreach/platform';
 import type { Backends } from '../clients';
 import { projectIsolation } from '../middleware/project-isolation';
 import { requireScope } from '../middleware/require-scope';
@@ -14,18 +15,18 @@ export function campaignRoutes(router: Router, backends: Backends): void {
     const query = { ...ctx.query };
     check('campaign-query', query, 'query');
     const projectId = ctx.params.projectId;
-    const rid = ctx.state.requestId;
+    const forwarded = forwardedOf(ctx);
     const { campaigns } = await backends.campaigns<{ campaigns: CampaignMessage[] }>(
       'ListCampaigns',
       { projectId, state: query.state },
-      rid,
+      forwarded,
     );
     let counts: Record<string, number> = {};
     if (campaigns.length > 0) {
       ({ counts } = await backends.recipients<{ counts: Record<string, number> }>(
         'CountRecipients',
         { projectId, campaignIds: campaigns.map((c) => c.id) },
-        rid,
+        forwarded,
       ));
     }
     ctx.body = { projectId, campaigns: campaigns.map((c) => toCampaign(c, counts[c.id] ?? 0)) };

@@ -6,7 +6,7 @@ import {
   toAllowance,
   toListEntry,
 } from '@outreach/contracts';
-import { AppError, methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
+import { AppError, forwardedOf, methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
 import type { Backends } from '../clients';
 import type { IdempotencyState } from '../middleware/idempotency';
@@ -41,7 +41,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
         idempotencyKey: idempotency?.key ?? '',
         fingerprint: idempotency?.fingerprint ?? '',
       },
-      ctx.state.requestId,
+      forwardedOf(ctx),
     );
     ctx.status = res.created > 0 ? 201 : 422;
     if (res.replayed) ctx.set('Idempotent-Replayed', 'true');
@@ -70,7 +70,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     }>(
       'BulkDeleteRecipients',
       { projectId: ctx.params.projectId, ids: ids ?? [], all: all === true },
-      ctx.state.requestId,
+      forwardedOf(ctx),
     );
     ctx.body = {
       success: res.success,
@@ -93,14 +93,14 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     const limit = (query.limit as number | undefined) ?? LIMITS.listDefault;
     const offset = (query.offset as number | undefined) ?? 0;
     const active = query.active === undefined ? undefined : query.active === 'true';
-    const rid = ctx.state.requestId;
+    const forwarded = forwardedOf(ctx);
     const [list, allowance] = await Promise.all([
       backends.recipients<{ total: number; recipients: RecipientMessage[] }>(
         'ListRecipients',
         { projectId, campaignId, limit, offset, active },
-        rid,
+        forwarded,
       ),
-      backends.campaigns<AllowanceMessage>('GetAllowance', { projectId, campaignId }, rid),
+      backends.campaigns<AllowanceMessage>('GetAllowance', { projectId, campaignId }, forwarded),
     ]);
     ctx.body = {
       projectId,
@@ -114,7 +114,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
   });
 
   router.get(RECIPIENT_PATH, ...read, noQuery, async (ctx) => {
-    const r = await backends.getRecipient(ctx.params.projectId, recipientIdOf(ctx), ctx.state.requestId);
+    const r = await backends.getRecipient(ctx.params.projectId, recipientIdOf(ctx), forwardedOf(ctx));
     ctx.body = toListEntry(r);
   });
 
@@ -127,7 +127,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
         recipientId: recipientIdOf(ctx),
         patchJson: JSON.stringify(ctx.state.body ?? null),
       },
-      ctx.state.requestId,
+      forwardedOf(ctx),
     );
     ctx.body = toListEntry(r);
   });
@@ -136,7 +136,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
     const res = await backends.recipients<{ success: boolean; id: string }>(
       'DeleteRecipient',
       { projectId: ctx.params.projectId, recipientId: recipientIdOf(ctx) },
-      ctx.state.requestId,
+      forwardedOf(ctx),
     );
     ctx.body = { success: res.success, id: res.id };
   });

@@ -58,6 +58,8 @@ export class TestData {
   /** Milliseconds every RecipientService call waits first (for in-flight tests). */
   recipientDelayMs = 0;
   calls: string[] = [];
+  /** The gRPC metadata of the last ListCampaigns call. */
+  lastListMetadata: Record<string, unknown> = {};
 
   addCampaign(projectId: string, state: TestCampaign['state'] = 'draft', name = 'Spring'): TestCampaign {
     const c = { id: `cmp_${randomBytes(6).toString('hex')}`, projectId, name, state };
@@ -115,11 +117,20 @@ function campaignService(data: TestData) {
     return c;
   };
   return {
-    ListCampaigns: unary(logger, 'ListCampaigns', async (req: { projectId: string; state?: string }) => ({
-      campaigns: data.campaigns
-        .filter((c) => c.projectId === req.projectId && (req.state === undefined || c.state === req.state))
-        .map(campaignMessage),
-    })),
+    ListCampaigns: unary(
+      logger,
+      'ListCampaigns',
+      async (req: { projectId: string; state?: string }, call: { metadata: { getMap(): object } }) => {
+        data.lastListMetadata = { ...call.metadata.getMap() };
+        return {
+          campaigns: data.campaigns
+            .filter(
+              (c) => c.projectId === req.projectId && (req.state === undefined || c.state === req.state),
+            )
+            .map(campaignMessage),
+        };
+      },
+    ),
     GetCampaign: unary(logger, 'GetCampaign', async (req: { projectId: string; campaignId: string }) =>
       campaignMessage(find(req.projectId, req.campaignId)),
     ),

@@ -7,13 +7,26 @@ import type { DependencyStates } from './dependencies';
 import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
 
-/** State every HTTP service keeps on `ctx.state`. */
-export interface RequestState {
+/** What a request passes on to the services it calls: its id, and the client's W3C trace context. */
+export interface ForwardedContext {
   requestId: string;
+  /** The client's `traceparent`, when well-formed. */
+  traceparent?: string;
+  /** The client's `tracestate`, kept only with a `traceparent` and when within its bounds. */
+  tracestate?: string;
+}
+
+/** State every HTTP service keeps on `ctx.state`. */
+export interface RequestState extends ForwardedContext {
   log: Logger;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// W3C Trace Context: version (never ff), trace id and parent id (never all zeros), flags; a
+// later version may append fields after a dash.
+const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}(?:-[^\s]*)?$/;
+// At most 32 list members of key=value; 512 characters is what the spec asks a receiver to keep.
+const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
 
 /**
  * First middleware of every HTTP service: assigns the request id (the client's if it is
@@ -28,6 +41,12 @@ export function requestContext(logger: Logger, options: { accessLog?: AccessLogM
     const requestId = requestIdOf(ctx.get('x-request-id'));
     const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
+    const traceparent = ctx.get('traceparent');
+    if (TRACEPARENT.test(traceparent)) {
+      ctx.state.traceparent = traceparent;
+      const tracestate = ctx.get('tracestate');
+      if (TRACESTATE.test(tracestate)) ctx.state.tracestate = tracestate;
+    }
     // The child logger is made on first use: most requests never log below the access line.
     let child: Logger | undefined;
     const log = () => {
@@ -48,6 +67,12 @@ export function requestContext(logger: Logger, options: { accessLog?: AccessLogM
       access(requestId, ctx.method, route, ctx.status, ms);
     }
   };
+}
+
+/** What a request passes on to the services it calls (see requestContext). */
+export function forwardedOf(ctx: Context): ForwardedContext {
+  const { requestId, traceparent, tracestate } = ctx.state as RequestState;
+  return { requestId, traceparent, tracestate };
 }
 
 /** The id of a request: the client's `X-Request-Id` when it is sane, otherwise a new one. */
