@@ -16,18 +16,50 @@ export type Clock = () => Date;
 /** The real clock. */
 export const systemClock: Clock = () => new Date();
 
+/** What the telemetry preload leaves for the exit: something that sends the spans still held. */
+export interface TelemetryHandle {
+  shutdown(): Promise<void>;
+}
+
+// On globalThis, since the preload (instrumentation.ts) and the service may load this module apart.
+const TELEMETRY_HANDLE = Symbol.for('outreach.telemetry');
+// How long an exit waits for the last spans: a collector that does not answer must not hold it
+// past the chart's terminationGraceMarginSeconds (5 s) after the shutdown deadline.
+const TELEMETRY_FLUSH_MS = 3000;
+
+/** Registers the running telemetry, whose spans `runMain` sends before the process exits. */
+export function registerTelemetry(handle: TelemetryHandle): void {
+  (globalThis as Record<symbol, unknown>)[TELEMETRY_HANDLE] = handle;
+}
+
+/** Sends the spans the telemetry still holds (if any runs), waiting at most TELEMETRY_FLUSH_MS. */
+async function flushTelemetry(): Promise<void> {
+  const handle = (globalThis as Record<symbol, TelemetryHandle | undefined>)[TELEMETRY_HANDLE];
+  if (!handle) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    handle.shutdown().catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, TELEMETRY_FLUSH_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /**
  * The whole of a service's `main`: starts it from the environment, stops it in order on
  * SIGTERM or SIGINT, and exits 1 with a readable message when it cannot start (a bad
- * configuration names every bad variable).
+ * configuration names every bad variable). Either way the spans of its last requests are sent
+ * before it exits (an exit skips `beforeExit`, so nothing else would send them).
  */
 export function runMain(name: string, start: (env: NodeJS.ProcessEnv) => Promise<RunningService>): void {
+  const exit = (code: number) => flushTelemetry().then(() => process.exit(code));
   start(process.env).then(
     (service) => {
       const stop = () =>
         service.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
+          () => exit(0),
+          () => exit(1),
         );
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
@@ -35,7 +67,7 @@ export function runMain(name: string, start: (env: NodeJS.ProcessEnv) => Promise
     (err: unknown) => {
       if (err instanceof ConfigError) console.error(err.message);
       else console.error(`${name} failed to start:`, err instanceof Error ? err.message : err);
-      process.exit(1);
+      void exit(1);
     },
   );
 }
