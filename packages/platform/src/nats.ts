@@ -25,20 +25,44 @@ export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
 
 const codec = JSONCodec();
 
-/** Connects to NATS, retrying forever on disconnects. */
+// NATS's codes for a server not (yet) there: worth trying again, unlike a refused login.
+const NOT_THERE_YET = new Set(['CONNECTION_REFUSED', 'CONNECTION_TIMEOUT', 'TIMEOUT', 'CONNECTION_CLOSED']);
+// The longest wait between first connection attempts.
+const MAX_FIRST_CONNECT_WAIT_MS = 2000;
+
+/** The servers of a NATS URL list as host:port, without any credentials, to name in a log line. */
+function serversOf(url: string): string[] {
+  return url.split(',').map((server) => server.trim().replace(/^[a-z]+:\/\/(?:[^@/]*@)?/i, ''));
+}
+
+/**
+ * Connects to NATS, retrying forever on disconnects. A server not there yet (the first connection
+ * refused or timing out) is tried again until it answers, saying so at each attempt, so that a
+ * pod started while NATS is down waits for it, within its startup probe, instead of crash-looping.
+ */
 export async function connectNats(
   url: string,
   name: string,
   logger: Logger,
   extra: Pick<ConnectionOptions, 'noAsyncTraces'> = {},
 ): Promise<NatsConnection> {
-  const nc = await connect({
+  const options = {
     servers: url.split(','),
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     ...extra,
-  });
+  };
+  let nc: NatsConnection | undefined;
+  for (let attempt = 1; !nc; attempt++) {
+    try {
+      nc = await connect(options);
+    } catch (err) {
+      if (!NOT_THERE_YET.has((err as { code?: string }).code ?? '')) throw err;
+      logger.warn({ err, servers: serversOf(url), attempt }, 'NATS not reachable yet; trying again');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt * 250, MAX_FIRST_CONNECT_WAIT_MS)));
+    }
+  }
   (async () => {
     for await (const s of nc.status()) logger.info({ type: s.type, data: String(s.data) }, 'NATS status');
   })().catch(() => undefined);
