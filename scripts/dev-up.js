@@ -17,10 +17,13 @@ const env = {
   DASHBOARD_PORT: '8082',
   CAMPAIGN_GRPC_PORT: '50052',
   RECIPIENT_GRPC_PORT: '50051',
-  PUBLIC_BASE_URL: 'http://localhost:8081',
   ADMIN_TOKEN: 'dev-admin-token',
   ...process.env,
 };
+// The services find each other, and links point, at the ports above, moved or not, unless told otherwise.
+env.RECIPIENT_SERVICE_ADDR ??= `127.0.0.1:${env.RECIPIENT_GRPC_PORT}`;
+env.CAMPAIGN_SERVICE_ADDR ??= `127.0.0.1:${env.CAMPAIGN_GRPC_PORT}`;
+env.PUBLIC_BASE_URL ??= `http://localhost:${env.LINK_PORT}`;
 const url = (port) => `http://127.0.0.1:${port}`;
 const services = [
   { name: 'campaign-service', ready: () => waitHttp(`${url(env.DASHBOARD_PORT)}/readyz`) },
