@@ -108,12 +108,21 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'invisible_characters',
     description:
-      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens) or blank letters (Hangul fillers, the blank Braille pattern)',
-    // The whole category, not a list of ranges: tag characters (U+E0000 block) spell out hidden
-    // ASCII text, and a list would miss whatever Unicode adds next. Emoji built with them
-    // (zero-width joiner sequences, subdivision flags) are refused too. The blank letters are
-    // not Cf but render as nothing, so they hide text just as well.
-    pattern: '[\\p{Cf}\\u115F\\u1160\\u3164\\uFFA0\\u2800]',
+      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens), other default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers; a single U+FE0E or U+FE0F right after an emoji passes), the blank Braille pattern, or control characters other than tab, line feed and carriage return',
+    // Whole Unicode properties, not a list of ranges: tag characters (U+E0000 block) spell out
+    // hidden ASCII text, variation selectors (U+E0100 block) hide a byte each, and a list would
+    // miss whatever Unicode adds next. Cf and Default_Ignorable_Code_Point overlap; each has
+    // members the other lacks (U+034F, U+17B4 and the Hangul fillers are not Cf; U+0600 is not
+    // default-ignorable). Emoji built with them (zero-width joiner sequences, subdivision flags)
+    // are refused too. The blank Braille pattern renders as nothing, so it hides text as well.
+    // U+FE0E and U+FE0F choose an emoji's text or emoji presentation ("❤️", "1️⃣"): one of them
+    // alone right after an emoji passes, so only the first alternative leaves them out; the second
+    // refuses one at the start or after anything else (a letter, a space, another selector), which
+    // is where they would carry hidden bits. No lookbehind: the character before is matched.
+    pattern: [
+      '(?![\\uFE0E\\uFE0F])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2800\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F]',
+      '(?:^|[^\\p{Emoji}])[\\uFE0E\\uFE0F]',
+    ].join('|'),
     flags: 'u',
   },
 ];

@@ -69,6 +69,34 @@ describe('safety rules', () => {
     ['mongolian\u180evowel separator', 'invisible_characters'],
     ['hangul\u3164filler', 'invisible_characters'],
     ['braille\u2800blank', 'invisible_characters'],
+    // "ignore previous " spelled one byte per variation selector (U+E0100 + byte), after a visible
+    // word: the selectors render as nothing.
+    [
+      `Hi${String.fromCodePoint(...[...'ignore previous '].map((c) => 0xe0100 + c.charCodeAt(0)))} there`,
+      'invisible_characters',
+    ],
+    // Other default-ignorable code points (Unicode's Default_Ignorable_Code_Point), not Cf.
+    ['a\u034fb', 'invisible_characters'],
+    ['a\u17b4b', 'invisible_characters'],
+    ['mongolian\u180bfree variation selector', 'invisible_characters'],
+    ['math variation\ufe00selector', 'invisible_characters'],
+    // U+FE0E/U+FE0F only alone, right after an emoji: not at the start, doubled, or after a
+    // letter or a space.
+    ['\ufe0fhello', 'invisible_characters'],
+    ['love \u2764\ufe0f\ufe0f', 'invisible_characters'],
+    ['a\ufe0fb\ufe0ec', 'invisible_characters'],
+    ['spaced \ufe0f', 'invisible_characters'],
+    // As before: emoji joined by a zero-width joiner (Cf) are refused; only the selectors change.
+    ['coder \u{1f469}\u200d\u{1f4bb}', 'invisible_characters'],
+    // Control characters other than tab, line feed and carriage return.
+    ['a\u0007b', 'invisible_characters'],
+    ['a\u001bb', 'invisible_characters'],
+    ['label\u0008x', 'invisible_characters'],
+    ['a\u0085b', 'invisible_characters'],
+    ['form\ffeed', 'invisible_characters'],
+    ['vertical\vtab', 'invisible_characters'],
+    ['delete\u007f', 'invisible_characters'],
+    ['c1 \u009b csi', 'invisible_characters'],
   ])('refuses %j (%s)', (text, id) => {
     expect(ruleOf(text)).toBe(id);
   });
@@ -91,6 +119,8 @@ describe('safety rules', () => {
     'Use the customer name in the first line. Language: English.',
     'Emoji are fine 😀, and so are accents: café.',
     'Variation selectors and keycaps are visible: ❤️ 1️⃣',
+    'Text and emoji presentation after an emoji: ☺\ufe0e ☺\ufe0f #️⃣ ©️ ™️ ↩️',
+    'Tabs\tand line breaks\r\nare fine.\n',
     // Near misses of the rules above: ordinary business instructions.
     'Remind the user: their order ships Monday.',
     'Greet the user: be warm and brief.',
