@@ -85,14 +85,19 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'chat_template_marker',
     description:
-      'contains a chat-template role marker such as <|im_start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST] or <<SYS>>',
-    // ChatML (<|im_start|>), Phi (<|user|>, <|end|>), Llama 3 (<|start_header_id|>system
-    // <|end_header_id|>, <|eot_id|>), Gemma (<start_of_turn>user, <end_of_turn>), Llama 2
-    // ([INST], <<SYS>>).
+      'contains a chat-template role marker or special token such as <|im_start|>, <|start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST], [SYSTEM_PROMPT] or <<SYS>>',
+    // Any special token written <|word|> (letters, digits, underscores), not a list of names:
+    // ChatML (<|im_start|>), Phi (<|user|>, <|end|>, Phi-4's <|im_sep|>), Llama 3 (<|start_header_id|>
+    // system<|end_header_id|>, <|eot_id|>, <|eom_id|>, <|python_tag|>), gpt-oss's harmony format
+    // (<|start|>, <|channel|>, <|message|>, <|return|>), and whatever the next model names; also
+    // DeepSeek's, with full-width bars and U+2581 for spaces (<｜User｜>, <｜end▁of▁sentence｜>).
+    // Gemma (<start_of_turn>user, <end_of_turn>), Llama 2 ([INST], <<SYS>>), Mistral's tags
+    // ([SYSTEM_PROMPT], [AVAILABLE_TOOLS], [TOOL_CALLS], [TOOL_RESULTS], [TOOL_CONTENT]); not
+    // Mistral's [IMG] or [PREFIX], which read as ordinary placeholders or BBCode.
     pattern: [
-      '<\\|\\s*(?:im_start|im_end|system|user|assistant|end|endoftext|begin_of_text|start_header_id|end_header_id|eot_id)\\s*\\|>',
+      '<[|\\uFF5C]\\s*[a-z0-9_\\u2581]+\\s*[|\\uFF5C]>',
       '<\\s*(?:start|end)_of_turn\\s*>',
-      '\\[/?INST\\]',
+      '\\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT)\\]',
       '<</?SYS>>',
     ].join('|'),
     flags: 'iu',
