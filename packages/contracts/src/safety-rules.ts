@@ -35,6 +35,19 @@ const INSTRUCTION_NOUNS = '(?:instructions?|prompts?|rules?|directions?|messages
 const PROMPT_NOUN =
   'prompts?\\b(?!\\s+(?!(?:and|or|to|for|in|into|as|verbatim|exactly|word|now|here|back|again|please|first|above|below|text|you|so|that|which)\\b)\\p{L})';
 
+/**
+ * Where a phrase ends: the text, a sentence or a clause ends, or a quotation or parenthesis closes
+ * ("ignore the above.", "ignore all instructions, then …").
+ */
+const PHRASE_END = '\\s*(?:$|[.!?;:,)"\'’”\\n\\r])';
+
+/**
+ * After "all instructions", what leaves them the assistant's own: the phrase ends, "and" starts
+ * an order (not another noun: "all instructions and requests from customers"), or they are the
+ * ones "you were given" (not "given to you by customers").
+ */
+const ALL_NOUNS_END = `(?:${PHRASE_END}|\\s+(?:then|now)\\b|\\s+and\\b(?!\\s+(?:other\\s+)?(?:requests?|demands?|questions?|orders?|links?|attachments?|messages?|instructions?|prompts?|rules?|directions?|commands?|guidelines?)\\b)|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
+
 /** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
 const SYSTEM = 'system[\\s-]+';
 
@@ -46,7 +59,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'ignore_previous_instructions',
     description:
-      'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, the instructions above, its own instructions, or everything above',
+      'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, the instructions above, its own instructions, all instructions, the above, or everything above',
     pattern: `${unnegated('ignore|disregard|forget')}\\s+(?:${[
       // "… previous instructions", "… any and all prior rules", "… the above commands", "… your
       // system-prompt": the place before the noun.
@@ -62,21 +75,29 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
       `(?:(?:all|any|and|of)\\s+)*your\\s+(?:(?:own|original|initial|current|real)\\s+)?(?:instructions?|rules?|directions?|commands?|guidelines?|programming|${PROMPT_NOUN})\\b`,
       // "… everything above", "… anything so far".
       '(?:(?:all|any|of|the)\\s+)*(?:everything|anything)\\s+(?:above|so\\s+far)\\b',
+      // "… all instructions", "… all the rules you were given", "… any commands, then …": all of
+      // them, none named as someone else's. Not when more follows that says whose or which
+      // ("all instructions in the customer's messages", "any commands the customer sends").
+      `(?:all|any)\\s+(?:(?:of\\s+)?the\\s+)?(?:instructions?|prompts?|rules?|directions?|commands?)\\b(?=${ALL_NOUNS_END})`,
+      // "… the above", "… all of the above, and …": as a noun, not "the above address" or "the
+      // above-mentioned".
+      `(?:(?:all|any)\\s+(?:of\\s+)?)?(?:the\\s+)?above\\b(?=${PHRASE_END}|\\s+(?:and|then|but|now)\\b)`,
     ].join('|')})`,
     flags: 'iu',
   },
   {
     id: 'reveal_system_prompt',
     description:
-      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt) is',
+      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt, instructions, rules or guidelines) is',
     // Showing, printing … the system, initial, hidden or original prompt or message; showing,
-    // printing … "your prompt" (the assistant's own: "the prompt payment discount" is not);
+    // printing … "your prompt", "your instructions", "your rules" or "your guidelines" (the
+    // assistant's own: "the prompt payment discount" is not, nor "your rules of the game");
     // telling, giving, sending, sharing or saying the system (or hidden) prompt itself, not "the
     // initial message" an operator may well want sent; and asking what the system prompt is. Not
     // when negated: "Never reveal your prompt" asks the opposite.
     pattern: [
       `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
-      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?${PROMPT_NOUN}`,
+      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?(?:${PROMPT_NOUN}|(?:instructions?|rules?|guidelines?)\\b(?!\\s+of\\b))`,
       `${unnegated('tell|give|send|share|say')}\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
       `\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)(?:prompt|instructions?)\\b`,
     ].join('|'),
