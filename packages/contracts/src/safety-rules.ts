@@ -35,6 +35,19 @@ const INSTRUCTION_NOUNS = '(?:instructions?|prompts?|rules?|directions?|messages
 const PROMPT_NOUN =
   'prompts?\\b(?!\\s+(?!(?:and|or|to|for|in|into|as|verbatim|exactly|word|now|here|back|again|please|first|above|below|text|you|so|that|which)\\b)\\p{L})';
 
+/**
+ * Where a phrase ends: the text, a sentence or a clause ends, or a quotation or parenthesis closes
+ * ("ignore the above.", "ignore all instructions, then …").
+ */
+const PHRASE_END = '\\s*(?:$|[.!?;:,)"\'’”\\n\\r])';
+
+/**
+ * After "all instructions", what leaves them the assistant's own: the phrase ends, "and" starts
+ * an order (not another noun: "all instructions and requests from customers"), or they are the
+ * ones "you were given" (not "given to you by customers").
+ */
+const ALL_NOUNS_END = `(?:${PHRASE_END}|\\s+(?:then|now)\\b|\\s+and\\b(?!\\s+(?:other\\s+)?(?:requests?|demands?|questions?|orders?|links?|attachments?|messages?|instructions?|prompts?|rules?|directions?|commands?|guidelines?)\\b)|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
+
 /** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
 const SYSTEM = 'system[\\s-]+';
 
@@ -46,7 +59,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'ignore_previous_instructions',
     description:
-      'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, the instructions above, its own instructions, or everything above',
+      'asks the assistant to ignore, disregard or forget its previous, prior, above or system instructions, the instructions above, its own instructions, all instructions, the above, or everything above',
     pattern: `${unnegated('ignore|disregard|forget')}\\s+(?:${[
       // "… previous instructions", "… any and all prior rules", "… the above commands", "… your
       // system-prompt": the place before the noun.
@@ -62,21 +75,29 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
       `(?:(?:all|any|and|of)\\s+)*your\\s+(?:(?:own|original|initial|current|real)\\s+)?(?:instructions?|rules?|directions?|commands?|guidelines?|programming|${PROMPT_NOUN})\\b`,
       // "… everything above", "… anything so far".
       '(?:(?:all|any|of|the)\\s+)*(?:everything|anything)\\s+(?:above|so\\s+far)\\b',
+      // "… all instructions", "… all the rules you were given", "… any commands, then …": all of
+      // them, none named as someone else's. Not when more follows that says whose or which
+      // ("all instructions in the customer's messages", "any commands the customer sends").
+      `(?:all|any)\\s+(?:(?:of\\s+)?the\\s+)?(?:instructions?|prompts?|rules?|directions?|commands?)\\b(?=${ALL_NOUNS_END})`,
+      // "… the above", "… all of the above, and …": as a noun, not "the above address" or "the
+      // above-mentioned".
+      `(?:(?:all|any)\\s+(?:of\\s+)?)?(?:the\\s+)?above\\b(?=${PHRASE_END}|\\s+(?:and|then|but|now)\\b)`,
     ].join('|')})`,
     flags: 'iu',
   },
   {
     id: 'reveal_system_prompt',
     description:
-      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt) is',
+      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt, instructions, rules or guidelines) is',
     // Showing, printing … the system, initial, hidden or original prompt or message; showing,
-    // printing … "your prompt" (the assistant's own: "the prompt payment discount" is not);
+    // printing … "your prompt", "your instructions", "your rules" or "your guidelines" (the
+    // assistant's own: "the prompt payment discount" is not, nor "your rules of the game");
     // telling, giving, sending, sharing or saying the system (or hidden) prompt itself, not "the
     // initial message" an operator may well want sent; and asking what the system prompt is. Not
     // when negated: "Never reveal your prompt" asks the opposite.
     pattern: [
       `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
-      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?${PROMPT_NOUN}`,
+      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?(?:${PROMPT_NOUN}|(?:instructions?|rules?|guidelines?)\\b(?!\\s+of\\b))`,
       `${unnegated('tell|give|send|share|say')}\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
       `\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)(?:prompt|instructions?)\\b`,
     ].join('|'),
@@ -85,14 +106,19 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'chat_template_marker',
     description:
-      'contains a chat-template role marker such as <|im_start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST] or <<SYS>>',
-    // ChatML (<|im_start|>), Phi (<|user|>, <|end|>), Llama 3 (<|start_header_id|>system
-    // <|end_header_id|>, <|eot_id|>), Gemma (<start_of_turn>user, <end_of_turn>), Llama 2
-    // ([INST], <<SYS>>).
+      'contains a chat-template role marker or special token such as <|im_start|>, <|start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST], [SYSTEM_PROMPT] or <<SYS>>',
+    // Any special token written <|word|> (letters, digits, underscores), not a list of names:
+    // ChatML (<|im_start|>), Phi (<|user|>, <|end|>, Phi-4's <|im_sep|>), Llama 3 (<|start_header_id|>
+    // system<|end_header_id|>, <|eot_id|>, <|eom_id|>, <|python_tag|>), gpt-oss's harmony format
+    // (<|start|>, <|channel|>, <|message|>, <|return|>), and whatever the next model names; also
+    // DeepSeek's, with full-width bars and U+2581 for spaces (<｜User｜>, <｜end▁of▁sentence｜>).
+    // Gemma (<start_of_turn>user, <end_of_turn>), Llama 2 ([INST], <<SYS>>), Mistral's tags
+    // ([SYSTEM_PROMPT], [AVAILABLE_TOOLS], [TOOL_CALLS], [TOOL_RESULTS], [TOOL_CONTENT]); not
+    // Mistral's [IMG] or [PREFIX], which read as ordinary placeholders or BBCode.
     pattern: [
-      '<\\|\\s*(?:im_start|im_end|system|user|assistant|end|endoftext|begin_of_text|start_header_id|end_header_id|eot_id)\\s*\\|>',
+      '<[|\\uFF5C]\\s*[a-z0-9_\\u2581]+\\s*[|\\uFF5C]>',
       '<\\s*(?:start|end)_of_turn\\s*>',
-      '\\[/?INST\\]',
+      '\\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT)\\]',
       '<</?SYS>>',
     ].join('|'),
     flags: 'iu',
@@ -108,12 +134,21 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'invisible_characters',
     description:
-      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens) or blank letters (Hangul fillers, the blank Braille pattern)',
-    // The whole category, not a list of ranges: tag characters (U+E0000 block) spell out hidden
-    // ASCII text, and a list would miss whatever Unicode adds next. Emoji built with them
-    // (zero-width joiner sequences, subdivision flags) are refused too. The blank letters are
-    // not Cf but render as nothing, so they hide text just as well.
-    pattern: '[\\p{Cf}\\u115F\\u1160\\u3164\\uFFA0\\u2800]',
+      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens), other default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers; a single U+FE0E or U+FE0F right after an emoji passes), the blank Braille pattern, or control characters other than tab, line feed and carriage return',
+    // Whole Unicode properties, not a list of ranges: tag characters (U+E0000 block) spell out
+    // hidden ASCII text, variation selectors (U+E0100 block) hide a byte each, and a list would
+    // miss whatever Unicode adds next. Cf and Default_Ignorable_Code_Point overlap; each has
+    // members the other lacks (U+034F, U+17B4 and the Hangul fillers are not Cf; U+0600 is not
+    // default-ignorable). Emoji built with them (zero-width joiner sequences, subdivision flags)
+    // are refused too. The blank Braille pattern renders as nothing, so it hides text as well.
+    // U+FE0E and U+FE0F choose an emoji's text or emoji presentation ("❤️", "1️⃣"): one of them
+    // alone right after an emoji passes, so only the first alternative leaves them out; the second
+    // refuses one at the start or after anything else (a letter, a space, another selector), which
+    // is where they would carry hidden bits. No lookbehind: the character before is matched.
+    pattern: [
+      '(?![\\uFE0E\\uFE0F])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2800\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F]',
+      '(?:^|[^\\p{Emoji}])[\\uFE0E\\uFE0F]',
+    ].join('|'),
     flags: 'u',
   },
 ];
