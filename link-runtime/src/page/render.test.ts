@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 import { pickLanguage, RETRY_IN_SCRIPT, retryInText, UI_STRINGS } from './i18n';
-import { escapeHtml, focusOn, mutedOn, onColor, renderPage, scriptJson } from './render';
+import {
+  contrastRatio,
+  escapeHtml,
+  focusOn,
+  mutedOn,
+  onColor,
+  primaryUnderText,
+  renderPage,
+  scriptJson,
+} from './render';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -177,9 +186,42 @@ describe('text on the primary colour', () => {
   it('keeps the quieter texts on the background readable: grey on light and dark, else black or white', () => {
     expect(mutedOn('#f5f5f7')).toBe('#55555a');
     expect(mutedOn('#101820')).toBe('#c9c9ce');
-    // Mid-tone: neither grey reaches 4.5:1.
-    expect(mutedOn('#808080')).toBe('#1d1d1f');
+    // Mid-tone: neither grey reaches 4.5:1, nor near-black (4.26:1), but black does.
+    expect(mutedOn('#808080')).toBe('#000');
     expect(mutedOn('beige')).toBe('#55555a');
+    for (let v = 0; v < 256; v += 5) {
+      const grey = `#${v.toString(16).padStart(2, '0').repeat(3)}`;
+      for (const bg of [grey, '#e53935', '#008c95', '#2f5bea', '#ffeb3b']) {
+        expect([bg, contrastRatio(mutedOn(bg), bg) >= 4.5]).toEqual([bg, true]);
+      }
+    }
+  });
+
+  it('darkens or lightens a mid-tone primary colour just enough for its text to reach 4.5:1', () => {
+    // Material red with white text was 4.22:1, teal and mid grey with near-black 4.15 and 4.26.
+    for (const primary of ['#e53935', '#008c95', '#808080']) {
+      const fill = primaryUnderText(primary);
+      expect(fill).not.toBe(primary);
+      const ratio = contrastRatio(onColor(primary), fill);
+      expect([primary, ratio >= 4.5, ratio < 4.7]).toEqual([primary, true, true]);
+    }
+    expect(onColor('#e53935')).toBe('#fff');
+    expect(onColor('#008c95')).toBe('#1d1d1f');
+    // Colours whose text already reads keep their exact value.
+    for (const primary of ['#2f5bea', '#7a1fa2', '#ffeb3b', '#000', '#fff', '#a0e0ffcc', 'navy']) {
+      expect(primaryUnderText(primary)).toBe(primary);
+    }
+    // Every colour on a coarse grid of the RGB cube.
+    const steps = [0, 51, 102, 128, 153, 179, 204, 230, 255];
+    for (const r of steps) {
+      for (const g of steps) {
+        for (const b of steps) {
+          const primary = `#${[r, g, b].map((c) => c.toString(16).padStart(2, '0')).join('')}`;
+          const ratio = contrastRatio(onColor(primary), primaryUnderText(primary));
+          expect([primary, ratio >= 4.5]).toEqual([primary, true]);
+        }
+      }
+    }
   });
 
   it('draws the focus ring in the primary colour unless it would not stand out from the background', () => {
@@ -197,5 +239,11 @@ describe('text on the primary colour', () => {
     expect(html).toContain(
       ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--focus:#1d1d1f}',
     );
+    const red = renderPage({
+      ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
+      device: { ...device, styling: { primaryColor: '#e53935' } },
+      body: { kind: 'chat', maxChars: 4000 },
+    });
+    expect(red.html).toContain(`:root{--primary:${primaryUnderText('#e53935')};--on-primary:#fff;`);
   });
 });

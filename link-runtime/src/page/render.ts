@@ -27,13 +27,24 @@ function color(value: string | undefined, fallback: string): string {
 const LIGHT_TEXT = '#fff';
 const DARK_TEXT = '#1d1d1f';
 
-/** WCAG relative luminance of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
-function luminance(value: string): number | null {
+/** The red, green and blue of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
+function channels(value: string): number[] | null {
   const hex = /^#([0-9a-f]{3,8})$/i.exec(value)?.[1];
   if (!hex || hex.length === 5 || hex.length === 7) return null;
   const full = hex.length <= 4 ? [...hex.slice(0, 3)].map((c) => c + c).join('') : hex.slice(0, 6);
-  const [r, g, b] = [0, 2, 4].map((i) => {
-    const c = Number.parseInt(full.slice(i, i + 2), 16) / 255;
+  return [0, 2, 4].map((i) => Number.parseInt(full.slice(i, i + 2), 16));
+}
+
+function toHex(rgb: number[]): string {
+  return `#${rgb.map((c) => c.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** WCAG relative luminance of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
+function luminance(value: string): number | null {
+  const rgb = channels(value);
+  if (!rgb) return null;
+  const [r, g, b] = rgb.map((v) => {
+    const c = v / 255;
     return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
   });
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
@@ -46,6 +57,14 @@ function contrast(a: number, b: number): number {
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }
 
+/** WCAG contrast ratio of two #rgb / #rrggbb colours. */
+export function contrastRatio(a: string, b: string): number {
+  const la = luminance(a);
+  const lb = luminance(b);
+  if (la === null || lb === null) throw new Error(`not a hex colour: ${la === null ? a : b}`);
+  return contrast(la, lb);
+}
+
 /**
  * The text colour on the operator's primary colour: white, or near-black where white would be
  * the weaker contrast (a yellow or pastel brand colour), so labels stay readable.
@@ -54,6 +73,28 @@ export function onColor(primary: string): string {
   const l = luminance(primary);
   if (l === null) return LIGHT_TEXT;
   return contrast(l, DARK_TEXT_LUMINANCE) > contrast(l, 1) ? DARK_TEXT : LIGHT_TEXT;
+}
+
+/**
+ * The primary colour as the page paints it under text (the header, the customer's messages,
+ * Send): the operator's colour where its text colour (`onColor`) reads on it (WCAG AA, 4.5:1),
+ * else the least darker shade (under white) or lighter tint (under near-black) that does. A
+ * mid-tone such as #e53935 reaches 4.22:1 with white and less with near-black.
+ */
+export function primaryUnderText(primary: string): string {
+  const rgb = channels(primary);
+  if (!rgb) return primary;
+  const light = onColor(primary) === LIGHT_TEXT;
+  const text = light ? 1 : DARK_TEXT_LUMINANCE;
+  // Computed once per rendered page, not per request: a few hundred steps at most.
+  for (let step = 0; step <= 255; step++) {
+    const shade =
+      step === 0
+        ? primary
+        : toHex(rgb.map((c) => Math.round(light ? c * (1 - step / 255) : c + (255 - c) * (step / 255))));
+    if (contrast(luminance(shade)!, text) >= 4.5) return shade;
+  }
+  return light ? '#000000' : '#ffffff';
 }
 
 /** The focus ring: the primary colour where it stands out from the background (3:1), else black or white. */
@@ -70,13 +111,14 @@ const MUTED: ReadonlyArray<[string, number]> = ['#55555a', '#c9c9ce'].map((c) =>
 /**
  * The colour of the quieter texts set on the page's background (the intro, the status line):
  * grey that reads on it (WCAG AA, 4.5:1), dark grey on light backgrounds and light grey on dark
- * ones, else the stronger of white and near-black.
+ * ones, else black or white, whichever contrasts more (one of them always reaches 4.5:1).
  */
 export function mutedOn(background: string): string {
   const l = luminance(background);
   if (l === null) return MUTED[0][0];
   const readable = MUTED.find(([, m]) => contrast(l, m) >= 4.5);
-  return readable ? readable[0] : onColor(background);
+  if (readable) return readable[0];
+  return contrast(l, 0) >= contrast(l, 1) ? '#000' : '#fff';
 }
 
 function logoUrl(value: string | undefined): string | null {
@@ -276,7 +318,9 @@ export function renderPage(input: PageInput): RenderedPage {
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--focus:${focusOn(primary, background)}}${CSS}`;
+  // Everything on the primary colour carries text, so the page paints it in the shade that text reads on.
+  const fill = primaryUnderText(primary);
+  const style = `:root{--primary:${fill};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--focus:${focusOn(fill, background)}}${CSS}`;
   // The attribute names the language the page's own texts are in, so screen readers pronounce them
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
