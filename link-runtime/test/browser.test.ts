@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { expectAccessible } from '../../test/support/accessibility';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
+import { contrastRatio } from '../src/page/render';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
@@ -76,6 +77,16 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       animations: 'disabled',
     });
     await expectAccessible(page, 'new chat');
+    // The voice toggle's focus ring stands out from the header (the primary colour) it sits on.
+    await page.focus('#text');
+    await page.keyboard.press('Shift+Tab');
+    const ring = await page.evaluate(() => {
+      const voice = document.activeElement as HTMLElement;
+      const header = getComputedStyle(voice.closest('header')!).backgroundColor;
+      return { id: voice.id, outline: getComputedStyle(voice).outlineColor, header };
+    });
+    expect(ring.id).toBe('voice');
+    expect(contrastRatio(hex(ring.outline), hex(ring.header))).toBeGreaterThanOrEqual(3);
     await page.fill('#text', 'When are you open?');
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
@@ -399,6 +410,12 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 });
+
+/** `rgb(r, g, b)` as computed styles give it, as #rrggbb. */
+function hex(rgb: string): string {
+  const c = rgb.match(/\d+/g)!.slice(0, 3).map(Number);
+  return `#${c.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+}
 
 async function expectTitle(page: import('playwright-core').Page, title: string): Promise<void> {
   expect(await page.title()).toBe(title);
