@@ -4,6 +4,7 @@ import {
   contrastRatio,
   escapeHtml,
   focusOn,
+  lineOn,
   mutedOn,
   onColor,
   primaryUnderText,
@@ -224,6 +225,25 @@ describe('text on the primary colour', () => {
     }
   });
 
+  it('draws the input border at 3:1 or more against any background', () => {
+    expect(lineOn('#f5f5f7')).toBe('#85858c');
+    expect(lineOn('#ffffff')).toBe('#85858c');
+    expect(lineOn('beige')).toBe('#85858c');
+    for (let v = 0; v < 256; v += 5) {
+      const grey = `#${v.toString(16).padStart(2, '0').repeat(3)}`;
+      for (const bg of [grey, '#f5f5f7', '#faf7fc', '#101820', '#e53935', '#008c95', '#2f5bea', '#ffeb3b']) {
+        expect([bg, contrastRatio(lineOn(bg), bg) >= 3]).toEqual([bg, true]);
+      }
+    }
+    const { html } = renderPage({
+      ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
+      device: { ...device, styling: { backgroundColor: '#808080' } },
+      body: { kind: 'chat', maxChars: 4000 },
+    });
+    expect(html).toContain(`--line:${lineOn('#808080')};`);
+    expect(html).toMatch(/textarea\{[^}]*border:1px solid var\(--line\)/);
+  });
+
   it('draws the focus ring in the primary colour unless it would not stand out from the background', () => {
     expect(focusOn('#7a1fa2', '#f5f5f7')).toBe('#7a1fa2');
     expect(focusOn('#ffeb3b', '#ffffff')).toBe('#1d1d1f');
@@ -237,7 +257,7 @@ describe('text on the primary colour', () => {
       body: { kind: 'chat', maxChars: 4000 },
     });
     expect(html).toContain(
-      ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--focus:#1d1d1f}',
+      ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--line:#85858c;--focus:#1d1d1f}',
     );
     const red = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),

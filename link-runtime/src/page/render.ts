@@ -121,6 +121,19 @@ export function mutedOn(background: string): string {
   return contrast(l, 0) >= contrast(l, 1) ? '#000' : '#fff';
 }
 
+const LINE = '#85858c';
+const LINE_LUMINANCE = luminance(LINE)!;
+
+/**
+ * The input's border on the page's background (WCAG 1.4.11, 3:1): a mid grey where it stands out,
+ * else the quieter texts' colour, which reads on it at 4.5:1.
+ */
+export function lineOn(background: string): string {
+  const l = luminance(background);
+  if (l === null || contrast(l, LINE_LUMINANCE) >= 3) return LINE;
+  return mutedOn(background);
+}
+
 function logoUrl(value: string | undefined): string | null {
   return value && isLogoUrl(value) ? new URL(value).toString() : null;
 }
@@ -190,7 +203,7 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 #intro{margin:0;text-align:center;color:var(--muted)}
 #log:not(:empty)+#intro{display:none}
 form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
-textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
+textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
 textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 header button:focus-visible{outline-color:var(--on-primary)}
 #send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
@@ -321,7 +334,7 @@ export function renderPage(input: PageInput): RenderedPage {
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
   // Everything on the primary colour carries text, so the page paints it in the shade that text reads on.
   const fill = primaryUnderText(primary);
-  const style = `:root{--primary:${fill};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--focus:${focusOn(fill, background)}}${CSS}`;
+  const style = `:root{--primary:${fill};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--line:${lineOn(background)};--focus:${focusOn(fill, background)}}${CSS}`;
   // The attribute names the language the page's own texts are in, so screen readers pronounce them
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
