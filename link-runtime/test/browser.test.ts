@@ -105,6 +105,45 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
+  it('on a small phone, keeps the newest reply and the status line above the input', async () => {
+    const l = await h.link();
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 320, height: 568 } });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    /** How far `selector`'s bottom is above the form's top (negative: hidden under it). */
+    const clearance = (selector: string) =>
+      page.evaluate((sel) => {
+        const shown = [...document.querySelectorAll(sel)].pop()!.getBoundingClientRect();
+        return document.getElementById('chat')!.getBoundingClientRect().top - shown.bottom;
+      }, selector);
+    model.reply =
+      'We are open Monday to Friday, 9:00 to 17:00. Is there anything else I can help you with today?';
+    for (let i = 1; i <= 4; i++) {
+      await page.fill('#text', `Message ${i}: when are you open?`);
+      await page.keyboard.press('Enter');
+      await page
+        .locator('.msg.assistant:not([aria-busy])')
+        .nth(i - 1)
+        .waitFor();
+    }
+    expect(await clearance('.msg.assistant')).toBeGreaterThanOrEqual(0);
+    // An error is said in the status line, which is not covered either.
+    model.failures = 1;
+    await page.fill('#text', 'And on Saturday?');
+    await page.keyboard.press('Enter');
+    await page.locator('#status', { hasText: 'could not answer just now' }).waitFor();
+    expect(await clearance('#status')).toBeGreaterThanOrEqual(0);
+    expect(
+      await page.evaluate(() => {
+        const r = document.getElementById('status')!.getBoundingClientRect();
+        return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.id;
+      }),
+    ).toBe('status');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'chat-320.png'), animations: 'disabled' });
+    await context.close();
+  });
+
   it('keeps a pasted message over the limit whole and says it is too long, starting nothing', async () => {
     const l = await h.link();
     const { context, page } = await openChat(l.token);

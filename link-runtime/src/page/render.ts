@@ -220,7 +220,10 @@ var s=cfg.strings,log=document.getElementById('log'),form=document.getElementByI
 input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
-function setStatus(t){status.textContent=t||'';}
+// The form stays at the foot of the screen (sticky): the page's end, where the newest message and
+// the status line sit just above the form, is where the page scrolls to show them.
+function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
+function setStatus(t){status.textContent=t||'';down();}
 ${RETRY_IN_SCRIPT}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
@@ -228,7 +231,7 @@ ${RETRY_IN_SCRIPT}
 function bubble(cls,text){var d=document.createElement('div'),who=document.createElement('span'),t=document.createElement('span');
   d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.textContent=text;
   if(cfg.lang!==document.documentElement.lang)t.lang=cfg.lang;
-  d.appendChild(who);d.appendChild(t);log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
+  d.appendChild(who);d.appendChild(t);log.appendChild(d);down();return d;}
 function fill(d,text){d.lastChild.textContent=text;}
 function lock(){input.disabled=true;send.disabled=true;}
 function unlock(){input.disabled=false;send.disabled=false;input.focus();}
@@ -293,7 +296,7 @@ function readStream(res,target,again){
     if(!data)return;var p=JSON.parse(data);
     if(ev==='error'){ended=true;target.remove();refused(p,null,again);return;}
     if(ev==='done'){ended=true;text=p.reply;fill(target,text);speak(text);return;}
-    if(p.token){text+=p.token;fill(target,text);target.scrollIntoView({block:'end'});}}
+    if(p.token){text+=p.token;fill(target,text);down();}}
   function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);if(!ended)throw new Error('stream cut');return;}buf+=dec.decode(r.value,{stream:true});
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
