@@ -36,7 +36,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     recipientId: string,
   ) => {
     model.reply = reply;
-    await page.locator('#text:not([disabled])').waitFor();
+    await page.locator('#send:not([disabled]):not([aria-disabled])').waitFor();
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: reply }).waitFor();
     expect((await pgCount(h, recipientId)).rows).toBe(1);
@@ -119,20 +119,39 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       }, selector);
     model.reply =
       'We are open Monday to Friday, 9:00 to 17:00. Is there anything else I can help you with today?';
+    // The Enter that confirms an input method's composition sends nothing.
+    await page.fill('#text', 'Message 1: when are you open?');
+    await page.dispatchEvent('#text', 'keydown', { key: 'Enter', keyCode: 229, isComposing: true });
+    expect(await page.locator('.msg').count()).toBe(0);
     for (let i = 1; i <= 4; i++) {
       await page.fill('#text', `Message ${i}: when are you open?`);
+      model.tokenDelayMs = i === 1 ? 40 : 0;
       await page.keyboard.press('Enter');
+      if (i === 1) {
+        // The input keeps focus while the reply streams in (a phone keeps its keyboard open).
+        await page.locator('.msg.assistant[aria-busy]').waitFor();
+        expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
+      }
       await page
         .locator('.msg.assistant:not([aria-busy])')
         .nth(i - 1)
         .waitFor();
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
     }
+    model.tokenDelayMs = 0;
     expect(await clearance('.msg.assistant')).toBeGreaterThanOrEqual(0);
-    // An error is said in the status line, which is not covered either.
+    // An error is said in the status line, which is not covered either; what was written in the
+    // meantime is kept after the message given back.
     model.failures = 1;
+    model.delayMs = 300;
     await page.fill('#text', 'And on Saturday?');
     await page.keyboard.press('Enter');
+    await page.keyboard.type('Sunday too?');
+    await page.keyboard.press('Enter'); // no second message while one is awaited
     await page.locator('#status', { hasText: 'could not answer just now' }).waitFor();
+    model.delayMs = 0;
+    expect(await page.inputValue('#text')).toBe('And on Saturday?\nSunday too?');
+    expect(await page.locator('.msg.user').count()).toBe(4);
     expect(await clearance('#status')).toBeGreaterThanOrEqual(0);
     expect(
       await page.evaluate(() => {

@@ -207,7 +207,7 @@ textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid var(--line)
 textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 header button:focus-visible{outline-color:var(--on-primary)}
 #send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
-#send:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
+#send:disabled,#send[aria-disabled=true],textarea:disabled{opacity:.55;cursor:not-allowed}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
 `;
@@ -233,8 +233,12 @@ function bubble(cls,text){var d=document.createElement('div'),who=document.creat
   if(cfg.lang!==document.documentElement.lang)t.lang=cfg.lang;
   d.appendChild(who);d.appendChild(t);log.appendChild(d);down();return d;}
 function fill(d,text){d.lastChild.textContent=text;}
-function lock(){input.disabled=true;send.disabled=true;}
-function unlock(){input.disabled=false;send.disabled=false;input.focus();}
+// While a reply is awaited only sending waits: the input keeps focus (a phone keeps its keyboard
+// open) and takes the next message; a notice that ends the conversation disables both for good.
+var busy=false;
+function lock(){busy=true;send.setAttribute('aria-disabled','true');}
+function unlock(){busy=false;input.disabled=send.disabled=false;send.removeAttribute('aria-disabled');
+  if(document.activeElement===document.body||document.activeElement===send)input.focus();}
 // A refusal by the link's rules ends the page's conversation; a failure underneath (the model
 // timing out, a store out of reach) ends only the message: the customer sends it again, since a
 // reload would start, and pay for, a new conversation.
@@ -255,7 +259,7 @@ function refusal(body,retryAfter){
   return t;
 }
 // An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
-function notice(t,own){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;
+function notice(t,own){input.disabled=send.disabled=true;var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;
   if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.appendChild(n);setStatus('');}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
 // send again (a start refused so consumed nothing).
@@ -303,19 +307,23 @@ function readStream(res,target,again){
 }
 // No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
 // is said so before it is sent, and before a first message would pay for a conversation.
-form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||input.disabled)return;
+form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||input.disabled)return;
   if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
   prime();
   var mine=bubble('user',text),failed=false;input.value='';lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
-  function again(){failed=true;mine.remove();if(!input.value)input.value=text;}
+  // Once, before anything written meanwhile.
+  function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;}
   start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
-input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey){e.preventDefault();form.requestSubmit();}});
+// Enter sends, Shift+Enter breaks the line; an Enter that confirms an input method's composition does neither.
+input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
+// A tap on Send leaves focus in the input, so a phone's keyboard stays open.
+send.addEventListener('mousedown',function(e){e.preventDefault();});
 unlock();
 })();
 `;
