@@ -119,12 +119,20 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       }, selector);
     model.reply =
       'We are open Monday to Friday, 9:00 to 17:00. Is there anything else I can help you with today?';
+    const boxHeight = () => page.$eval('#text', (t) => t.getBoundingClientRect().height);
+    const oneLine = await boxHeight();
     // The Enter that confirms an input method's composition sends nothing.
     await page.fill('#text', 'Message 1: when are you open?');
     await page.dispatchEvent('#text', 'keydown', { key: 'Enter', keyCode: 229, isComposing: true });
     expect(await page.locator('.msg').count()).toBe(0);
     for (let i = 1; i <= 4; i++) {
       await page.fill('#text', `Message ${i}: when are you open?`);
+      if (i === 4) {
+        // The input grows with a long message, up to its max-height (10rem), and shrinks once it is sent.
+        await page.fill('#text', 'When are you open? I would like to come by on a weekday. '.repeat(4));
+        const grown = await boxHeight();
+        expect([grown > oneLine * 2, grown <= 160]).toEqual([true, true]);
+      }
       model.tokenDelayMs = i === 1 ? 40 : 0;
       await page.keyboard.press('Enter');
       if (i === 1) {
@@ -138,6 +146,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
         .waitFor();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
     }
+    expect(await boxHeight()).toBe(oneLine);
     model.tokenDelayMs = 0;
     expect(await clearance('.msg.assistant')).toBeGreaterThanOrEqual(0);
     // An error is said in the status line, which is not covered either; what was written in the

@@ -310,16 +310,20 @@ function readStream(res,target,again){
 form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||input.disabled)return;
   if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
   prime();
-  var mine=bubble('user',text),failed=false;input.value='';lock();
+  var mine=bubble('user',text),failed=false;input.value='';grow();lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
   // Once, before anything written meanwhile.
-  function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;}
+  function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;grow();}
   start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
+// The input grows with what is written, up to its max-height, and shrinks back once it is sent.
+function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
+  input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
+input.addEventListener('input',grow);
 // Enter sends, Shift+Enter breaks the line; an Enter that confirms an input method's composition does neither.
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
 // A tap on Send leaves focus in the input, so a phone's keyboard stays open.
