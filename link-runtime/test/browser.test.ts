@@ -99,6 +99,23 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('#voice').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
     await expectAccessible(page, 'chat');
+    // The voice toggle keeps its label; its state is aria-pressed, and shows.
+    const voice = page.locator('#voice');
+    const toggle = async () => [
+      await voice.textContent(),
+      await voice.getAttribute('aria-pressed'),
+      await voice.evaluate((b) => getComputedStyle(b).backgroundColor),
+    ];
+    const on = await toggle();
+    await voice.click();
+    const off = await toggle();
+    expect([on[0], on[1], off[0], off[1]]).toEqual([
+      'Read replies aloud',
+      'true',
+      'Read replies aloud',
+      'false',
+    ]);
+    expect(on[2]).not.toBe(off[2]);
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
     const { rows } = await pgCount(h, l.recipient.id);
     expect(rows).toBe(1);

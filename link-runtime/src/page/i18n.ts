@@ -24,8 +24,7 @@ export interface UiStrings {
   failed: string;
   noReply: string;
   conversationEnded: string;
-  voiceOn: string;
-  voiceOff: string;
+  readAloud: string;
 }
 
 const en: UiStrings = {
@@ -49,8 +48,7 @@ const en: UiStrings = {
   failed: 'Something went wrong. Please try again.',
   noReply: 'The assistant could not answer just now. Please send your message again.',
   conversationEnded: 'This conversation has ended. Send your message again to start a new one.',
-  voiceOn: 'Read replies aloud',
-  voiceOff: 'Stop reading replies aloud',
+  readAloud: 'Read replies aloud',
 };
 
 const de: UiStrings = {
@@ -75,8 +73,7 @@ const de: UiStrings = {
   noReply: 'Der Assistent konnte gerade nicht antworten. Bitte senden Sie Ihre Nachricht erneut.',
   conversationEnded:
     'Dieses Gespräch ist beendet. Senden Sie Ihre Nachricht erneut, um ein neues zu beginnen.',
-  voiceOn: 'Antworten vorlesen',
-  voiceOff: 'Vorlesen beenden',
+  readAloud: 'Antworten vorlesen',
 };
 
 const fr: UiStrings = {
@@ -101,8 +98,7 @@ const fr: UiStrings = {
   noReply: "L'assistant n'a pas pu répondre pour le moment. Veuillez renvoyer votre message.",
   conversationEnded:
     'Cette conversation est terminée. Renvoyez votre message pour en commencer une nouvelle.',
-  voiceOn: 'Lire les réponses à voix haute',
-  voiceOff: 'Arrêter la lecture à voix haute',
+  readAloud: 'Lire les réponses à voix haute',
 };
 
 const es: UiStrings = {
@@ -126,8 +122,7 @@ const es: UiStrings = {
   failed: 'Algo salió mal. Inténtalo de nuevo.',
   noReply: 'El asistente no ha podido responder ahora. Vuelve a enviar tu mensaje.',
   conversationEnded: 'Esta conversación ha terminado. Vuelve a enviar tu mensaje para empezar una nueva.',
-  voiceOn: 'Leer las respuestas en voz alta',
-  voiceOff: 'Dejar de leer en voz alta',
+  readAloud: 'Leer las respuestas en voz alta',
 };
 
 // Where a language has a formal address in everyday use (it, nl, pt, cs, tr) the texts use it,
@@ -155,8 +150,7 @@ const it: UiStrings = {
   noReply: "L'assistente non è riuscito a rispondere in questo momento. Invii di nuovo il messaggio.",
   conversationEnded:
     'Questa conversazione è terminata. Invii di nuovo il suo messaggio per iniziarne una nuova.',
-  voiceOn: 'Leggi le risposte ad alta voce',
-  voiceOff: 'Interrompi la lettura ad alta voce',
+  readAloud: 'Leggi le risposte ad alta voce',
 };
 
 const nl: UiStrings = {
@@ -180,8 +174,7 @@ const nl: UiStrings = {
   failed: 'Er is iets misgegaan. Probeer het opnieuw.',
   noReply: 'De assistent kon nu niet antwoorden. Verstuur uw bericht opnieuw.',
   conversationEnded: 'Dit gesprek is beëindigd. Stuur uw bericht opnieuw om een nieuw gesprek te beginnen.',
-  voiceOn: 'Antwoorden voorlezen',
-  voiceOff: 'Voorlezen stoppen',
+  readAloud: 'Antwoorden voorlezen',
 };
 
 // Worded to read naturally in both European and Brazilian Portuguese, which share the tag's primary subtag.
@@ -206,8 +199,7 @@ const pt: UiStrings = {
   failed: 'Ocorreu um erro. Tente novamente.',
   noReply: 'O assistente não conseguiu responder agora. Envie a sua mensagem novamente.',
   conversationEnded: 'Esta conversa terminou. Envie a sua mensagem novamente para iniciar uma nova.',
-  voiceOn: 'Ler as respostas em voz alta',
-  voiceOff: 'Parar a leitura em voz alta',
+  readAloud: 'Ler as respostas em voz alta',
 };
 
 const pl: UiStrings = {
@@ -231,8 +223,7 @@ const pl: UiStrings = {
   failed: 'Coś poszło nie tak. Prosimy spróbować ponownie.',
   noReply: 'Asystent nie mógł teraz odpowiedzieć. Prosimy wysłać wiadomość ponownie.',
   conversationEnded: 'Ta rozmowa została zakończona. Aby rozpocząć nową, prosimy wysłać wiadomość ponownie.',
-  voiceOn: 'Czytaj odpowiedzi na głos',
-  voiceOff: 'Wyłącz czytanie na głos',
+  readAloud: 'Czytaj odpowiedzi na głos',
 };
 
 const sv: UiStrings = {
@@ -256,8 +247,7 @@ const sv: UiStrings = {
   failed: 'Något gick fel. Försök igen.',
   noReply: 'Assistenten kunde inte svara just nu. Skicka ditt meddelande igen.',
   conversationEnded: 'Det här samtalet har avslutats. Skicka ditt meddelande igen för att starta ett nytt.',
-  voiceOn: 'Läs upp svaren',
-  voiceOff: 'Sluta läsa upp svaren',
+  readAloud: 'Läs upp svaren',
 };
 
 const da: UiStrings = {
@@ -281,8 +271,7 @@ const da: UiStrings = {
   failed: 'Noget gik galt. Prøv igen.',
   noReply: 'Assistenten kunne ikke svare lige nu. Send din besked igen.',
   conversationEnded: 'Denne samtale er afsluttet. Send din besked igen for at starte en ny.',
-  voiceOn: 'Læs svarene højt',
-  voiceOff: 'Stop højtlæsningen',
+  readAloud: 'Læs svarene højt',
 };
 
 const nb: UiStrings = {
@@ -306,8 +295,7 @@ const nb: UiStrings = {
   failed: 'Noe gikk galt. Prøv igjen.',
   noReply: 'Assistenten kunne ikke svare akkurat nå. Send meldingen din på nytt.',
   conversationEnded: 'Denne samtalen er avsluttet. Send meldingen din på nytt for å starte en ny.',
-  voiceOn: 'Les opp svarene',
-  voiceOff: 'Stopp opplesingen',
+  readAloud: 'Les opp svarene',
 };
 
 const fi: UiStrings = {
@@ -331,8 +319,7 @@ const fi: UiStrings = {
   failed: 'Jokin meni vikaan. Yritä uudelleen.',
   noReply: 'Avustaja ei pystynyt vastaamaan juuri nyt. Lähetä viestisi uudelleen.',
   conversationEnded: 'Tämä keskustelu on päättynyt. Aloita uusi lähettämällä viestisi uudelleen.',
-  voiceOn: 'Lue vastaukset ääneen',
-  voiceOff: 'Lopeta ääneen lukeminen',
+  readAloud: 'Lue vastaukset ääneen',
 };
 
 const cs: UiStrings = {
@@ -356,8 +343,7 @@ const cs: UiStrings = {
   failed: 'Něco se pokazilo. Zkuste to prosím znovu.',
   noReply: 'Asistentovi se teď nepodařilo odpovědět. Odešlete prosím zprávu znovu.',
   conversationEnded: 'Tato konverzace skončila. Chcete-li začít novou, odešlete zprávu znovu.',
-  voiceOn: 'Číst odpovědi nahlas',
-  voiceOff: 'Přestat číst nahlas',
+  readAloud: 'Číst odpovědi nahlas',
 };
 
 const tr: UiStrings = {
@@ -381,8 +367,7 @@ const tr: UiStrings = {
   failed: 'Bir sorun oluştu. Lütfen tekrar deneyin.',
   noReply: 'Asistan şu anda yanıt veremedi. Lütfen mesajınızı tekrar gönderin.',
   conversationEnded: 'Bu sohbet sona erdi. Yeni bir sohbet başlatmak için mesajınızı tekrar gönderin.',
-  voiceOn: 'Yanıtları sesli oku',
-  voiceOff: 'Sesli okumayı durdur',
+  readAloud: 'Yanıtları sesli oku',
 };
 
 /** The shipped interface languages by primary subtag. */

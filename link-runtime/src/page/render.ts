@@ -206,6 +206,8 @@ form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);paddin
 textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
 textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 header button:focus-visible{outline-color:var(--on-primary)}
+header button[aria-pressed=true]{background:var(--on-primary);color:var(--primary)}
+@media (forced-colors:active){header button[aria-pressed=true]{forced-color-adjust:none;background:Highlight;color:HighlightText}}
 #send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
 #send:disabled,#send[aria-disabled=true],textarea:disabled{opacity:.55;cursor:not-allowed}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
@@ -278,8 +280,10 @@ function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new 
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];
     if(v&&primaryOf(v.lang)===primaryOf(cfg.lang))u.voice=v;}
   speechSynthesis.speak(u);}catch(e){}}
-if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function(){voiceBtn.textContent=speaking?s.voiceOff:s.voiceOn;voiceBtn.setAttribute('aria-pressed',String(speaking));};
-  label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();prime();label();});}
+// The voice toggle keeps its label; whether it is on is its aria-pressed (ARIA APG).
+if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);
+  var pressed=function(){voiceBtn.setAttribute('aria-pressed',String(speaking));};
+  pressed();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();prime();pressed();});}
 // The conversation starts with the first message, not with the page: a customer who only looks,
 // or whose phone reloads the tab in the background, spends none of the link's interactions.
 // Resolves with the conversation, or null when the start was refused: by the link's rules (the
@@ -366,7 +370,7 @@ export function renderPage(input: PageInput): RenderedPage {
 <body>
 <header>${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}<h1>${escapeHtml(title)}</h1>${
     voice
-      ? `<button type="button" id="voice" aria-pressed="true">${escapeHtml(strings.voiceOff)}</button>`
+      ? `<button type="button" id="voice" aria-pressed="true">${escapeHtml(strings.readAloud)}</button>`
       : ''
   }</header>
 <main>`;
