@@ -346,6 +346,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     expect(await page.locator('.msg .text').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['ko', 'ko']);
     expect(await page.locator('.msg .sr-only').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['', '']);
+    // Each message takes the direction of its own words (an Arabic one is laid out right to left).
+    expect(await page.locator('.msg .text').evaluateAll((ts) => ts.map((t) => t.dir))).toEqual([
+      'auto',
+      'auto',
+    ]);
     await expectAccessible(page, 'chat on a light primary colour');
     await context.close();
   });

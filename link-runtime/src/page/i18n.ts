@@ -388,6 +388,21 @@ export const UI_STRINGS: Readonly<Record<LinkPageLanguage, UiStrings>> = {
   tr,
 };
 
+// Languages written right to left by default, and the right-to-left scripts a tag may name
+// (ku-Arab, pa-Arab): the page's texts in one of them are laid out right to left.
+const RTL_LANGUAGES = new Set(
+  'ar arc bal bqi ckb dv fa glk he iw ji khw ks lrc mzn nqo pnb prs ps sd sdh syr ug ur yi'.split(' '),
+);
+const RTL_SCRIPTS = new Set('adlm arab hebr mand nkoo rohg samr syrc thaa yezi'.split(' '));
+
+/** Whether a language tag's text is written right to left, by its script subtag, else its language's. */
+export function isRightToLeft(tag: string): boolean {
+  const norm = tag.trim().toLowerCase().replace(/_/g, '-');
+  // The script subtag follows the language and any extended language subtags.
+  const script = /^[a-z]{2,3}(?:-[a-z]{3}){0,3}-([a-z]{4})(?:-|$)/.exec(norm)?.[1];
+  return script ? RTL_SCRIPTS.has(script) : RTL_LANGUAGES.has(norm.split('-')[0]);
+}
+
 function primary(tag: string): string {
   return tag.trim().toLowerCase().split(/[-_]/)[0];
 }

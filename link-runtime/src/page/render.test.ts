@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pickLanguage, RETRY_IN_SCRIPT, retryInText, UI_STRINGS } from './i18n';
+import { isRightToLeft, pickLanguage, RETRY_IN_SCRIPT, retryInText, UI_STRINGS } from './i18n';
 import {
   contrastRatio,
   escapeHtml,
@@ -97,6 +97,38 @@ describe('renderPage', () => {
     expect(refusal.html).toContain('<html lang="en">');
   });
 
+  it('lays out right-to-left texts right to left, and lets each message and the input take its own direction', () => {
+    // An Arabic device: the page's texts fall back to English and stay left to right.
+    const picked = pickLanguage('ar', { languages: ['ar'], defaultLanguage: 'ar' });
+    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+    expect(html).toContain('<html lang="en">');
+    // The customer's and the assistant's words may be in either direction, or both.
+    expect(html).toMatch(/<textarea id="text"[^>]* dir="auto"/);
+    const script = html.match(/<script>([\s\S]*?)<\/script>/)?.[1] ?? '';
+    expect(script).toContain("t.className='text';t.dir='auto';");
+    expect(script).toContain("n.className='notice';n.setAttribute('role','alert');n.dir='auto';");
+    // Texts in a right-to-left language make the whole page right to left.
+    for (const textLang of ['ar', 'he', 'fa-IR', 'ur']) {
+      const rtl = renderPage({
+        lang: textLang,
+        textLang,
+        strings: UI_STRINGS.en,
+        device,
+        body: { kind: 'chat', maxChars: 4000 },
+      });
+      expect(rtl.html).toContain(`<html lang="${textLang}" dir="rtl">`);
+    }
+    const refusal = renderPage({
+      lang: 'he',
+      textLang: 'he',
+      strings: UI_STRINGS.en,
+      device,
+      body: { kind: 'message', code: 'link_disabled', text: 'הקישור הסתיים.' },
+    });
+    expect(refusal.html).toContain('<html lang="he" dir="rtl">');
+    expect(refusal.html).toMatch(/<p class="notice" role="alert" dir="auto"/);
+  });
+
   it('keeps JSON data blocks from closing their script element', () => {
     expect(scriptJson({ a: '</script><b>&' })).not.toMatch(/[<>&]/);
     expect(escapeHtml(`<>"'&\``)).toBe('&#60;&#62;&#34;&#39;&#38;&#96;');
@@ -129,6 +161,32 @@ describe('pickLanguage', () => {
     const norwegian = { languages: ['no', 'nn-NO'], defaultLanguage: 'no' };
     expect(pickLanguage('', norwegian).strings).toBe(UI_STRINGS.nb);
     expect(pickLanguage('nn', norwegian)).toEqual({ lang: 'nn-NO', textLang: 'nb', strings: UI_STRINGS.nb });
+  });
+});
+
+describe('isRightToLeft', () => {
+  it('knows right-to-left languages and scripts', () => {
+    for (const tag of [
+      'ar',
+      'ar-EG',
+      'he',
+      'iw',
+      'fa',
+      'ur-PK',
+      'yi',
+      'ps',
+      'ckb',
+      'ug',
+      'dv',
+      'ku-Arab',
+      'pa-Arab-PK',
+      'syr',
+    ]) {
+      expect([tag, isRightToLeft(tag)]).toEqual([tag, true]);
+    }
+    for (const tag of ['en', 'de-DE', 'tr', 'ku', 'az-Latn', 'pa', 'ar-Latn', 'en-x-arab', 'zh-Hant']) {
+      expect([tag, isRightToLeft(tag)]).toEqual([tag, false]);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { type DeviceSnapshot, isLogoUrl, LINK_PAGE_DEFAULT_COLORS } from '@outreach/contracts';
-import { RETRY_IN_SCRIPT, type UiStrings } from './i18n';
+import { isRightToLeft, RETRY_IN_SCRIPT, type UiStrings } from './i18n';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -192,12 +192,13 @@ body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;backgrou
 header{display:flex;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
 header img{height:2rem;width:auto;max-width:8rem;object-fit:contain;background:#fff;border-radius:.25rem}
 header h1{font-size:1.125rem;margin:0;font-weight:600}
-header button{margin-left:auto;background:transparent;color:inherit;border:1px solid currentColor;border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
+header button{margin-inline-start:auto;background:transparent;color:inherit;border:1px solid currentColor;border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
 main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;flex-direction:column;gap:.75rem}
 #log{flex:1;display:flex;flex-direction:column;gap:.5rem;overflow-y:auto}
 .msg{max-width:85%;padding:.5rem .75rem;border-radius:1rem;white-space:pre-wrap;word-wrap:break-word}
-.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-bottom-right-radius:.25rem}
-.assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-bottom-left-radius:.25rem}
+.msg .text{display:inline-block;max-width:100%}
+.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-end-end-radius:.25rem}
+.assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-end-start-radius:.25rem}
 .notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
 #status{min-height:1.5em;font-size:.875rem;color:var(--muted)}
 #intro{margin:0;text-align:center;color:var(--muted)}
@@ -231,7 +232,7 @@ ${RETRY_IN_SCRIPT}
 // its text goes in a span of its own, which a streamed reply fills in.
 // The words are in the device's language even where the page's own texts fell back to English.
 function bubble(cls,text){var d=document.createElement('div'),who=document.createElement('span'),t=document.createElement('span');
-  d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.textContent=text;
+  d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.dir='auto';t.textContent=text;
   if(cfg.lang!==document.documentElement.lang)t.lang=cfg.lang;
   d.appendChild(who);d.appendChild(t);log.appendChild(d);down();return d;}
 function fill(d,text){d.lastChild.textContent=text;}
@@ -261,7 +262,7 @@ function refusal(body,retryAfter){
   return t;
 }
 // An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
-function notice(t,own){input.disabled=send.disabled=true;var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;
+function notice(t,own){input.disabled=send.disabled=true;var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.dir='auto';n.textContent=t;
   if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.appendChild(n);setStatus('');}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
 // send again (a start refused so consumed nothing).
@@ -358,7 +359,7 @@ export function renderPage(input: PageInput): RenderedPage {
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
   const head = `<!doctype html>
-<html lang="${escapeHtml(input.textLang)}">
+<html lang="${escapeHtml(input.textLang)}"${isRightToLeft(input.textLang) ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -377,7 +378,7 @@ export function renderPage(input: PageInput): RenderedPage {
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
-<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''}>${escapeHtml(body.text + note)}</p>
+<p class="notice" role="alert" dir="auto" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''}>${escapeHtml(body.text + note)}</p>
 </main>
 </body>
 </html>`;
@@ -397,7 +398,7 @@ export function renderPage(input: PageInput): RenderedPage {
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
-<textarea id="text" rows="1" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
+<textarea id="text" rows="1" dir="auto" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
 <button id="send" type="submit" disabled>${escapeHtml(strings.send)}</button>
 </form>
 </main>
