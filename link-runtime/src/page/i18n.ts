@@ -25,6 +25,8 @@ export interface UiStrings {
   noReply: string;
   conversationEnded: string;
   readAloud: string;
+  /** Shown where the browser runs no script, which the chat needs. */
+  noScript: string;
 }
 
 const en: UiStrings = {
@@ -49,6 +51,7 @@ const en: UiStrings = {
   noReply: 'The assistant could not answer just now. Please send your message again.',
   conversationEnded: 'This conversation has ended. Send your message again to start a new one.',
   readAloud: 'Read replies aloud',
+  noScript: "This chat needs JavaScript. Please turn it on in your browser's settings, then reload the page.",
 };
 
 const de: UiStrings = {
@@ -74,6 +77,8 @@ const de: UiStrings = {
   conversationEnded:
     'Dieses Gespräch ist beendet. Senden Sie Ihre Nachricht erneut, um ein neues zu beginnen.',
   readAloud: 'Antworten vorlesen',
+  noScript:
+    'Dieser Chat braucht JavaScript. Bitte aktivieren Sie es in den Einstellungen Ihres Browsers und laden Sie die Seite neu.',
 };
 
 const fr: UiStrings = {
@@ -99,6 +104,8 @@ const fr: UiStrings = {
   conversationEnded:
     'Cette conversation est terminée. Renvoyez votre message pour en commencer une nouvelle.',
   readAloud: 'Lire les réponses à voix haute',
+  noScript:
+    "Cette discussion nécessite JavaScript. Veuillez l'activer dans les réglages de votre navigateur, puis recharger la page.",
 };
 
 const es: UiStrings = {
@@ -123,6 +130,8 @@ const es: UiStrings = {
   noReply: 'El asistente no ha podido responder ahora. Vuelve a enviar tu mensaje.',
   conversationEnded: 'Esta conversación ha terminado. Vuelve a enviar tu mensaje para empezar una nueva.',
   readAloud: 'Leer las respuestas en voz alta',
+  noScript:
+    'Este chat necesita JavaScript. Actívalo en la configuración de tu navegador y vuelve a cargar la página.',
 };
 
 // Where a language has a formal address in everyday use (it, nl, pt, cs, tr) the texts use it,
@@ -151,6 +160,8 @@ const it: UiStrings = {
   conversationEnded:
     'Questa conversazione è terminata. Invii di nuovo il suo messaggio per iniziarne una nuova.',
   readAloud: 'Leggi le risposte ad alta voce',
+  noScript:
+    'Questa chat richiede JavaScript. Lo attivi nelle impostazioni del browser e ricarichi la pagina.',
 };
 
 const nl: UiStrings = {
@@ -175,6 +186,8 @@ const nl: UiStrings = {
   noReply: 'De assistent kon nu niet antwoorden. Verstuur uw bericht opnieuw.',
   conversationEnded: 'Dit gesprek is beëindigd. Stuur uw bericht opnieuw om een nieuw gesprek te beginnen.',
   readAloud: 'Antwoorden voorlezen',
+  noScript:
+    'Deze chat heeft JavaScript nodig. Schakel het in via de instellingen van uw browser en laad de pagina opnieuw.',
 };
 
 // Worded to read naturally in both European and Brazilian Portuguese, which share the tag's primary subtag.
@@ -200,6 +213,7 @@ const pt: UiStrings = {
   noReply: 'O assistente não conseguiu responder agora. Envie a sua mensagem novamente.',
   conversationEnded: 'Esta conversa terminou. Envie a sua mensagem novamente para iniciar uma nova.',
   readAloud: 'Ler as respostas em voz alta',
+  noScript: 'Este chat precisa de JavaScript. Ative-o no seu navegador e recarregue a página.',
 };
 
 const pl: UiStrings = {
@@ -224,6 +238,7 @@ const pl: UiStrings = {
   noReply: 'Asystent nie mógł teraz odpowiedzieć. Prosimy wysłać wiadomość ponownie.',
   conversationEnded: 'Ta rozmowa została zakończona. Aby rozpocząć nową, prosimy wysłać wiadomość ponownie.',
   readAloud: 'Czytaj odpowiedzi na głos',
+  noScript: 'Ten czat wymaga JavaScriptu. Prosimy włączyć go w ustawieniach przeglądarki i odświeżyć stronę.',
 };
 
 const sv: UiStrings = {
@@ -248,6 +263,7 @@ const sv: UiStrings = {
   noReply: 'Assistenten kunde inte svara just nu. Skicka ditt meddelande igen.',
   conversationEnded: 'Det här samtalet har avslutats. Skicka ditt meddelande igen för att starta ett nytt.',
   readAloud: 'Läs upp svaren',
+  noScript: 'Den här chatten behöver JavaScript. Slå på det i webbläsarens inställningar och ladda om sidan.',
 };
 
 const da: UiStrings = {
@@ -272,6 +288,7 @@ const da: UiStrings = {
   noReply: 'Assistenten kunne ikke svare lige nu. Send din besked igen.',
   conversationEnded: 'Denne samtale er afsluttet. Send din besked igen for at starte en ny.',
   readAloud: 'Læs svarene højt',
+  noScript: 'Denne chat kræver JavaScript. Slå det til i din browsers indstillinger, og genindlæs siden.',
 };
 
 const nb: UiStrings = {
@@ -296,6 +313,8 @@ const nb: UiStrings = {
   noReply: 'Assistenten kunne ikke svare akkurat nå. Send meldingen din på nytt.',
   conversationEnded: 'Denne samtalen er avsluttet. Send meldingen din på nytt for å starte en ny.',
   readAloud: 'Les opp svarene',
+  noScript:
+    'Denne chatten krever JavaScript. Slå det på i innstillingene til nettleseren din, og last inn siden på nytt.',
 };
 
 const fi: UiStrings = {
@@ -320,6 +339,8 @@ const fi: UiStrings = {
   noReply: 'Avustaja ei pystynyt vastaamaan juuri nyt. Lähetä viestisi uudelleen.',
   conversationEnded: 'Tämä keskustelu on päättynyt. Aloita uusi lähettämällä viestisi uudelleen.',
   readAloud: 'Lue vastaukset ääneen',
+  noScript:
+    'Tämä keskustelu vaatii JavaScriptin. Ota se käyttöön selaimesi asetuksista ja lataa sivu uudelleen.',
 };
 
 const cs: UiStrings = {
@@ -344,6 +365,8 @@ const cs: UiStrings = {
   noReply: 'Asistentovi se teď nepodařilo odpovědět. Odešlete prosím zprávu znovu.',
   conversationEnded: 'Tato konverzace skončila. Chcete-li začít novou, odešlete zprávu znovu.',
   readAloud: 'Číst odpovědi nahlas',
+  noScript:
+    'Tento chat vyžaduje JavaScript. Zapněte ho prosím v nastavení prohlížeče a načtěte stránku znovu.',
 };
 
 const tr: UiStrings = {
@@ -368,6 +391,8 @@ const tr: UiStrings = {
   noReply: 'Asistan şu anda yanıt veremedi. Lütfen mesajınızı tekrar gönderin.',
   conversationEnded: 'Bu sohbet sona erdi. Yeni bir sohbet başlatmak için mesajınızı tekrar gönderin.',
   readAloud: 'Yanıtları sesli oku',
+  noScript:
+    'Bu sohbet için JavaScript gerekiyor. Lütfen tarayıcınızın ayarlarından etkinleştirin ve sayfayı yeniden yükleyin.',
 };
 
 /** The shipped interface languages by primary subtag. */

@@ -129,6 +129,26 @@ describe('renderPage', () => {
     expect(refusal.html).toMatch(/<p class="notice" role="alert" dir="auto"/);
   });
 
+  it('says, in its own language, that the chat needs JavaScript where the browser runs none', () => {
+    for (const lang of ['en', 'de', 'tr']) {
+      const picked = pickLanguage(lang, { languages: [lang], defaultLanguage: lang });
+      const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+      expect(html).toContain(
+        `<noscript><p class="notice">${escapeHtml(UI_STRINGS[lang].noScript)}</p></noscript>`,
+      );
+    }
+    expect(UI_STRINGS.de.noScript).toMatch(/JavaScript/);
+    // The voice toggle, which needs the script too, shows only once the script finds speech.
+    const { html } = renderPage({
+      lang: 'en',
+      textLang: 'en',
+      strings: UI_STRINGS.en,
+      device,
+      body: { kind: 'chat', maxChars: 4000 },
+    });
+    expect(html).toMatch(/<button type="button" id="voice"[^>]* hidden>/);
+  });
+
   it('keeps JSON data blocks from closing their script element', () => {
     expect(scriptJson({ a: '</script><b>&' })).not.toMatch(/[<>&]/);
     expect(escapeHtml(`<>"'&\``)).toBe('&#60;&#62;&#34;&#39;&#38;&#96;');

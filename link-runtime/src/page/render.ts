@@ -371,7 +371,7 @@ export function renderPage(input: PageInput): RenderedPage {
 <body>
 <header>${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}<h1>${escapeHtml(title)}</h1>${
     voice
-      ? `<button type="button" id="voice" aria-pressed="true">${escapeHtml(strings.readAloud)}</button>`
+      ? `<button type="button" id="voice" aria-pressed="true" hidden>${escapeHtml(strings.readAloud)}</button>`
       : ''
   }</header>
 <main>`;
@@ -393,6 +393,7 @@ export function renderPage(input: PageInput): RenderedPage {
   };
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
+<noscript><p class="notice">${escapeHtml(strings.noScript)}</p></noscript>
 <div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
 <p id="intro">${escapeHtml(strings.intro)}</p>
 <p id="status" role="status" aria-live="polite"></p>
