@@ -123,11 +123,18 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   });
 
   it('on a small phone, keeps the newest reply and the status line above the input', async () => {
-    const l = await h.link();
+    const l = await h.link({
+      device: {
+        styling: { title: 'Kundenservice-Hotline-Terminvereinbarungsassistent' },
+        voice: { enabled: true },
+      },
+    });
     const context = await browser.newContext({ locale: 'en-US', viewport: { width: 320, height: 568 } });
     const page = await context.newPage();
     await page.goto(`${h.base}/i/${l.token}`);
     await page.locator('#text:not([disabled])').waitFor();
+    // A long word in the title wraps: the page does not scroll sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(320);
     /** How far `selector`'s bottom is above the form's top (negative: hidden under it). */
     const clearance = (selector: string) =>
       page.evaluate((sel) => {
@@ -437,7 +444,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   });
 
   it('shows each refusal page, and a hostile disabledMessage runs no script', async () => {
-    const hostile = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>Closed.';
+    // A long address in it wraps too, even on a small phone.
+    const hostile =
+      '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>Closed. See ' +
+      'https://support.example.com/knowledge-base/articles/offers-and-promotions/ended-offer-details';
     const cases = {
       'not-found': { token: 'Zz0000000000000000000000zz', status: 404 },
       unavailable: { link: await h.link({ campaign: { launchedAt: null }, waitLive: false }), status: 503 },
@@ -465,7 +475,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await post(`${h.base}/i/${cases['budget-exhausted'].link.token}/conversations`);
     await new Promise((r) => setTimeout(r, 300)); // let the state consumers see the new snapshots
 
-    const context = await browser.newContext({ locale: 'de-DE' });
+    const context = await browser.newContext({ locale: 'de-DE', viewport: { width: 320, height: 568 } });
     for (const [name, c] of Object.entries(cases)) {
       const page = await context.newPage();
       // A style its policy blocked would show up here (and leave the page unstyled).
@@ -485,6 +495,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
         ).toBeUndefined();
         expect(await page.locator('img[src=x], .notice script').count()).toBe(0);
       }
+      expect([name, await page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([name, 320]);
       if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
       if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
       expect([name, errors]).toEqual([name, []]);

@@ -189,9 +189,9 @@ const CSS = `
 *{box-sizing:border-box}
 html,body{margin:0;height:100%}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:#1d1d1f;display:flex;flex-direction:column;min-height:100vh}
-header{display:flex;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
+header{display:flex;flex-wrap:wrap;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
 header img{height:2rem;width:auto;max-width:8rem;object-fit:contain;background:#fff;border-radius:.25rem}
-header h1{font-size:1.125rem;margin:0;font-weight:600}
+header h1{flex:1 1 6rem;font-size:1.125rem;margin:0;font-weight:600;min-width:0;overflow-wrap:anywhere}
 header button{margin-inline-start:auto;background:transparent;color:inherit;border:1px solid currentColor;border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
 main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;flex-direction:column;gap:.75rem}
 #log{flex:1;display:flex;flex-direction:column;gap:.5rem;overflow-y:auto}
@@ -199,12 +199,12 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 .msg .text{display:inline-block;max-width:100%}
 .user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-end-end-radius:.25rem}
 .assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-end-start-radius:.25rem}
-.notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
+.notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap;overflow-wrap:anywhere}
 #status{min-height:1.5em;font-size:.875rem;color:var(--muted)}
 #intro{margin:0;text-align:center;color:var(--muted)}
 #log:not(:empty)+#intro{display:none}
-form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
-textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
+form{display:flex;flex-wrap:wrap;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
+textarea{flex:1 1 8rem;min-width:0;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
 textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 header button:focus-visible{outline-color:var(--on-primary)}
 header button[aria-pressed=true]{background:var(--on-primary);color:var(--primary)}
