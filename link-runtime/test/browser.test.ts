@@ -99,6 +99,19 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('#voice').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
     await expectAccessible(page, 'chat');
+    // In forced colours (Windows contrast themes), Send and the customer's messages keep an outline.
+    await page.emulateMedia({ forcedColors: 'active' });
+    const outlines = await page.evaluate(() =>
+      ['#send', '.msg.user'].map((sel) => {
+        const style = getComputedStyle(document.querySelector(sel)!);
+        return [sel, style.borderTopStyle, style.borderTopWidth, style.borderTopColor !== 'rgba(0, 0, 0, 0)'];
+      }),
+    );
+    expect(outlines).toEqual([
+      ['#send', 'solid', '1px', true],
+      ['.msg.user', 'solid', '1px', true],
+    ]);
+    await page.emulateMedia({ forcedColors: 'none' });
     // The voice toggle keeps its label; its state is aria-pressed, and shows.
     const voice = page.locator('#voice');
     const toggle = async () => [

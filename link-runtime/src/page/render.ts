@@ -197,7 +197,7 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 #log{flex:1;display:flex;flex-direction:column;gap:.5rem;overflow-y:auto}
 .msg{max-width:85%;padding:.5rem .75rem;border-radius:1rem;white-space:pre-wrap;word-wrap:break-word}
 .msg .text{display:inline-block;max-width:100%}
-.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-end-end-radius:.25rem}
+.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border:1px solid transparent;border-end-end-radius:.25rem}
 .assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-end-start-radius:.25rem}
 .notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap;overflow-wrap:anywhere}
 #status{min-height:1.5em;font-size:.875rem;color:var(--muted)}
@@ -209,7 +209,7 @@ textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offse
 header button:focus-visible{outline-color:var(--on-primary)}
 header button[aria-pressed=true]{background:var(--on-primary);color:var(--primary)}
 @media (forced-colors:active){header button[aria-pressed=true]{forced-color-adjust:none;background:Highlight;color:HighlightText}}
-#send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
+#send{font:inherit;font-weight:600;padding:0 1.125rem;border:1px solid transparent;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
 #send:disabled,#send[aria-disabled=true],textarea:disabled{opacity:.55;cursor:not-allowed}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
