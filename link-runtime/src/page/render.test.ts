@@ -147,6 +147,15 @@ describe('renderPage', () => {
       body: { kind: 'chat', maxChars: 4000 },
     });
     expect(html).toMatch(/<button type="button" id="voice"[^>]* hidden>/);
+    // The texts in the HTML itself are not sent again in the script's data.
+    const cfg = JSON.parse(
+      html.match(/<script type="application\/json" id="cfg">([\s\S]*?)<\/script>/)?.[1] ?? '',
+    );
+    expect([cfg.strings.noScript, cfg.strings.readAloud, cfg.strings.failed]).toEqual([
+      undefined,
+      undefined,
+      UI_STRINGS.en.failed,
+    ]);
   });
 
   it('keeps JSON data blocks from closing their script element', () => {

@@ -223,8 +223,7 @@ var s=cfg.strings,log=document.getElementById('log'),form=document.getElementByI
 input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
-// The form stays at the foot of the screen (sticky): the page's end, where the newest message and
-// the status line sit just above the form, is where the page scrolls to show them.
+// The form is sticky at the foot: at the page's end the newest message and the status show above it.
 function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
 function setStatus(t){status.textContent=t||'';down();}
 ${RETRY_IN_SCRIPT}
@@ -236,8 +235,7 @@ function bubble(cls,text){var d=document.createElement('div'),who=document.creat
   if(cfg.lang!==document.documentElement.lang)t.lang=cfg.lang;
   d.appendChild(who);d.appendChild(t);log.appendChild(d);down();return d;}
 function fill(d,text){d.lastChild.textContent=text;}
-// While a reply is awaited only sending waits: the input keeps focus (a phone keeps its keyboard
-// open) and takes the next message; a notice that ends the conversation disables both for good.
+// Awaiting a reply blocks only sending: the input keeps focus (and a phone its keyboard).
 var busy=false;
 function lock(){busy=true;send.setAttribute('aria-disabled','true');}
 function unlock(){busy=false;input.disabled=send.disabled=false;send.removeAttribute('aria-disabled');
@@ -281,7 +279,7 @@ function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new 
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];
     if(v&&primaryOf(v.lang)===primaryOf(cfg.lang))u.voice=v;}
   speechSynthesis.speak(u);}catch(e){}}
-// The voice toggle keeps its label; whether it is on is its aria-pressed (ARIA APG).
+// A toggle keeps its label; aria-pressed says whether it is on (ARIA APG).
 if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);
   var pressed=function(){voiceBtn.setAttribute('aria-pressed',String(speaking));};
   pressed();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();prime();pressed();});}
@@ -317,25 +315,29 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
   prime();
   var mine=bubble('user',text),failed=false;input.value='';grow();lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
-  // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
-  // Once, before anything written meanwhile.
+  // The server keeps only answered messages: an unanswered one leaves the log and goes back to the
+  // input, once, before anything written meanwhile.
   function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;grow();}
   start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
-// The input grows with what is written, up to its max-height, and shrinks back once it is sent.
+// The input grows with its text, up to its max-height.
 function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
   input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
 input.addEventListener('input',grow);
-// Enter sends, Shift+Enter breaks the line; an Enter that confirms an input method's composition does neither.
+// Enter sends (Shift+Enter: a new line), unless it ends an IME composition.
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
-// A tap on Send leaves focus in the input, so a phone's keyboard stays open.
+// Tapping Send leaves focus (and a phone's keyboard) in the input.
 send.addEventListener('mousedown',function(e){e.preventDefault();});
 unlock();
 })();
 `;
+
+function scriptStrings({ readAloud: _label, noScript: _noScript, ...rest }: UiStrings) {
+  return rest;
+}
 
 /** A rendered page and the policy that lets exactly its own style and script run. */
 export interface RenderedPage {
@@ -386,7 +388,8 @@ export function renderPage(input: PageInput): RenderedPage {
   }
   const cfg = {
     lang: input.lang,
-    strings,
+    // The script's texts: the page's own HTML carries the rest.
+    strings: scriptStrings(strings),
     voice,
     voiceName: device?.voice.voiceName ?? null,
     maxChars: body.kind === 'chat' ? body.maxChars : 0,
