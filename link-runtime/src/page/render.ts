@@ -323,9 +323,9 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
-// The input grows with its text, up to its max-height.
+// The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
 function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
-  input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
+  if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
 input.addEventListener('input',grow);
 // Enter sends (Shift+Enter: a new line), unless it ends an IME composition.
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
