@@ -138,7 +138,12 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   it('on a small phone, keeps the newest reply and the status line above the input', async () => {
     const l = await h.link({
       device: {
-        styling: { title: 'Kundenservice-Hotline-Terminvereinbarungsassistent' },
+        // Mid-tone colours, which neither white nor near-black text reaches 4.5:1 on as they are.
+        styling: {
+          title: 'Kundenservice-Hotline-Terminvereinbarungsassistent',
+          primaryColor: '#008c95',
+          backgroundColor: '#808080',
+        },
         voice: { enabled: true },
       },
     });
@@ -206,6 +211,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       }),
     ).toBe('status');
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat-320.png'), animations: 'disabled' });
+    await expectAccessible(page, 'chat on mid-tone colours');
     await context.close();
   });
 
