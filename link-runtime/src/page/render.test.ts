@@ -126,7 +126,7 @@ describe('renderPage', () => {
       body: { kind: 'message', code: 'link_disabled', text: 'הקישור הסתיים.' },
     });
     expect(refusal.html).toContain('<html lang="he" dir="rtl">');
-    expect(refusal.html).toMatch(/<p class="notice" role="alert" dir="auto"/);
+    expect(refusal.html).toMatch(/<p class="notice" role="alert" data-code="link_disabled" dir="auto">/);
   });
 
   it('says, in its own language, that the chat needs JavaScript where the browser runs none', () => {

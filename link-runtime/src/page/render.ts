@@ -380,7 +380,7 @@ export function renderPage(input: PageInput): RenderedPage {
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
-<p class="notice" role="alert" dir="auto" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''}>${escapeHtml(body.text + note)}</p>
+<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''} dir="auto">${escapeHtml(body.text + note)}</p>
 </main>
 </body>
 </html>`;
