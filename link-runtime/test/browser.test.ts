@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { expectAccessible } from '../../test/support/accessibility';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
+import { contrastRatio } from '../src/page/render';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness } from './support/harness';
 
@@ -35,7 +36,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     recipientId: string,
   ) => {
     model.reply = reply;
-    await page.locator('#text:not([disabled])').waitFor();
+    await page.locator('#send:not([disabled]):not([aria-disabled])').waitFor();
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: reply }).waitFor();
     expect((await pgCount(h, recipientId)).rows).toBe(1);
@@ -76,6 +77,16 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       animations: 'disabled',
     });
     await expectAccessible(page, 'new chat');
+    // The voice toggle's focus ring stands out from the header (the primary colour) it sits on.
+    await page.focus('#text');
+    await page.keyboard.press('Shift+Tab');
+    const ring = await page.evaluate(() => {
+      const voice = document.activeElement as HTMLElement;
+      const header = getComputedStyle(voice.closest('header')!).backgroundColor;
+      return { id: voice.id, outline: getComputedStyle(voice).outlineColor, header };
+    });
+    expect(ring.id).toBe('voice');
+    expect(contrastRatio(hex(ring.outline), hex(ring.header))).toBeGreaterThanOrEqual(3);
     await page.fill('#text', 'When are you open?');
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'We are open Monday to Friday.' }).waitFor();
@@ -88,9 +99,119 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('#voice').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat.png'), fullPage: true, animations: 'disabled' });
     await expectAccessible(page, 'chat');
+    // In forced colours (Windows contrast themes), Send and the customer's messages keep an outline.
+    await page.emulateMedia({ forcedColors: 'active' });
+    const outlines = await page.evaluate(() =>
+      ['#send', '.msg.user'].map((sel) => {
+        const style = getComputedStyle(document.querySelector(sel)!);
+        return [sel, style.borderTopStyle, style.borderTopWidth, style.borderTopColor !== 'rgba(0, 0, 0, 0)'];
+      }),
+    );
+    expect(outlines).toEqual([
+      ['#send', 'solid', '1px', true],
+      ['.msg.user', 'solid', '1px', true],
+    ]);
+    await page.emulateMedia({ forcedColors: 'none' });
+    // The voice toggle keeps its label; its state is aria-pressed, and shows.
+    const voice = page.locator('#voice');
+    const toggle = async () => [
+      await voice.textContent(),
+      await voice.getAttribute('aria-pressed'),
+      await voice.evaluate((b) => getComputedStyle(b).backgroundColor),
+    ];
+    const on = await toggle();
+    await voice.click();
+    const off = await toggle();
+    expect([on[0], on[1], off[0], off[1]]).toEqual([
+      'Read replies aloud',
+      'true',
+      'Read replies aloud',
+      'false',
+    ]);
+    expect(on[2]).not.toBe(off[2]);
     expect(violations.filter((v) => v.includes('Content Security Policy'))).toEqual([]);
     const { rows } = await pgCount(h, l.recipient.id);
     expect(rows).toBe(1);
+    await context.close();
+  });
+
+  it('on a small phone, keeps the newest reply and the status line above the input', async () => {
+    const l = await h.link({
+      device: {
+        // Mid-tone colours, which neither white nor near-black text reaches 4.5:1 on as they are.
+        styling: {
+          title: 'Kundenservice-Hotline-Terminvereinbarungsassistent',
+          primaryColor: '#008c95',
+          backgroundColor: '#808080',
+        },
+        voice: { enabled: true },
+      },
+    });
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 320, height: 568 } });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    // A long word in the title wraps: the page does not scroll sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(320);
+    /** How far `selector`'s bottom is above the form's top (negative: hidden under it). */
+    const clearance = (selector: string) =>
+      page.evaluate((sel) => {
+        const shown = [...document.querySelectorAll(sel)].pop()!.getBoundingClientRect();
+        return document.getElementById('chat')!.getBoundingClientRect().top - shown.bottom;
+      }, selector);
+    model.reply =
+      'We are open Monday to Friday, 9:00 to 17:00. Is there anything else I can help you with today?';
+    const boxHeight = () => page.$eval('#text', (t) => t.getBoundingClientRect().height);
+    const oneLine = await boxHeight();
+    // The Enter that confirms an input method's composition sends nothing.
+    await page.fill('#text', 'Message 1: when are you open?');
+    await page.dispatchEvent('#text', 'keydown', { key: 'Enter', keyCode: 229, isComposing: true });
+    expect(await page.locator('.msg').count()).toBe(0);
+    for (let i = 1; i <= 4; i++) {
+      await page.fill('#text', `Message ${i}: when are you open?`);
+      if (i === 4) {
+        // The input grows with a long message, up to its max-height (10rem), and shrinks once it is sent.
+        await page.fill('#text', 'When are you open? I would like to come by on a weekday. '.repeat(4));
+        const grown = await boxHeight();
+        expect([grown > oneLine * 2, grown <= 160]).toEqual([true, true]);
+      }
+      model.tokenDelayMs = i === 1 ? 40 : 0;
+      await page.keyboard.press('Enter');
+      if (i === 1) {
+        // The input keeps focus while the reply streams in (a phone keeps its keyboard open).
+        await page.locator('.msg.assistant[aria-busy]').waitFor();
+        expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
+      }
+      await page
+        .locator('.msg.assistant:not([aria-busy])')
+        .nth(i - 1)
+        .waitFor();
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
+    }
+    expect(await boxHeight()).toBe(oneLine);
+    model.tokenDelayMs = 0;
+    expect(await clearance('.msg.assistant')).toBeGreaterThanOrEqual(0);
+    // An error is said in the status line, which is not covered either; what was written in the
+    // meantime is kept after the message given back.
+    model.failures = 1;
+    model.delayMs = 300;
+    await page.fill('#text', 'And on Saturday?');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Sunday too?');
+    await page.keyboard.press('Enter'); // no second message while one is awaited
+    await page.locator('#status', { hasText: 'could not answer just now' }).waitFor();
+    model.delayMs = 0;
+    expect(await page.inputValue('#text')).toBe('And on Saturday?\nSunday too?');
+    expect(await page.locator('.msg.user').count()).toBe(4);
+    expect(await clearance('#status')).toBeGreaterThanOrEqual(0);
+    expect(
+      await page.evaluate(() => {
+        const r = document.getElementById('status')!.getBoundingClientRect();
+        return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.id;
+      }),
+    ).toBe('status');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'chat-320.png'), animations: 'disabled' });
+    await expectAccessible(page, 'chat on mid-tone colours');
     await context.close();
   });
 
@@ -251,6 +372,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     expect(await page.locator('.msg .text').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['ko', 'ko']);
     expect(await page.locator('.msg .sr-only').evaluateAll((ts) => ts.map((t) => t.lang))).toEqual(['', '']);
+    // Each message takes the direction of its own words (an Arabic one is laid out right to left).
+    expect(await page.locator('.msg .text').evaluateAll((ts) => ts.map((t) => t.dir))).toEqual([
+      'auto',
+      'auto',
+    ]);
     await expectAccessible(page, 'chat on a light primary colour');
     await context.close();
   });
@@ -337,7 +463,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   });
 
   it('shows each refusal page, and a hostile disabledMessage runs no script', async () => {
-    const hostile = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>Closed.';
+    // A long address in it wraps too, even on a small phone.
+    const hostile =
+      '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>Closed. See ' +
+      'https://support.example.com/knowledge-base/articles/offers-and-promotions/ended-offer-details';
     const cases = {
       'not-found': { token: 'Zz0000000000000000000000zz', status: 404 },
       unavailable: { link: await h.link({ campaign: { launchedAt: null }, waitLive: false }), status: 503 },
@@ -365,7 +494,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await post(`${h.base}/i/${cases['budget-exhausted'].link.token}/conversations`);
     await new Promise((r) => setTimeout(r, 300)); // let the state consumers see the new snapshots
 
-    const context = await browser.newContext({ locale: 'de-DE' });
+    const context = await browser.newContext({ locale: 'de-DE', viewport: { width: 320, height: 568 } });
     for (const [name, c] of Object.entries(cases)) {
       const page = await context.newPage();
       // A style its policy blocked would show up here (and leave the page unstyled).
@@ -385,6 +514,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
         ).toBeUndefined();
         expect(await page.locator('img[src=x], .notice script').count()).toBe(0);
       }
+      expect([name, await page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([name, 320]);
       if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
       if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
       expect([name, errors]).toEqual([name, []]);
@@ -399,6 +529,12 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 });
+
+/** `rgb(r, g, b)` as computed styles give it, as #rrggbb. */
+function hex(rgb: string): string {
+  const c = rgb.match(/\d+/g)!.slice(0, 3).map(Number);
+  return `#${c.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+}
 
 async function expectTitle(page: import('playwright-core').Page, title: string): Promise<void> {
   expect(await page.title()).toBe(title);

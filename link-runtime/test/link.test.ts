@@ -292,14 +292,16 @@ describe('the refusal table, on the page and on a start', () => {
     const koPage = await page(ko.token, 'ko');
     expect(koPage.html).toContain('<html lang="en">');
     expect(koPage.html).toMatch(
-      /<p class="notice" role="alert" data-code="link_disabled" lang="ko">종료되었습니다<\/p>/,
+      /<p class="notice" role="alert" data-code="link_disabled" lang="ko" dir="auto">종료되었습니다<\/p>/,
     );
     const koDefault = await page(
       (await h.link({ device: { languages: ['ko'], defaultLanguage: 'ko' }, recipient: { isActive: false } }))
         .token,
       'ko',
     );
-    expect(koDefault.html).toMatch(/<p class="notice" role="alert" data-code="link_disabled">This link/);
+    expect(koDefault.html).toMatch(
+      /<p class="notice" role="alert" data-code="link_disabled" dir="auto">This link/,
+    );
   });
 
   it('403 link_disabled once interactionCount reaches maxTotalInteractions', async () => {

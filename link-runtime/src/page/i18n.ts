@@ -24,8 +24,9 @@ export interface UiStrings {
   failed: string;
   noReply: string;
   conversationEnded: string;
-  voiceOn: string;
-  voiceOff: string;
+  readAloud: string;
+  /** Shown where the browser runs no script, which the chat needs. */
+  noScript: string;
 }
 
 const en: UiStrings = {
@@ -49,8 +50,8 @@ const en: UiStrings = {
   failed: 'Something went wrong. Please try again.',
   noReply: 'The assistant could not answer just now. Please send your message again.',
   conversationEnded: 'This conversation has ended. Send your message again to start a new one.',
-  voiceOn: 'Read replies aloud',
-  voiceOff: 'Stop reading replies aloud',
+  readAloud: 'Read replies aloud',
+  noScript: "This chat needs JavaScript. Please turn it on in your browser's settings, then reload the page.",
 };
 
 const de: UiStrings = {
@@ -75,8 +76,9 @@ const de: UiStrings = {
   noReply: 'Der Assistent konnte gerade nicht antworten. Bitte senden Sie Ihre Nachricht erneut.',
   conversationEnded:
     'Dieses Gespräch ist beendet. Senden Sie Ihre Nachricht erneut, um ein neues zu beginnen.',
-  voiceOn: 'Antworten vorlesen',
-  voiceOff: 'Vorlesen beenden',
+  readAloud: 'Antworten vorlesen',
+  noScript:
+    'Dieser Chat braucht JavaScript. Bitte aktivieren Sie es in den Einstellungen Ihres Browsers und laden Sie die Seite neu.',
 };
 
 const fr: UiStrings = {
@@ -101,8 +103,9 @@ const fr: UiStrings = {
   noReply: "L'assistant n'a pas pu répondre pour le moment. Veuillez renvoyer votre message.",
   conversationEnded:
     'Cette conversation est terminée. Renvoyez votre message pour en commencer une nouvelle.',
-  voiceOn: 'Lire les réponses à voix haute',
-  voiceOff: 'Arrêter la lecture à voix haute',
+  readAloud: 'Lire les réponses à voix haute',
+  noScript:
+    "Cette discussion nécessite JavaScript. Veuillez l'activer dans les réglages de votre navigateur, puis recharger la page.",
 };
 
 const es: UiStrings = {
@@ -126,8 +129,9 @@ const es: UiStrings = {
   failed: 'Algo salió mal. Inténtalo de nuevo.',
   noReply: 'El asistente no ha podido responder ahora. Vuelve a enviar tu mensaje.',
   conversationEnded: 'Esta conversación ha terminado. Vuelve a enviar tu mensaje para empezar una nueva.',
-  voiceOn: 'Leer las respuestas en voz alta',
-  voiceOff: 'Dejar de leer en voz alta',
+  readAloud: 'Leer las respuestas en voz alta',
+  noScript:
+    'Este chat necesita JavaScript. Actívalo en la configuración de tu navegador y vuelve a cargar la página.',
 };
 
 // Where a language has a formal address in everyday use (it, nl, pt, cs, tr) the texts use it,
@@ -155,8 +159,9 @@ const it: UiStrings = {
   noReply: "L'assistente non è riuscito a rispondere in questo momento. Invii di nuovo il messaggio.",
   conversationEnded:
     'Questa conversazione è terminata. Invii di nuovo il suo messaggio per iniziarne una nuova.',
-  voiceOn: 'Leggi le risposte ad alta voce',
-  voiceOff: 'Interrompi la lettura ad alta voce',
+  readAloud: 'Leggi le risposte ad alta voce',
+  noScript:
+    'Questa chat richiede JavaScript. Lo attivi nelle impostazioni del browser e ricarichi la pagina.',
 };
 
 const nl: UiStrings = {
@@ -180,8 +185,9 @@ const nl: UiStrings = {
   failed: 'Er is iets misgegaan. Probeer het opnieuw.',
   noReply: 'De assistent kon nu niet antwoorden. Verstuur uw bericht opnieuw.',
   conversationEnded: 'Dit gesprek is beëindigd. Stuur uw bericht opnieuw om een nieuw gesprek te beginnen.',
-  voiceOn: 'Antwoorden voorlezen',
-  voiceOff: 'Voorlezen stoppen',
+  readAloud: 'Antwoorden voorlezen',
+  noScript:
+    'Deze chat heeft JavaScript nodig. Schakel het in via de instellingen van uw browser en laad de pagina opnieuw.',
 };
 
 // Worded to read naturally in both European and Brazilian Portuguese, which share the tag's primary subtag.
@@ -206,8 +212,8 @@ const pt: UiStrings = {
   failed: 'Ocorreu um erro. Tente novamente.',
   noReply: 'O assistente não conseguiu responder agora. Envie a sua mensagem novamente.',
   conversationEnded: 'Esta conversa terminou. Envie a sua mensagem novamente para iniciar uma nova.',
-  voiceOn: 'Ler as respostas em voz alta',
-  voiceOff: 'Parar a leitura em voz alta',
+  readAloud: 'Ler as respostas em voz alta',
+  noScript: 'Este chat precisa de JavaScript. Ative-o no seu navegador e recarregue a página.',
 };
 
 const pl: UiStrings = {
@@ -231,8 +237,8 @@ const pl: UiStrings = {
   failed: 'Coś poszło nie tak. Prosimy spróbować ponownie.',
   noReply: 'Asystent nie mógł teraz odpowiedzieć. Prosimy wysłać wiadomość ponownie.',
   conversationEnded: 'Ta rozmowa została zakończona. Aby rozpocząć nową, prosimy wysłać wiadomość ponownie.',
-  voiceOn: 'Czytaj odpowiedzi na głos',
-  voiceOff: 'Wyłącz czytanie na głos',
+  readAloud: 'Czytaj odpowiedzi na głos',
+  noScript: 'Ten czat wymaga JavaScriptu. Prosimy włączyć go w ustawieniach przeglądarki i odświeżyć stronę.',
 };
 
 const sv: UiStrings = {
@@ -256,8 +262,8 @@ const sv: UiStrings = {
   failed: 'Något gick fel. Försök igen.',
   noReply: 'Assistenten kunde inte svara just nu. Skicka ditt meddelande igen.',
   conversationEnded: 'Det här samtalet har avslutats. Skicka ditt meddelande igen för att starta ett nytt.',
-  voiceOn: 'Läs upp svaren',
-  voiceOff: 'Sluta läsa upp svaren',
+  readAloud: 'Läs upp svaren',
+  noScript: 'Den här chatten behöver JavaScript. Slå på det i webbläsarens inställningar och ladda om sidan.',
 };
 
 const da: UiStrings = {
@@ -281,8 +287,8 @@ const da: UiStrings = {
   failed: 'Noget gik galt. Prøv igen.',
   noReply: 'Assistenten kunne ikke svare lige nu. Send din besked igen.',
   conversationEnded: 'Denne samtale er afsluttet. Send din besked igen for at starte en ny.',
-  voiceOn: 'Læs svarene højt',
-  voiceOff: 'Stop højtlæsningen',
+  readAloud: 'Læs svarene højt',
+  noScript: 'Denne chat kræver JavaScript. Slå det til i din browsers indstillinger, og genindlæs siden.',
 };
 
 const nb: UiStrings = {
@@ -306,8 +312,9 @@ const nb: UiStrings = {
   failed: 'Noe gikk galt. Prøv igjen.',
   noReply: 'Assistenten kunne ikke svare akkurat nå. Send meldingen din på nytt.',
   conversationEnded: 'Denne samtalen er avsluttet. Send meldingen din på nytt for å starte en ny.',
-  voiceOn: 'Les opp svarene',
-  voiceOff: 'Stopp opplesingen',
+  readAloud: 'Les opp svarene',
+  noScript:
+    'Denne chatten krever JavaScript. Slå det på i innstillingene til nettleseren din, og last inn siden på nytt.',
 };
 
 const fi: UiStrings = {
@@ -331,8 +338,9 @@ const fi: UiStrings = {
   failed: 'Jokin meni vikaan. Yritä uudelleen.',
   noReply: 'Avustaja ei pystynyt vastaamaan juuri nyt. Lähetä viestisi uudelleen.',
   conversationEnded: 'Tämä keskustelu on päättynyt. Aloita uusi lähettämällä viestisi uudelleen.',
-  voiceOn: 'Lue vastaukset ääneen',
-  voiceOff: 'Lopeta ääneen lukeminen',
+  readAloud: 'Lue vastaukset ääneen',
+  noScript:
+    'Tämä keskustelu vaatii JavaScriptin. Ota se käyttöön selaimesi asetuksista ja lataa sivu uudelleen.',
 };
 
 const cs: UiStrings = {
@@ -356,8 +364,9 @@ const cs: UiStrings = {
   failed: 'Něco se pokazilo. Zkuste to prosím znovu.',
   noReply: 'Asistentovi se teď nepodařilo odpovědět. Odešlete prosím zprávu znovu.',
   conversationEnded: 'Tato konverzace skončila. Chcete-li začít novou, odešlete zprávu znovu.',
-  voiceOn: 'Číst odpovědi nahlas',
-  voiceOff: 'Přestat číst nahlas',
+  readAloud: 'Číst odpovědi nahlas',
+  noScript:
+    'Tento chat vyžaduje JavaScript. Zapněte ho prosím v nastavení prohlížeče a načtěte stránku znovu.',
 };
 
 const tr: UiStrings = {
@@ -381,8 +390,9 @@ const tr: UiStrings = {
   failed: 'Bir sorun oluştu. Lütfen tekrar deneyin.',
   noReply: 'Asistan şu anda yanıt veremedi. Lütfen mesajınızı tekrar gönderin.',
   conversationEnded: 'Bu sohbet sona erdi. Yeni bir sohbet başlatmak için mesajınızı tekrar gönderin.',
-  voiceOn: 'Yanıtları sesli oku',
-  voiceOff: 'Sesli okumayı durdur',
+  readAloud: 'Yanıtları sesli oku',
+  noScript:
+    'Bu sohbet için JavaScript gerekiyor. Lütfen tarayıcınızın ayarlarından etkinleştirin ve sayfayı yeniden yükleyin.',
 };
 
 /** The shipped interface languages by primary subtag. */
@@ -402,6 +412,21 @@ export const UI_STRINGS: Readonly<Record<LinkPageLanguage, UiStrings>> = {
   cs,
   tr,
 };
+
+// Languages written right to left by default, and the right-to-left scripts a tag may name
+// (ku-Arab, pa-Arab): the page's texts in one of them are laid out right to left.
+const RTL_LANGUAGES = new Set(
+  'ar arc bal bqi ckb dv fa glk he iw ji khw ks lrc mzn nqo pnb prs ps sd sdh syr ug ur yi'.split(' '),
+);
+const RTL_SCRIPTS = new Set('adlm arab hebr mand nkoo rohg samr syrc thaa yezi'.split(' '));
+
+/** Whether a language tag's text is written right to left, by its script subtag, else its language's. */
+export function isRightToLeft(tag: string): boolean {
+  const norm = tag.trim().toLowerCase().replace(/_/g, '-');
+  // The script subtag follows the language and any extended language subtags.
+  const script = /^[a-z]{2,3}(?:-[a-z]{3}){0,3}-([a-z]{4})(?:-|$)/.exec(norm)?.[1];
+  return script ? RTL_SCRIPTS.has(script) : RTL_LANGUAGES.has(norm.split('-')[0]);
+}
 
 function primary(tag: string): string {
   return tag.trim().toLowerCase().split(/[-_]/)[0];

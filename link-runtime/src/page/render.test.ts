@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
-import { pickLanguage, RETRY_IN_SCRIPT, retryInText, UI_STRINGS } from './i18n';
-import { escapeHtml, focusOn, mutedOn, onColor, renderPage, scriptJson } from './render';
+import { isRightToLeft, pickLanguage, RETRY_IN_SCRIPT, retryInText, UI_STRINGS } from './i18n';
+import {
+  contrastRatio,
+  escapeHtml,
+  focusOn,
+  lineOn,
+  mutedOn,
+  onColor,
+  primaryUnderText,
+  renderPage,
+  scriptJson,
+} from './render';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -87,6 +97,67 @@ describe('renderPage', () => {
     expect(refusal.html).toContain('<html lang="en">');
   });
 
+  it('lays out right-to-left texts right to left, and lets each message and the input take its own direction', () => {
+    // An Arabic device: the page's texts fall back to English and stay left to right.
+    const picked = pickLanguage('ar', { languages: ['ar'], defaultLanguage: 'ar' });
+    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+    expect(html).toContain('<html lang="en">');
+    // The customer's and the assistant's words may be in either direction, or both.
+    expect(html).toMatch(/<textarea id="text"[^>]* dir="auto"/);
+    const script = html.match(/<script>([\s\S]*?)<\/script>/)?.[1] ?? '';
+    expect(script).toContain("t.className='text';t.dir='auto';");
+    expect(script).toContain("n.className='notice';n.setAttribute('role','alert');n.dir='auto';");
+    // Texts in a right-to-left language make the whole page right to left.
+    for (const textLang of ['ar', 'he', 'fa-IR', 'ur']) {
+      const rtl = renderPage({
+        lang: textLang,
+        textLang,
+        strings: UI_STRINGS.en,
+        device,
+        body: { kind: 'chat', maxChars: 4000 },
+      });
+      expect(rtl.html).toContain(`<html lang="${textLang}" dir="rtl">`);
+    }
+    const refusal = renderPage({
+      lang: 'he',
+      textLang: 'he',
+      strings: UI_STRINGS.en,
+      device,
+      body: { kind: 'message', code: 'link_disabled', text: 'הקישור הסתיים.' },
+    });
+    expect(refusal.html).toContain('<html lang="he" dir="rtl">');
+    expect(refusal.html).toMatch(/<p class="notice" role="alert" data-code="link_disabled" dir="auto">/);
+  });
+
+  it('says, in its own language, that the chat needs JavaScript where the browser runs none', () => {
+    for (const lang of ['en', 'de', 'tr']) {
+      const picked = pickLanguage(lang, { languages: [lang], defaultLanguage: lang });
+      const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+      expect(html).toContain(
+        `<noscript><p class="notice">${escapeHtml(UI_STRINGS[lang].noScript)}</p></noscript>`,
+      );
+    }
+    expect(UI_STRINGS.de.noScript).toMatch(/JavaScript/);
+    // The voice toggle, which needs the script too, shows only once the script finds speech.
+    const { html } = renderPage({
+      lang: 'en',
+      textLang: 'en',
+      strings: UI_STRINGS.en,
+      device,
+      body: { kind: 'chat', maxChars: 4000 },
+    });
+    expect(html).toMatch(/<button type="button" id="voice"[^>]* hidden>/);
+    // The texts in the HTML itself are not sent again in the script's data.
+    const cfg = JSON.parse(
+      html.match(/<script type="application\/json" id="cfg">([\s\S]*?)<\/script>/)?.[1] ?? '',
+    );
+    expect([cfg.strings.noScript, cfg.strings.readAloud, cfg.strings.failed]).toEqual([
+      undefined,
+      undefined,
+      UI_STRINGS.en.failed,
+    ]);
+  });
+
   it('keeps JSON data blocks from closing their script element', () => {
     expect(scriptJson({ a: '</script><b>&' })).not.toMatch(/[<>&]/);
     expect(escapeHtml(`<>"'&\``)).toBe('&#60;&#62;&#34;&#39;&#38;&#96;');
@@ -119,6 +190,32 @@ describe('pickLanguage', () => {
     const norwegian = { languages: ['no', 'nn-NO'], defaultLanguage: 'no' };
     expect(pickLanguage('', norwegian).strings).toBe(UI_STRINGS.nb);
     expect(pickLanguage('nn', norwegian)).toEqual({ lang: 'nn-NO', textLang: 'nb', strings: UI_STRINGS.nb });
+  });
+});
+
+describe('isRightToLeft', () => {
+  it('knows right-to-left languages and scripts', () => {
+    for (const tag of [
+      'ar',
+      'ar-EG',
+      'he',
+      'iw',
+      'fa',
+      'ur-PK',
+      'yi',
+      'ps',
+      'ckb',
+      'ug',
+      'dv',
+      'ku-Arab',
+      'pa-Arab-PK',
+      'syr',
+    ]) {
+      expect([tag, isRightToLeft(tag)]).toEqual([tag, true]);
+    }
+    for (const tag of ['en', 'de-DE', 'tr', 'ku', 'az-Latn', 'pa', 'ar-Latn', 'en-x-arab', 'zh-Hant']) {
+      expect([tag, isRightToLeft(tag)]).toEqual([tag, false]);
+    }
   });
 });
 
@@ -177,9 +274,61 @@ describe('text on the primary colour', () => {
   it('keeps the quieter texts on the background readable: grey on light and dark, else black or white', () => {
     expect(mutedOn('#f5f5f7')).toBe('#55555a');
     expect(mutedOn('#101820')).toBe('#c9c9ce');
-    // Mid-tone: neither grey reaches 4.5:1.
-    expect(mutedOn('#808080')).toBe('#1d1d1f');
+    // Mid-tone: neither grey reaches 4.5:1, nor near-black (4.26:1), but black does.
+    expect(mutedOn('#808080')).toBe('#000');
     expect(mutedOn('beige')).toBe('#55555a');
+    for (let v = 0; v < 256; v += 5) {
+      const grey = `#${v.toString(16).padStart(2, '0').repeat(3)}`;
+      for (const bg of [grey, '#e53935', '#008c95', '#2f5bea', '#ffeb3b']) {
+        expect([bg, contrastRatio(mutedOn(bg), bg) >= 4.5]).toEqual([bg, true]);
+      }
+    }
+  });
+
+  it('darkens or lightens a mid-tone primary colour just enough for its text to reach 4.5:1', () => {
+    // Material red with white text was 4.22:1, teal and mid grey with near-black 4.15 and 4.26.
+    for (const primary of ['#e53935', '#008c95', '#808080']) {
+      const fill = primaryUnderText(primary);
+      expect(fill).not.toBe(primary);
+      const ratio = contrastRatio(onColor(primary), fill);
+      expect([primary, ratio >= 4.5, ratio < 4.7]).toEqual([primary, true, true]);
+    }
+    expect(onColor('#e53935')).toBe('#fff');
+    expect(onColor('#008c95')).toBe('#1d1d1f');
+    // Colours whose text already reads keep their exact value.
+    for (const primary of ['#2f5bea', '#7a1fa2', '#ffeb3b', '#000', '#fff', '#a0e0ffcc', 'navy']) {
+      expect(primaryUnderText(primary)).toBe(primary);
+    }
+    // Every colour on a coarse grid of the RGB cube.
+    const steps = [0, 51, 102, 128, 153, 179, 204, 230, 255];
+    for (const r of steps) {
+      for (const g of steps) {
+        for (const b of steps) {
+          const primary = `#${[r, g, b].map((c) => c.toString(16).padStart(2, '0')).join('')}`;
+          const ratio = contrastRatio(onColor(primary), primaryUnderText(primary));
+          expect([primary, ratio >= 4.5]).toEqual([primary, true]);
+        }
+      }
+    }
+  });
+
+  it('draws the input border at 3:1 or more against any background', () => {
+    expect(lineOn('#f5f5f7')).toBe('#85858c');
+    expect(lineOn('#ffffff')).toBe('#85858c');
+    expect(lineOn('beige')).toBe('#85858c');
+    for (let v = 0; v < 256; v += 5) {
+      const grey = `#${v.toString(16).padStart(2, '0').repeat(3)}`;
+      for (const bg of [grey, '#f5f5f7', '#faf7fc', '#101820', '#e53935', '#008c95', '#2f5bea', '#ffeb3b']) {
+        expect([bg, contrastRatio(lineOn(bg), bg) >= 3]).toEqual([bg, true]);
+      }
+    }
+    const { html } = renderPage({
+      ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
+      device: { ...device, styling: { backgroundColor: '#808080' } },
+      body: { kind: 'chat', maxChars: 4000 },
+    });
+    expect(html).toContain(`--line:${lineOn('#808080')};`);
+    expect(html).toMatch(/textarea\{[^}]*border:1px solid var\(--line\)/);
   });
 
   it('draws the focus ring in the primary colour unless it would not stand out from the background', () => {
@@ -195,7 +344,13 @@ describe('text on the primary colour', () => {
       body: { kind: 'chat', maxChars: 4000 },
     });
     expect(html).toContain(
-      ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--focus:#1d1d1f}',
+      ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--line:#85858c;--focus:#1d1d1f}',
     );
+    const red = renderPage({
+      ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
+      device: { ...device, styling: { primaryColor: '#e53935' } },
+      body: { kind: 'chat', maxChars: 4000 },
+    });
+    expect(red.html).toContain(`:root{--primary:${primaryUnderText('#e53935')};--on-primary:#fff;`);
   });
 });

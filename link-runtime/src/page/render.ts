@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { type DeviceSnapshot, isLogoUrl, LINK_PAGE_DEFAULT_COLORS } from '@outreach/contracts';
-import { RETRY_IN_SCRIPT, type UiStrings } from './i18n';
+import { isRightToLeft, RETRY_IN_SCRIPT, type UiStrings } from './i18n';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -27,13 +27,24 @@ function color(value: string | undefined, fallback: string): string {
 const LIGHT_TEXT = '#fff';
 const DARK_TEXT = '#1d1d1f';
 
-/** WCAG relative luminance of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
-function luminance(value: string): number | null {
+/** The red, green and blue of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
+function channels(value: string): number[] | null {
   const hex = /^#([0-9a-f]{3,8})$/i.exec(value)?.[1];
   if (!hex || hex.length === 5 || hex.length === 7) return null;
   const full = hex.length <= 4 ? [...hex.slice(0, 3)].map((c) => c + c).join('') : hex.slice(0, 6);
-  const [r, g, b] = [0, 2, 4].map((i) => {
-    const c = Number.parseInt(full.slice(i, i + 2), 16) / 255;
+  return [0, 2, 4].map((i) => Number.parseInt(full.slice(i, i + 2), 16));
+}
+
+function toHex(rgb: number[]): string {
+  return `#${rgb.map((c) => c.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** WCAG relative luminance of a #rgb / #rrggbb colour (alpha ignored), or null for a named one. */
+function luminance(value: string): number | null {
+  const rgb = channels(value);
+  if (!rgb) return null;
+  const [r, g, b] = rgb.map((v) => {
+    const c = v / 255;
     return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
   });
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
@@ -46,6 +57,14 @@ function contrast(a: number, b: number): number {
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }
 
+/** WCAG contrast ratio of two #rgb / #rrggbb colours. */
+export function contrastRatio(a: string, b: string): number {
+  const la = luminance(a);
+  const lb = luminance(b);
+  if (la === null || lb === null) throw new Error(`not a hex colour: ${la === null ? a : b}`);
+  return contrast(la, lb);
+}
+
 /**
  * The text colour on the operator's primary colour: white, or near-black where white would be
  * the weaker contrast (a yellow or pastel brand colour), so labels stay readable.
@@ -54,6 +73,28 @@ export function onColor(primary: string): string {
   const l = luminance(primary);
   if (l === null) return LIGHT_TEXT;
   return contrast(l, DARK_TEXT_LUMINANCE) > contrast(l, 1) ? DARK_TEXT : LIGHT_TEXT;
+}
+
+/**
+ * The primary colour as the page paints it under text (the header, the customer's messages,
+ * Send): the operator's colour where its text colour (`onColor`) reads on it (WCAG AA, 4.5:1),
+ * else the least darker shade (under white) or lighter tint (under near-black) that does. A
+ * mid-tone such as #e53935 reaches 4.22:1 with white and less with near-black.
+ */
+export function primaryUnderText(primary: string): string {
+  const rgb = channels(primary);
+  if (!rgb) return primary;
+  const light = onColor(primary) === LIGHT_TEXT;
+  const text = light ? 1 : DARK_TEXT_LUMINANCE;
+  // Computed once per rendered page, not per request: a few hundred steps at most.
+  for (let step = 0; step <= 255; step++) {
+    const shade =
+      step === 0
+        ? primary
+        : toHex(rgb.map((c) => Math.round(light ? c * (1 - step / 255) : c + (255 - c) * (step / 255))));
+    if (contrast(luminance(shade)!, text) >= 4.5) return shade;
+  }
+  return light ? '#000000' : '#ffffff';
 }
 
 /** The focus ring: the primary colour where it stands out from the background (3:1), else black or white. */
@@ -70,13 +111,27 @@ const MUTED: ReadonlyArray<[string, number]> = ['#55555a', '#c9c9ce'].map((c) =>
 /**
  * The colour of the quieter texts set on the page's background (the intro, the status line):
  * grey that reads on it (WCAG AA, 4.5:1), dark grey on light backgrounds and light grey on dark
- * ones, else the stronger of white and near-black.
+ * ones, else black or white, whichever contrasts more (one of them always reaches 4.5:1).
  */
 export function mutedOn(background: string): string {
   const l = luminance(background);
   if (l === null) return MUTED[0][0];
   const readable = MUTED.find(([, m]) => contrast(l, m) >= 4.5);
-  return readable ? readable[0] : onColor(background);
+  if (readable) return readable[0];
+  return contrast(l, 0) >= contrast(l, 1) ? '#000' : '#fff';
+}
+
+const LINE = '#85858c';
+const LINE_LUMINANCE = luminance(LINE)!;
+
+/**
+ * The input's border on the page's background (WCAG 1.4.11, 3:1): a mid grey where it stands out,
+ * else the quieter texts' colour, which reads on it at 4.5:1.
+ */
+export function lineOn(background: string): string {
+  const l = luminance(background);
+  if (l === null || contrast(l, LINE_LUMINANCE) >= 3) return LINE;
+  return mutedOn(background);
 }
 
 function logoUrl(value: string | undefined): string | null {
@@ -134,24 +189,28 @@ const CSS = `
 *{box-sizing:border-box}
 html,body{margin:0;height:100%}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:#1d1d1f;display:flex;flex-direction:column;min-height:100vh}
-header{display:flex;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
+header{display:flex;flex-wrap:wrap;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
 header img{height:2rem;width:auto;max-width:8rem;object-fit:contain;background:#fff;border-radius:.25rem}
-header h1{font-size:1.125rem;margin:0;font-weight:600}
-header button{margin-left:auto;background:transparent;color:inherit;border:1px solid currentColor;border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
+header h1{flex:1 1 6rem;font-size:1.125rem;margin:0;font-weight:600;min-width:0;overflow-wrap:anywhere}
+header button{margin-inline-start:auto;background:transparent;color:inherit;border:1px solid currentColor;border-radius:1rem;padding:.25rem .75rem;font:inherit;font-size:.875rem;cursor:pointer}
 main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;flex-direction:column;gap:.75rem}
 #log{flex:1;display:flex;flex-direction:column;gap:.5rem;overflow-y:auto}
 .msg{max-width:85%;padding:.5rem .75rem;border-radius:1rem;white-space:pre-wrap;word-wrap:break-word}
-.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border-bottom-right-radius:.25rem}
-.assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-bottom-left-radius:.25rem}
-.notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap}
+.msg .text{display:inline-block;max-width:100%}
+.user{align-self:flex-end;background:var(--primary);color:var(--on-primary);border:1px solid transparent;border-end-end-radius:.25rem}
+.assistant{align-self:flex-start;background:#fff;border:1px solid #d9d9de;border-end-start-radius:.25rem}
+.notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap;overflow-wrap:anywhere}
 #status{min-height:1.5em;font-size:.875rem;color:var(--muted)}
 #intro{margin:0;text-align:center;color:var(--muted)}
 #log:not(:empty)+#intro{display:none}
-form{display:flex;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
-textarea{flex:1;font:inherit;padding:.625rem .75rem;border:1px solid #b9b9c0;border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
+form{display:flex;flex-wrap:wrap;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
+textarea{flex:1 1 8rem;min-width:0;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
 textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
-#send{font:inherit;font-weight:600;padding:0 1.125rem;border:0;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
-#send:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
+header button:focus-visible{outline-color:var(--on-primary)}
+header button[aria-pressed=true]{background:var(--on-primary);color:var(--primary)}
+@media (forced-colors:active){header button[aria-pressed=true]{forced-color-adjust:none;background:Highlight;color:HighlightText}}
+#send{font:inherit;font-weight:600;padding:0 1.125rem;border:1px solid transparent;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
+#send:disabled,#send[aria-disabled=true],textarea:disabled{opacity:.55;cursor:not-allowed}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
 `;
@@ -164,18 +223,23 @@ var s=cfg.strings,log=document.getElementById('log'),form=document.getElementByI
 input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
-function setStatus(t){status.textContent=t||'';}
+// The form is sticky at the foot: at the page's end the newest message and the status show above it.
+function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
+function setStatus(t){status.textContent=t||'';down();}
 ${RETRY_IN_SCRIPT}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
 // The words are in the device's language even where the page's own texts fell back to English.
 function bubble(cls,text){var d=document.createElement('div'),who=document.createElement('span'),t=document.createElement('span');
-  d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.textContent=text;
+  d.className='msg '+cls;who.className='sr-only';who.textContent=(cls==='user'?s.you:s.assistant)+': ';t.className='text';t.dir='auto';t.textContent=text;
   if(cfg.lang!==document.documentElement.lang)t.lang=cfg.lang;
-  d.appendChild(who);d.appendChild(t);log.appendChild(d);d.scrollIntoView({block:'end'});return d;}
+  d.appendChild(who);d.appendChild(t);log.appendChild(d);down();return d;}
 function fill(d,text){d.lastChild.textContent=text;}
-function lock(){input.disabled=true;send.disabled=true;}
-function unlock(){input.disabled=false;send.disabled=false;input.focus();}
+// Awaiting a reply blocks only sending: the input keeps focus (and a phone its keyboard).
+var busy=false;
+function lock(){busy=true;send.setAttribute('aria-disabled','true');}
+function unlock(){busy=false;input.disabled=send.disabled=false;send.removeAttribute('aria-disabled');
+  if(document.activeElement===document.body||document.activeElement===send)input.focus();}
 // A refusal by the link's rules ends the page's conversation; a failure underneath (the model
 // timing out, a store out of reach) ends only the message: the customer sends it again, since a
 // reload would start, and pay for, a new conversation.
@@ -196,7 +260,7 @@ function refusal(body,retryAfter){
   return t;
 }
 // An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
-function notice(t,own){lock();var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.textContent=t;
+function notice(t,own){input.disabled=send.disabled=true;var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.dir='auto';n.textContent=t;
   if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.appendChild(n);setStatus('');}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
 // send again (a start refused so consumed nothing).
@@ -215,8 +279,10 @@ function speak(text){if(!speaking)return;try{speechSynthesis.cancel();var u=new 
   if(cfg.voiceName){var v=speechSynthesis.getVoices().filter(function(x){return x.name===cfg.voiceName;})[0];
     if(v&&primaryOf(v.lang)===primaryOf(cfg.lang))u.voice=v;}
   speechSynthesis.speak(u);}catch(e){}}
-if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);var label=function(){voiceBtn.textContent=speaking?s.voiceOff:s.voiceOn;voiceBtn.setAttribute('aria-pressed',String(speaking));};
-  label();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();prime();label();});}
+// A toggle keeps its label; aria-pressed says whether it is on (ARIA APG).
+if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);
+  var pressed=function(){voiceBtn.setAttribute('aria-pressed',String(speaking));};
+  pressed();voiceBtn.addEventListener('click',function(){speaking=!speaking;if(!speaking)speechSynthesis.cancel();prime();pressed();});}
 // The conversation starts with the first message, not with the page: a customer who only looks,
 // or whose phone reloads the tab in the background, spends none of the link's interactions.
 // Resolves with the conversation, or null when the start was refused: by the link's rules (the
@@ -237,29 +303,41 @@ function readStream(res,target,again){
     if(!data)return;var p=JSON.parse(data);
     if(ev==='error'){ended=true;target.remove();refused(p,null,again);return;}
     if(ev==='done'){ended=true;text=p.reply;fill(target,text);speak(text);return;}
-    if(p.token){text+=p.token;fill(target,text);target.scrollIntoView({block:'end'});}}
+    if(p.token){text+=p.token;fill(target,text);down();}}
   function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);if(!ended)throw new Error('stream cut');return;}buf+=dec.decode(r.value,{stream:true});
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
 }
 // No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
 // is said so before it is sent, and before a first message would pay for a conversation.
-form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||input.disabled)return;
+form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||input.disabled)return;
   if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
   prime();
-  var mine=bubble('user',text),failed=false;input.value='';lock();
+  var mine=bubble('user',text),failed=false;input.value='';grow();lock();
   var target=bubble('assistant','');target.setAttribute('aria-busy','true');
-  // The server keeps only answered messages: an unanswered one leaves the log and goes back to the input.
-  function again(){failed=true;mine.remove();if(!input.value)input.value=text;}
+  // The server keeps only answered messages: an unanswered one leaves the log and goes back to the
+  // input, once, before anything written meanwhile.
+  function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;grow();}
   start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
-input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey){e.preventDefault();form.requestSubmit();}});
+// The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
+function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
+  if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
+input.addEventListener('input',grow);
+// Enter sends (Shift+Enter: a new line), unless it ends an IME composition.
+input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
+// Tapping Send leaves focus (and a phone's keyboard) in the input.
+send.addEventListener('mousedown',function(e){e.preventDefault();});
 unlock();
 })();
 `;
+
+function scriptStrings({ readAloud: _label, noScript: _noScript, ...rest }: UiStrings) {
+  return rest;
+}
 
 /** A rendered page and the policy that lets exactly its own style and script run. */
 export interface RenderedPage {
@@ -276,12 +354,14 @@ export function renderPage(input: PageInput): RenderedPage {
   const title = styling.title?.trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
-  const style = `:root{--primary:${primary};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--focus:${focusOn(primary, background)}}${CSS}`;
+  // Everything on the primary colour carries text, so the page paints it in the shade that text reads on.
+  const fill = primaryUnderText(primary);
+  const style = `:root{--primary:${fill};--on-primary:${onColor(primary)};--bg:${background};--muted:${mutedOn(background)};--line:${lineOn(background)};--focus:${focusOn(fill, background)}}${CSS}`;
   // The attribute names the language the page's own texts are in, so screen readers pronounce them
   // right on the English fallback too; speech keeps the device's language (cfg.lang), since the
   // voice reads the assistant's replies, not these texts.
   const head = `<!doctype html>
-<html lang="${escapeHtml(input.textLang)}">
+<html lang="${escapeHtml(input.textLang)}"${isRightToLeft(input.textLang) ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -293,14 +373,14 @@ export function renderPage(input: PageInput): RenderedPage {
 <body>
 <header>${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}<h1>${escapeHtml(title)}</h1>${
     voice
-      ? `<button type="button" id="voice" aria-pressed="true">${escapeHtml(strings.voiceOff)}</button>`
+      ? `<button type="button" id="voice" aria-pressed="true" hidden>${escapeHtml(strings.readAloud)}</button>`
       : ''
   }</header>
 <main>`;
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
-<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''}>${escapeHtml(body.text + note)}</p>
+<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''} dir="auto">${escapeHtml(body.text + note)}</p>
 </main>
 </body>
 </html>`;
@@ -308,19 +388,21 @@ export function renderPage(input: PageInput): RenderedPage {
   }
   const cfg = {
     lang: input.lang,
-    strings,
+    // The script's texts: the page's own HTML carries the rest.
+    strings: scriptStrings(strings),
     voice,
     voiceName: device?.voice.voiceName ?? null,
     maxChars: body.kind === 'chat' ? body.maxChars : 0,
   };
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
+<noscript><p class="notice">${escapeHtml(strings.noScript)}</p></noscript>
 <div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
 <p id="intro">${escapeHtml(strings.intro)}</p>
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off">
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
-<textarea id="text" rows="1" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
+<textarea id="text" rows="1" dir="auto" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
 <button id="send" type="submit" disabled>${escapeHtml(strings.send)}</button>
 </form>
 </main>
