@@ -139,6 +139,58 @@ if [[ $? -ne 0 ]] && grep -q 'secrets.databaseUrl.value' <<<"$out"; then
 else
   not_ok "the chart refuses external mode without a database URL, naming the value to set" "$(tail -n 5 <<<"$out")"
 fi
+# Files the pods must read (a database CA, the safety rules) come in through extraVolumes: every
+# service and the migration Job mount their own, and the Job sees config.extraEnv as they do.
+cat >"$OUT/extra-volumes-values.yaml" <<'YAML'
+config:
+  extraEnv: { PGAPPNAME: from-extra-env }
+migrations:
+  extraVolumes: [{ name: extra-migrations, secret: { secretName: ca-migrations } }]
+  extraVolumeMounts: [{ name: extra-migrations, mountPath: /etc/extra/migrations, readOnly: true }]
+services:
+YAML
+for s in gateway link-runtime campaign-service recipient-service; do
+  cat >>"$OUT/extra-volumes-values.yaml" <<YAML
+  $s:
+    extraVolumes: [{ name: extra-$s, secret: { secretName: ca-$s } }]
+    extraVolumeMounts: [{ name: extra-$s, mountPath: /etc/extra/$s, readOnly: true }]
+YAML
+done
+if out=$("$HELM" template outreach "$CHART" -f "$OUT/extra-volumes-values.yaml" 2>&1); then
+  problems=$(node -e '
+    const YAML = require("yaml");
+    const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+    const problems = [];
+    for (const c of ["gateway", "link-runtime", "campaign-service", "recipient-service", "migrations"]) {
+      const kind = c === "migrations" ? "Job" : "Deployment";
+      const o = docs.find((d) => d.kind === kind && d.metadata.name.endsWith(c === "migrations" ? "-migrate" : `-${c}`));
+      const pod = o?.spec.template.spec;
+      if (!pod?.volumes?.some((v) => v.name === `extra-${c}` && v.secret?.secretName === `ca-${c}`))
+        problems.push(`${kind} of ${c}: no volume extra-${c}`);
+      if (!pod?.containers[0].volumeMounts?.some((m) => m.name === `extra-${c}` && m.mountPath === `/etc/extra/${c}`))
+        problems.push(`${kind} of ${c}: no mount of extra-${c}`);
+      if (!pod?.volumes?.some((v) => v.name === "tmp")) problems.push(`${kind} of ${c}: lost its /tmp volume`);
+      if (kind === "Job" && !pod?.containers[0].env?.some((e) => e.name === "PGAPPNAME" && e.value === "from-extra-env"))
+        problems.push("the migration Job does not get config.extraEnv");
+    }
+    console.log(problems.join("\n"));
+  ' <<<"$out")
+  if [[ -z $problems ]]; then
+    ok "extraVolumes/extraVolumeMounts reach every service and the migration Job, config.extraEnv the Job"
+  else
+    not_ok "extraVolumes/extraVolumeMounts reach every service and the migration Job, config.extraEnv the Job" "$problems"
+  fi
+else
+  not_ok "extraVolumes/extraVolumeMounts reach every service and the migration Job, config.extraEnv the Job" "$(tail -n 5 <<<"$out")"
+fi
+check_fails "values.schema.json refuses an extra volume named like the chart's own /tmp" \
+  "$HELM" template outreach "$CHART" --set 'services.gateway.extraVolumes[0].name=tmp' \
+  --set 'services.gateway.extraVolumes[0].emptyDir.medium=Memory'
+"$HELM" template outreach "$CHART" --set services.recipient-service.extraEnv.SAFETY_RULES_FILE=/etc/rules/rules.json \
+  >"$OUT/unmounted-file.yaml" 2>&1
+check_fails "validate-manifests.js refuses a file variable (SAFETY_RULES_FILE) pointing outside every mount" \
+  node scripts/validate-manifests.js "$OUT/unmounted-file.yaml" --expect-trial --expect-network-policies
+
 if [[ -f $OUT/defaults.yaml ]]; then
   node -e '
     const fs = require("node:fs"), YAML = require("yaml");

@@ -271,6 +271,41 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   check('pods read only rendered or declared Secrets; migration hook Job present', problems);
 }
 
+// ---- volumes: every mount has its volume, every file a variable names is mounted ------------
+// A file the pod is told to read (SAFETY_RULES_FILE, a CA in NODE_EXTRA_CA_CERTS) only exists in
+// the read-only image if a volume brings it: a path outside every mount fails at start, or, for
+// NODE_EXTRA_CA_CERTS, is skipped with a warning and TLS to the database fails later.
+{
+  const problems = [];
+  const fileVariable = /^(NODE_EXTRA_CA_CERTS|[A-Z0-9_]+_FILE)$/;
+  for (const w of [...workloads, ...byKind('Job')]) {
+    const pod = w.spec?.template?.spec ?? {};
+    const claims = (w.spec?.volumeClaimTemplates ?? []).map((v) => v.metadata?.name);
+    const volumes = new Set([...(pod.volumes ?? []).map((v) => v.name), ...claims]);
+    for (const c of [...(pod.containers ?? []), ...(pod.initContainers ?? [])]) {
+      const mounts = c.volumeMounts ?? [];
+      for (const m of mounts)
+        if (!volumes.has(m.name))
+          problems.push(`${id(w)} ${c.name}: mount ${m.mountPath} names no volume ${m.name}`);
+      // What the container sees: its ConfigMaps' variables, then its own env (which wins).
+      const env = {};
+      for (const f of c.envFrom ?? []) {
+        const cm = byKind('ConfigMap').find((o) => o.metadata.name === f.configMapRef?.name);
+        Object.assign(env, cm?.data ?? {});
+      }
+      for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+      for (const [name, value] of Object.entries(env)) {
+        if (!fileVariable.test(name) || !String(value).startsWith('/')) continue;
+        const inMount = mounts.some(
+          (m) => value === m.mountPath || value.startsWith(m.mountPath.replace(/\/?$/, '/')),
+        );
+        if (!inMount) problems.push(`${id(w)} ${c.name}: ${name}=${value} lies in no volume it mounts`);
+      }
+    }
+  }
+  check('every volumeMount has its volume; every file a variable names is mounted', problems);
+}
+
 // ---- trial stores and ServiceMonitors --------------------------------------------------------
 {
   const names = workloads.map(componentOf);

@@ -24,7 +24,8 @@ const READ = new Set(Object.values(SPECS).flatMap((spec) => Object.keys(spec)));
 
 // Names in capitals the docs quote that are no variable of ours: the OpenTelemetry SDK's own
 // variables, Node's, gRPC health and status names, and constants a README explains.
-const NOT_OURS = /^(OTEL_[A-Z_]+|NODE_OPTIONS|NOT_SERVING|NOT_FOUND|COMMON_CONFIG|MAX_[A-Z_]+_LOOKUPS)$/;
+const NOT_OURS =
+  /^(OTEL_[A-Z_]+|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NOT_SERVING|NOT_FOUND|COMMON_CONFIG|MAX_[A-Z_]+_LOOKUPS)$/;
 
 /**
  * Every backticked name that looks like an environment variable (`NAME_PART` or `NAME_PART=value`;
