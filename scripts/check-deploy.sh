@@ -191,6 +191,32 @@ check_fails "values.schema.json refuses an extra volume named like the chart's o
 check_fails "validate-manifests.js refuses a file variable (SAFETY_RULES_FILE) pointing outside every mount" \
   node scripts/validate-manifests.js "$OUT/unmounted-file.yaml" --expect-trial --expect-network-policies
 
+# The values examples of docs/operations.md (its ```yaml blocks) render on top of the production
+# example and pass the same validation, their files mounted where their variables point.
+rm -f "$OUT"/docs-example-*.yaml
+node -e '
+  const fs = require("node:fs");
+  const blocks = [...fs.readFileSync("docs/operations.md", "utf8").matchAll(/^```yaml\n([\s\S]*?)^```$/gm)];
+  blocks.forEach((m, i) => fs.writeFileSync(`${process.argv[1]}/docs-example-${i + 1}.yaml`, m[1]));
+' "$OUT"
+examples=("$OUT"/docs-example-*.yaml)
+if [[ ! -f ${examples[0]} ]]; then
+  not_ok "docs/operations.md has values examples to render" "no yaml block found"
+fi
+for f in "${examples[@]}"; do
+  [[ -f $f ]] || continue
+  name="docs example $(basename "$f" .yaml | sed 's/docs-example-//') ($(head -n 1 "$f" | sed 's/^# values: //'))"
+  if out=$("$HELM" template outreach "$CHART" --namespace outreach -f "$CHART/values-external.yaml" -f "$f" 2>&1 \
+    >"${f%.yaml}.rendered"); then
+    ok "helm template ($name)"
+    res=$(node scripts/validate-manifests.js "${f%.yaml}.rendered" --label="$name" --expect-service-monitor \
+      --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com)
+    tally "$res" $? "manifests ($name)"
+  else
+    not_ok "helm template ($name)" "$out"
+  fi
+done
+
 if [[ -f $OUT/defaults.yaml ]]; then
   node -e '
     const fs = require("node:fs"), YAML = require("yaml");
