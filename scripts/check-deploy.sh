@@ -139,6 +139,29 @@ if [[ $? -ne 0 ]] && grep -q 'secrets.databaseUrl.value' <<<"$out"; then
 else
   not_ok "the chart refuses external mode without a database URL, naming the value to set" "$(tail -n 5 <<<"$out")"
 fi
+# JetStream stream replicas: one by default (the trial's single NATS), as many as configured for a
+# clustered NATS, never more than JetStream allows, and never above one with the trial NATS.
+replicas_of() { # helm args...: the NATS_STREAM_REPLICAS the ConfigMap renders
+  "$HELM" template outreach "$CHART" --show-only templates/configmap.yaml "$@" 2>&1 |
+    sed -n 's/^  NATS_STREAM_REPLICAS: "\(.*\)"$/\1/p'
+}
+got_default=$(replicas_of)
+got_external=$(replicas_of -f "$CHART/values-external.yaml")
+if [[ $got_default == 1 && $got_external == 3 ]]; then
+  ok "config.natsStreamReplicas reaches NATS_STREAM_REPLICAS (1 by default, 3 in values-external.yaml)"
+else
+  not_ok "config.natsStreamReplicas reaches NATS_STREAM_REPLICAS (1 by default, 3 in values-external.yaml)" \
+    "defaults: '${got_default}', values-external.yaml: '${got_external}'"
+fi
+check_fails "values.schema.json refuses more stream replicas than JetStream allows (5)" \
+  "$HELM" template outreach "$CHART" -f "$CHART/values-external.yaml" --set config.natsStreamReplicas=6
+out=$("$HELM" template outreach "$CHART" --set config.natsStreamReplicas=3 2>&1)
+if [[ $? -ne 0 ]] && grep -q 'config.natsStreamReplicas must be 1 with the trial NATS' <<<"$out"; then
+  ok "the chart refuses stream replicas above 1 on the trial's single NATS, naming the value"
+else
+  not_ok "the chart refuses stream replicas above 1 on the trial's single NATS, naming the value" "$(tail -n 5 <<<"$out")"
+fi
+
 # Files the pods must read (a database CA, the safety rules) come in through extraVolumes: every
 # service and the migration Job mount their own, and the Job sees config.extraEnv as they do.
 cat >"$OUT/extra-volumes-values.yaml" <<'YAML'
