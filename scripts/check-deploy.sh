@@ -92,6 +92,7 @@ variants=(
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
   "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
+  "trial-scaled|--set services.link-runtime.autoscaling.maxReplicas=30 --set config.databasePoolSize=20 --set services.recipient-service.extraEnv.DATABASE_POOL_SIZE=40|--expect-trial --expect-network-policies"
 )
 for v in "${variants[@]}"; do
   IFS='|' read -r name helm_args flags <<<"$v"
@@ -249,6 +250,8 @@ if [[ -f $OUT/defaults.yaml ]]; then
     d.spec.template.spec.containers[0].ports[0].containerPort = "http";
     const ing = docs.find((o) => o.kind === "Ingress");
     ing.spec.rules[0].http.paths = ing.spec.rules[0].http.paths.filter((p) => p.path !== "/i");
+    const pg = docs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-postgresql"));
+    pg.spec.template.spec.containers[0].args = ["postgres", "-c", "max_connections=100"];
     const np = docs.find((o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("-recipient-service"));
     const grpc = np.spec.ingress.find((r) => r.ports.some((p) => p.port === "grpc"));
     const clients = grpc.from[0].podSelector.matchExpressions[0];
@@ -257,10 +260,11 @@ if [[ -f $OUT/defaults.yaml ]]; then
   ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
   broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
   if [[ $? -ne 0 ]] && grep -q 'no readinessProbe' <<<"$broken" && grep -q 'must be integer' <<<"$broken" &&
-    grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route and a closed gRPC caller"
+    grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken" &&
+    grep -q 'max_connections is 100; the services may open' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller and a small trial max_connections"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route and a closed gRPC caller" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller and a small trial max_connections" "$broken"
   fi
 fi
 
