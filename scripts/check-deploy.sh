@@ -92,6 +92,7 @@ variants=(
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
   "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
+  "trial-scaled|--set services.link-runtime.autoscaling.maxReplicas=30 --set config.databasePoolSize=20 --set services.recipient-service.extraEnv.DATABASE_POOL_SIZE=40|--expect-trial --expect-network-policies"
 )
 for v in "${variants[@]}"; do
   IFS='|' read -r name helm_args flags <<<"$v"
@@ -139,6 +140,107 @@ if [[ $? -ne 0 ]] && grep -q 'secrets.databaseUrl.value' <<<"$out"; then
 else
   not_ok "the chart refuses external mode without a database URL, naming the value to set" "$(tail -n 5 <<<"$out")"
 fi
+# JetStream stream replicas: one by default (the trial's single NATS), as many as configured for a
+# clustered NATS, never more than JetStream allows, and never above one with the trial NATS.
+replicas_of() { # helm args...: the NATS_STREAM_REPLICAS the ConfigMap renders
+  "$HELM" template outreach "$CHART" --show-only templates/configmap.yaml "$@" 2>&1 |
+    sed -n 's/^  NATS_STREAM_REPLICAS: "\(.*\)"$/\1/p'
+}
+got_default=$(replicas_of)
+got_external=$(replicas_of -f "$CHART/values-external.yaml")
+if [[ $got_default == 1 && $got_external == 3 ]]; then
+  ok "config.natsStreamReplicas reaches NATS_STREAM_REPLICAS (1 by default, 3 in values-external.yaml)"
+else
+  not_ok "config.natsStreamReplicas reaches NATS_STREAM_REPLICAS (1 by default, 3 in values-external.yaml)" \
+    "defaults: '${got_default}', values-external.yaml: '${got_external}'"
+fi
+check_fails "values.schema.json refuses more stream replicas than JetStream allows (5)" \
+  "$HELM" template outreach "$CHART" -f "$CHART/values-external.yaml" --set config.natsStreamReplicas=6
+out=$("$HELM" template outreach "$CHART" --set config.natsStreamReplicas=3 2>&1)
+if [[ $? -ne 0 ]] && grep -q 'config.natsStreamReplicas must be 1 with the trial NATS' <<<"$out"; then
+  ok "the chart refuses stream replicas above 1 on the trial's single NATS, naming the value"
+else
+  not_ok "the chart refuses stream replicas above 1 on the trial's single NATS, naming the value" "$(tail -n 5 <<<"$out")"
+fi
+
+# Files the pods must read (a database CA, the safety rules) come in through extraVolumes: every
+# service and the migration Job mount their own, and the Job sees config.extraEnv as they do.
+cat >"$OUT/extra-volumes-values.yaml" <<'YAML'
+config:
+  extraEnv: { PGAPPNAME: from-extra-env }
+migrations:
+  extraVolumes: [{ name: extra-migrations, secret: { secretName: ca-migrations } }]
+  extraVolumeMounts: [{ name: extra-migrations, mountPath: /etc/extra/migrations, readOnly: true }]
+services:
+YAML
+for s in gateway link-runtime campaign-service recipient-service; do
+  cat >>"$OUT/extra-volumes-values.yaml" <<YAML
+  $s:
+    extraVolumes: [{ name: extra-$s, secret: { secretName: ca-$s } }]
+    extraVolumeMounts: [{ name: extra-$s, mountPath: /etc/extra/$s, readOnly: true }]
+YAML
+done
+if out=$("$HELM" template outreach "$CHART" -f "$OUT/extra-volumes-values.yaml" 2>&1); then
+  problems=$(node -e '
+    const YAML = require("yaml");
+    const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+    const problems = [];
+    for (const c of ["gateway", "link-runtime", "campaign-service", "recipient-service", "migrations"]) {
+      const kind = c === "migrations" ? "Job" : "Deployment";
+      const o = docs.find((d) => d.kind === kind && d.metadata.name.endsWith(c === "migrations" ? "-migrate" : `-${c}`));
+      const pod = o?.spec.template.spec;
+      if (!pod?.volumes?.some((v) => v.name === `extra-${c}` && v.secret?.secretName === `ca-${c}`))
+        problems.push(`${kind} of ${c}: no volume extra-${c}`);
+      if (!pod?.containers[0].volumeMounts?.some((m) => m.name === `extra-${c}` && m.mountPath === `/etc/extra/${c}`))
+        problems.push(`${kind} of ${c}: no mount of extra-${c}`);
+      if (!pod?.volumes?.some((v) => v.name === "tmp")) problems.push(`${kind} of ${c}: lost its /tmp volume`);
+      if (kind === "Job" && !pod?.containers[0].env?.some((e) => e.name === "PGAPPNAME" && e.value === "from-extra-env"))
+        problems.push("the migration Job does not get config.extraEnv");
+    }
+    console.log(problems.join("\n"));
+  ' <<<"$out")
+  if [[ -z $problems ]]; then
+    ok "extraVolumes/extraVolumeMounts reach every service and the migration Job, config.extraEnv the Job"
+  else
+    not_ok "extraVolumes/extraVolumeMounts reach every service and the migration Job, config.extraEnv the Job" "$problems"
+  fi
+else
+  not_ok "extraVolumes/extraVolumeMounts reach every service and the migration Job, config.extraEnv the Job" "$(tail -n 5 <<<"$out")"
+fi
+check_fails "values.schema.json refuses an extra volume named like the chart's own /tmp" \
+  "$HELM" template outreach "$CHART" --set 'services.gateway.extraVolumes[0].name=tmp' \
+  --set 'services.gateway.extraVolumes[0].emptyDir.medium=Memory'
+"$HELM" template outreach "$CHART" --set services.recipient-service.extraEnv.SAFETY_RULES_FILE=/etc/rules/rules.json \
+  >"$OUT/unmounted-file.yaml" 2>&1
+check_fails "validate-manifests.js refuses a file variable (SAFETY_RULES_FILE) pointing outside every mount" \
+  node scripts/validate-manifests.js "$OUT/unmounted-file.yaml" --expect-trial --expect-network-policies
+
+# The values examples of docs/operations.md (its ```yaml blocks) render on top of the production
+# example and pass the same validation, their files mounted where their variables point.
+rm -f "$OUT"/docs-example-*.yaml
+node -e '
+  const fs = require("node:fs");
+  const blocks = [...fs.readFileSync("docs/operations.md", "utf8").matchAll(/^```yaml\n([\s\S]*?)^```$/gm)];
+  blocks.forEach((m, i) => fs.writeFileSync(`${process.argv[1]}/docs-example-${i + 1}.yaml`, m[1]));
+' "$OUT"
+examples=("$OUT"/docs-example-*.yaml)
+if [[ ! -f ${examples[0]} ]]; then
+  not_ok "docs/operations.md has values examples to render" "no yaml block found"
+fi
+for f in "${examples[@]}"; do
+  [[ -f $f ]] || continue
+  name="docs example $(basename "$f" .yaml | sed 's/docs-example-//') ($(head -n 1 "$f" | sed 's/^# values: //'))"
+  if out=$("$HELM" template outreach "$CHART" --namespace outreach -f "$CHART/values-external.yaml" -f "$f" 2>&1 \
+    >"${f%.yaml}.rendered"); then
+    ok "helm template ($name)"
+    res=$(node scripts/validate-manifests.js "${f%.yaml}.rendered" --label="$name" --expect-service-monitor \
+      --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com)
+    tally "$res" $? "manifests ($name)"
+  else
+    not_ok "helm template ($name)" "$out"
+  fi
+done
+
 if [[ -f $OUT/defaults.yaml ]]; then
   node -e '
     const fs = require("node:fs"), YAML = require("yaml");
@@ -148,6 +250,8 @@ if [[ -f $OUT/defaults.yaml ]]; then
     d.spec.template.spec.containers[0].ports[0].containerPort = "http";
     const ing = docs.find((o) => o.kind === "Ingress");
     ing.spec.rules[0].http.paths = ing.spec.rules[0].http.paths.filter((p) => p.path !== "/i");
+    const pg = docs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-postgresql"));
+    pg.spec.template.spec.containers[0].args = ["postgres", "-c", "max_connections=100"];
     const np = docs.find((o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("-recipient-service"));
     const grpc = np.spec.ingress.find((r) => r.ports.some((p) => p.port === "grpc"));
     const clients = grpc.from[0].podSelector.matchExpressions[0];
@@ -156,10 +260,11 @@ if [[ -f $OUT/defaults.yaml ]]; then
   ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
   broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
   if [[ $? -ne 0 ]] && grep -q 'no readinessProbe' <<<"$broken" && grep -q 'must be integer' <<<"$broken" &&
-    grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route and a closed gRPC caller"
+    grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken" &&
+    grep -q 'max_connections is 100; the services may open' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller and a small trial max_connections"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route and a closed gRPC caller" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller and a small trial max_connections" "$broken"
   fi
 fi
 

@@ -271,6 +271,41 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   check('pods read only rendered or declared Secrets; migration hook Job present', problems);
 }
 
+// ---- volumes: every mount has its volume, every file a variable names is mounted ------------
+// A file the pod is told to read (SAFETY_RULES_FILE, a CA in NODE_EXTRA_CA_CERTS) only exists in
+// the read-only image if a volume brings it: a path outside every mount fails at start, or, for
+// NODE_EXTRA_CA_CERTS, is skipped with a warning and TLS to the database fails later.
+{
+  const problems = [];
+  const fileVariable = /^(NODE_EXTRA_CA_CERTS|[A-Z0-9_]+_FILE)$/;
+  for (const w of [...workloads, ...byKind('Job')]) {
+    const pod = w.spec?.template?.spec ?? {};
+    const claims = (w.spec?.volumeClaimTemplates ?? []).map((v) => v.metadata?.name);
+    const volumes = new Set([...(pod.volumes ?? []).map((v) => v.name), ...claims]);
+    for (const c of [...(pod.containers ?? []), ...(pod.initContainers ?? [])]) {
+      const mounts = c.volumeMounts ?? [];
+      for (const m of mounts)
+        if (!volumes.has(m.name))
+          problems.push(`${id(w)} ${c.name}: mount ${m.mountPath} names no volume ${m.name}`);
+      // What the container sees: its ConfigMaps' variables, then its own env (which wins).
+      const env = {};
+      for (const f of c.envFrom ?? []) {
+        const cm = byKind('ConfigMap').find((o) => o.metadata.name === f.configMapRef?.name);
+        Object.assign(env, cm?.data ?? {});
+      }
+      for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+      for (const [name, value] of Object.entries(env)) {
+        if (!fileVariable.test(name) || !String(value).startsWith('/')) continue;
+        const inMount = mounts.some(
+          (m) => value === m.mountPath || value.startsWith(m.mountPath.replace(/\/?$/, '/')),
+        );
+        if (!inMount) problems.push(`${id(w)} ${c.name}: ${name}=${value} lies in no volume it mounts`);
+      }
+    }
+  }
+  check('every volumeMount has its volume; every file a variable names is mounted', problems);
+}
+
 // ---- trial stores and ServiceMonitors --------------------------------------------------------
 {
   const names = workloads.map(componentOf);
@@ -282,6 +317,44 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
       ? stores.filter((s) => !present.includes(s)).map((s) => `missing ${s}`)
       : present.map((s) => `unexpected trial ${s}`),
   );
+  // The trial PostgreSQL must take every connection the services may open at once: each pod that
+  // may run (the HPA's maximum, or the replicas, plus the rollout's surge) with a full pool and the
+  // one connection it migrates on at start, plus the migration Job's and the superuser's 3.
+  const pg = workloads.find((o) => o.kind === 'StatefulSet' && componentOf(o) === 'postgresql');
+  if (pg) {
+    const problems = [];
+    const args = (pg.spec.template.spec.containers[0].args ?? []).join(' ');
+    const maxConnections = Number(/max_connections=(\d+)/.exec(args)?.[1] ?? 100);
+    let need = 3 + 2;
+    const sums = [];
+    for (const svc of Object.keys(SERVICES)) {
+      // Which services open pools, from their own code.
+      const server = fs.readFileSync(path.join(__dirname, '..', svc, 'src/server.ts'), 'utf8');
+      if (!/\bcreatePool\(/.test(server)) continue;
+      const d = byKind('Deployment').find((o) => componentOf(o) === svc);
+      if (!d) continue;
+      const hpa = byKind('HorizontalPodAutoscaler').find(
+        (o) => o.spec?.scaleTargetRef?.name === d.metadata.name,
+      );
+      const most = hpa ? hpa.spec.maxReplicas : (d.spec.replicas ?? 1);
+      const surge = String(d.spec.strategy?.rollingUpdate?.maxSurge ?? '25%');
+      const pods =
+        most + (surge.endsWith('%') ? Math.ceil((most * Number.parseInt(surge, 10)) / 100) : Number(surge));
+      const c = d.spec.template.spec.containers[0];
+      const pool = Number(
+        (c.env ?? []).find((e) => e.name === 'DATABASE_POOL_SIZE')?.value ??
+          configMap?.data?.DATABASE_POOL_SIZE ??
+          10,
+      );
+      need += pods * (pool + 1);
+      sums.push(`${svc} ${pods} pods x (${pool} + 1)`);
+    }
+    if (maxConnections < need)
+      problems.push(
+        `max_connections is ${maxConnections}; the services may open ${need}: ${sums.join(', ')} + 5`,
+      );
+    check('the trial PostgreSQL takes every connection the services may open at their maximum', problems);
+  }
   const monitors = byKind('ServiceMonitor').length;
   if (expectServiceMonitor)
     check('a ServiceMonitor per service', monitors === 4 ? [] : [`${monitors} ServiceMonitors`]);

@@ -127,6 +127,30 @@ describe('request series', () => {
     );
   });
 
+  it('labels the probes by their path on every HTTP service, so that the HTTP alerts can leave them out', async () => {
+    const bases: Record<string, string> = {
+      gateway: sys.gatewayUrl,
+      'link-runtime': sys.linkUrl,
+      'campaign-service': sys.adminUrl,
+    };
+    for (const [service, base] of Object.entries(bases)) {
+      const was = await scrape(sys.metricsUrls[service]);
+      for (const probe of ['/livez', '/readyz'])
+        expect((await http('GET', `${base}${probe}`)).status).toBe(200);
+      const now = await scrape(sys.metricsUrls[service]);
+      const grew = (name: string, route: string) => sum(now, name, { route }) - sum(was, name, { route });
+      for (const route of ['/livez', '/readyz']) {
+        expect([service, route, grew('http_requests_total', route)]).toEqual([service, route, 1]);
+        expect([service, route, grew('http_request_duration_seconds_count', route)]).toEqual([
+          service,
+          route,
+          1,
+        ]);
+      }
+      expect([service, grew('http_requests_total', 'unmatched')]).toEqual([service, 0]);
+    }
+  });
+
   it('counts the admin API by route template on campaign-service', () => {
     const route = '/admin/v1/projects/:p/campaigns/:id/top-offs';
     expect(

@@ -2,6 +2,7 @@ import {
   type AccessLogMode,
   AppError,
   type DependencyStates,
+  HEALTH_PATHS,
   healthRoutes,
   type Lifecycle,
   logAppErrors,
@@ -42,7 +43,9 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
       await next();
     } finally {
       // The route template, never the raw path, keeps label cardinality bounded.
-      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const route =
+        (ctx as unknown as { _matchedRoute?: string })._matchedRoute ??
+        (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
       const seconds = (performance.now() - started) / 1000;
       deps.metrics.http.record([ctx.method, route], String(ctx.status), seconds);
     }

@@ -1,8 +1,15 @@
-import { APPLIED_RECORDS_CONFIG, COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+import {
+  APPLIED_RECORDS_CONFIG,
+  COMMON_CONFIG,
+  type ConfigOf,
+  NATS_STREAM_CONFIG,
+  type VarSpec,
+} from '@outreach/platform';
 
 /** Environment of the campaign service: the common stores plus its own ports and secrets. */
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
+  ...NATS_STREAM_CONFIG,
   ...APPLIED_RECORDS_CONFIG,
   DASHBOARD_PORT: { type: 'int', default: 8082, min: 0, max: 65535, doc: 'admin HTTP API port' },
   CAMPAIGN_GRPC_PORT: { type: 'int', default: 50052, min: 0, max: 65535, doc: 'CampaignService gRPC port' },

@@ -100,6 +100,23 @@ for (const g of alerts?.groups ?? []) {
   }
 }
 if (names.size === 0) problems.push('alerts: no rules');
+// The probes are counted in the HTTP metrics (route="/livez", "/readyz"): an HTTP alert that took
+// them in would fire on a slow /readyz during a store outage, or have its 5xx ratio diluted.
+const PROBES = ['/livez', '/readyz'];
+for (const g of alerts?.groups ?? []) {
+  for (const r of g.rules ?? []) {
+    for (const m of String(r.expr ?? '').matchAll(
+      /\b(http_requests_total|http_request_duration_seconds(?:_bucket|_sum|_count)?)\b(\{[^}]*\})?/g,
+    )) {
+      const excluded = [...(m[2] ?? '').matchAll(/\broute\s*!~\s*"([^"]*)"/g)].map(
+        (x) => new RegExp(`^(?:${x[1]})$`),
+      );
+      const left = PROBES.filter((p) => !excluded.some((re) => re.test(p)));
+      if (left.length > 0)
+        problems.push(`alerts: ${r.alert} counts the probes (${left.join(', ')}) in ${m[0]}`);
+    }
+  }
+}
 for (const m of [
   'http_requests_total',
   'grpc_server_handled_total',

@@ -1,8 +1,15 @@
-import { COMMON_CONFIG, type ConfigOf, PROXY_CONFIG, type VarSpec } from '@outreach/platform';
+import {
+  COMMON_CONFIG,
+  type ConfigOf,
+  NATS_STREAM_CONFIG,
+  PROXY_CONFIG,
+  type VarSpec,
+} from '@outreach/platform';
 
 /** Everything the gateway reads from the environment. */
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
+  ...NATS_STREAM_CONFIG,
   GATEWAY_PORT: {
     type: 'int',
     default: 8080,

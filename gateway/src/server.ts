@@ -77,7 +77,9 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
 
     const nc = opened.add('nats', await connectNats(config.NATS_URL, 'gateway', logger), (c) => c.drain());
-    await ensureStreams(await nc.jetstreamManager(), config.NATS_PREFIX);
+    await ensureStreams(await nc.jetstreamManager(), config.NATS_PREFIX, {
+      replicas: config.NATS_STREAM_REPLICAS,
+    });
     opened.addStop(
       'revocations',
       await watchRevocations(nc.jetstream(), config.NATS_PREFIX, (id) => grants.revoke(id), logger),

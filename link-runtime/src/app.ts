@@ -7,6 +7,7 @@ import {
   AppError,
   type Clock,
   type DependencyStates,
+  HEALTH_PATHS,
   healthRoutes,
   type Lifecycle,
   logAppErrors,
@@ -88,7 +89,9 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       throw err;
     } finally {
       // Route templates only (never the token itself) keep the label set small and the links secret.
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const route =
+        (ctx as Context & { _matchedRoute?: string })._matchedRoute ??
+        (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
       const seconds = (performance.now() - started) / 1000;
       deps.metrics.http.record([ctx.method, route], String(status ?? ctx.status), seconds);
     }

@@ -1,5 +1,11 @@
 import { LIMITS } from '@outreach/contracts';
-import { COMMON_CONFIG, type ConfigOf, PROXY_CONFIG, type VarSpec } from '@outreach/platform';
+import {
+  COMMON_CONFIG,
+  type ConfigOf,
+  NATS_STREAM_CONFIG,
+  PROXY_CONFIG,
+  type VarSpec,
+} from '@outreach/platform';
 
 // A conversation inside the longest rolling window a recipient may have is still listed when
 // its window counter is rebuilt; only older ones may be folded into counts.
@@ -8,6 +14,7 @@ const MIN_ROLLUP_DAYS = Math.ceil(LIMITS.maxWindowSeconds / 86_400) + 1;
 /** Every environment variable the link runtime reads. */
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
+  ...NATS_STREAM_CONFIG,
   HOST: { type: 'string', default: '0.0.0.0', doc: 'address to listen on' },
   LINK_PORT: { type: 'int', default: 8081, min: 0, max: 65535, doc: 'HTTP port of the link pages' },
   RECIPIENT_SERVICE_ADDR: {

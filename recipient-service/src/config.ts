@@ -1,8 +1,15 @@
-import { APPLIED_RECORDS_CONFIG, COMMON_CONFIG, type ConfigOf, type VarSpec } from '@outreach/platform';
+import {
+  APPLIED_RECORDS_CONFIG,
+  COMMON_CONFIG,
+  type ConfigOf,
+  NATS_STREAM_CONFIG,
+  type VarSpec,
+} from '@outreach/platform';
 
 /** Every environment variable the recipient service reads. */
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
+  ...NATS_STREAM_CONFIG,
   RECIPIENT_GRPC_PORT: {
     type: 'int',
     default: 50051,

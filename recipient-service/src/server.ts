@@ -94,8 +94,9 @@ export async function start(
       c.drain(),
     );
     const jsm = await nc.jetstreamManager();
-    await ensureStreams(jsm, config.NATS_PREFIX);
-    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger));
+    const streamOptions = { replicas: config.NATS_STREAM_REPLICAS };
+    await ensureStreams(jsm, config.NATS_PREFIX, streamOptions);
+    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger, streamOptions));
     const js = nc.jetstream();
     const prefix = config.NATS_PREFIX;
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;

@@ -1,8 +1,6 @@
 import type Router from '@koa/router';
-import type { ServiceMetrics } from '@outreach/platform';
+import { HEALTH_PATHS, type ServiceMetrics } from '@outreach/platform';
 import type { Middleware } from 'koa';
-
-const FIXED_PATHS = new Set(['/livez', '/readyz']);
 
 /**
  * Counts every request by method, route template and final status. It sits outside
@@ -20,7 +18,7 @@ export function countRequests(metrics: ServiceMetrics, routers: Router[] = []): 
       const matched =
         (ctx as unknown as { _matchedRoute?: string })._matchedRoute ??
         templateOf(routers, ctx.method, ctx.path);
-      const route = matched ?? (FIXED_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
+      const route = matched ?? (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
       metrics.http.record([ctx.method, route], String(ctx.status), (performance.now() - started) / 1000);
     }
   };

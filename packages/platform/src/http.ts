@@ -134,6 +134,12 @@ export function sendError(ctx: Context, err: AppError): void {
 }
 
 /**
+ * The paths `healthRoutes` answers. No router matches them, so the request metrics label them by
+ * the path itself rather than `unmatched`: the HTTP alerts leave the probes out by that label.
+ */
+export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz']);
+
+/**
  * `/livez` (process up) and `/readyz`: 503 `draining` once shutdown began, otherwise 200 with each
  * dependency's state, `degraded` while one is down. A store or backend that every replica shares
  * being down does not make a replica unready: all of them would turn unready at once, and the

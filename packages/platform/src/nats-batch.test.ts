@@ -133,7 +133,7 @@ describe('consumeDurableBatch (real NATS)', () => {
   it('goes on once a stream JetStream lost is created again (keepStreams)', async () => {
     const own = uniqueName('k');
     await ensureStreams(jsm, own);
-    const stopKeeping = keepStreams(jsm, own, logger, 100);
+    const stopKeeping = keepStreams(jsm, own, logger, { everyMs: 100 });
     const received: unknown[] = [];
     const stopConsuming = await consumeDurableBatch(
       js,

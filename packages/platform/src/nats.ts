@@ -18,6 +18,7 @@ import {
   StorageType,
 } from 'nats';
 import type { Logger } from 'pino';
+import type { VarSpec } from './config';
 import { runPeriodically } from './periodic';
 import { inSpan, linksTo } from './trace-context';
 
@@ -69,6 +70,24 @@ export async function connectNats(
   return nc;
 }
 
+/** How the services store the streams, one setting for every service that creates them. */
+export const NATS_STREAM_CONFIG = {
+  NATS_STREAM_REPLICAS: {
+    type: 'int',
+    default: 1,
+    min: 1,
+    // JetStream's own limit.
+    max: 5,
+    doc: 'replicas of each JetStream stream (3 on a clustered NATS), set when a stream is created and at every start',
+  },
+} as const satisfies Record<string, VarSpec>;
+
+/** What a service asks of its streams beyond their fixed shape. */
+export interface StreamOptions {
+  /** JetStream replicas (num_replicas); unset leaves an existing stream's as they are. */
+  replicas?: number;
+}
+
 /** Names of the two streams, derived from the configured prefix. */
 export function streamNames(prefix: string): { state: string; events: string } {
   const base = prefix.toUpperCase().replace(/[^A-Z0-9_-]/g, '_');
@@ -80,21 +99,31 @@ export function streamNames(prefix: string): { state: string; events: string } {
  * - STATE keeps the latest snapshot per subject (`<prefix>.state.<kind>.<id>`), so a new
  *   or restarted consumer rebuilds the current state of every campaign and device;
  * - EVENTS keeps facts in order for 7 days (`<prefix>.events.>`), deduplicated by message id.
+ * An update JetStream refuses (more replicas than its servers, say) rejects with its reason.
  */
-export async function ensureStreams(jsm: JetStreamManager, prefix: string): Promise<void> {
-  for (const cfg of streamConfigs(prefix)) {
+export async function ensureStreams(
+  jsm: JetStreamManager,
+  prefix: string,
+  options: StreamOptions = {},
+): Promise<void> {
+  for (const cfg of streamConfigs(prefix, options)) {
+    let exists = true;
     try {
       await jsm.streams.info(cfg.name);
-      await jsm.streams.update(cfg.name, cfg);
-    } catch {
-      await jsm.streams.add(cfg);
+    } catch (err) {
+      if (!isStreamNotFound(err)) throw err;
+      exists = false;
     }
+    // nats.js merges the update into the stream's configuration: what is not given here stays.
+    if (exists) await jsm.streams.update(cfg.name, cfg);
+    else await jsm.streams.add(cfg);
   }
 }
 
 /** The two streams' full configurations. */
-function streamConfigs(prefix: string) {
+export function streamConfigs(prefix: string, options: StreamOptions = {}) {
   const names = streamNames(prefix);
+  const replicas = options.replicas === undefined ? {} : { num_replicas: options.replicas };
   return [
     { name: names.state, subjects: [`${prefix}.state.>`], max_msgs_per_subject: 1 },
     {
@@ -103,7 +132,7 @@ function streamConfigs(prefix: string) {
       max_age: 7 * 24 * 3600 * 1e9,
       duplicate_window: 120 * 1e9,
     },
-  ].map((cfg) => ({ retention: RetentionPolicy.Limits, storage: StorageType.File, ...cfg }));
+  ].map((cfg) => ({ retention: RetentionPolicy.Limits, storage: StorageType.File, ...replicas, ...cfg }));
 }
 
 /** JetStream's error code for a stream that does not exist. */
@@ -124,11 +153,11 @@ export function keepStreams(
   jsm: JetStreamManager,
   prefix: string,
   logger: Logger,
-  everyMs = 30_000,
+  { everyMs = 30_000, ...options }: StreamOptions & { everyMs?: number } = {},
 ): () => Promise<void> {
   return runPeriodically(
     async () => {
-      for (const cfg of streamConfigs(prefix)) {
+      for (const cfg of streamConfigs(prefix, options)) {
         try {
           await jsm.streams.info(cfg.name);
         } catch (err) {

@@ -185,6 +185,33 @@ campaign-service: [gateway, recipient-service]
 {{- end }}
 
 {{/*
+The services that open PostgreSQL pools (read with fromYaml).
+*/}}
+{{- define "outreach.postgresClients" -}}
+clients: [link-runtime, campaign-service, recipient-service]
+{{- end }}
+
+{{/*
+max_connections of the trial PostgreSQL: every pod that may run at once (each service's HPA
+maximum, or its replicas, plus the rollout's 25 % surge) with a full pool and the one connection
+it migrates on at start, plus 10 for the migration Job, an operator's psql and the superuser's
+reserved slots.
+*/}}
+{{- define "outreach.trialPostgresMaxConnections" -}}
+{{- $total := 10 }}
+{{- range (include "outreach.postgresClients" . | fromYaml).clients }}
+{{- $v := index $.Values.services . }}
+{{- if $v.enabled }}
+{{- $pods := int ($v.autoscaling.enabled | ternary $v.autoscaling.maxReplicas $v.replicas) }}
+{{- $pods = add $pods (div (add (mul $pods 25) 99) 100) }}
+{{- $pool := int ((index ($v.extraEnv | default dict) "DATABASE_POOL_SIZE") | default $.Values.config.databasePoolSize) }}
+{{- $total = add $total (mul $pods (add $pool 1)) }}
+{{- end }}
+{{- end }}
+{{- $total }}
+{{- end }}
+
+{{/*
 NetworkPolicy peers matching this release's pods of the given components, as YAML {from: [...]}
 (read with fromYaml): (dict "root" $ "components" (list "gateway" ...)).
 */}}
