@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { onColor } from '../../link-runtime/src/page/render';
+import { onColor, primaryUnderText } from '../../link-runtime/src/page/render';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { APP_JS } from '../src/dashboard/assets.script';
 
@@ -27,7 +27,7 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       await context.close();
     });
 
-    it('previews the text colour the link page puts on the primary colour', async () => {
+    it('previews the text colour the link page puts on the primary colour, and the shade it puts under it', async () => {
       const page = await browser.newPage();
       await page.setContent(`<input id="primary" data-preview="primaryColor" value="#2f5bea">
         <div id="link-preview"><div class="pv-head"></div>
@@ -35,13 +35,21 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       await page.addScriptTag({ content: APP_JS });
       const rgb = (hex: string) =>
         `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.length === 4 ? hex[1 + (i - 1) / 2].repeat(2) : hex.slice(i, i + 2), 16)).join(', ')})`;
-      for (const colour of ['#2f5bea', '#ffeb3b', '#7a1fa2', '#a0e0ff', '#808080', '#000000', '#ffffff']) {
+      const colours = ['#2f5bea', '#ffeb3b', '#7a1fa2', '#a0e0ff', '#808080', '#000000', '#ffffff'];
+      // Mid-tones whose text the link page reaches 4.5:1 on only in a darker or lighter shade.
+      colours.push('#e53935', '#008c95', '#767676', '#9e9e9e');
+      for (const colour of colours) {
         await page.fill('#primary', colour);
         await page.dispatchEvent('#primary', 'input');
         const shown = await page.evaluate(() =>
-          [...document.querySelectorAll('.pv-head, .pv-user')].map((e) => getComputedStyle(e).color),
+          [...document.querySelectorAll('.pv-head, .pv-user')].flatMap((e) => [
+            getComputedStyle(e).color,
+            getComputedStyle(e).backgroundColor,
+          ]),
         );
-        expect([colour, shown]).toEqual([colour, [rgb(onColor(colour)), rgb(onColor(colour))]]);
+        const text = rgb(onColor(colour));
+        const fill = rgb(primaryUnderText(colour));
+        expect([colour, shown]).toEqual([colour, [text, fill, text, fill]]);
       }
       await page.close();
     });

@@ -80,18 +80,37 @@ export const APP_JS = String.raw`(function () {
     });
   });
 
+  // WCAG relative luminance of a #rrggbb colour, and the contrast of two luminances.
+  function lum(h) {
+    var c = [1, 3, 5].map(function (i) {
+      var v = parseInt(h.slice(i, i + 2), 16) / 255;
+      return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  }
+  function contrast(a, b) { return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); }
+
   // The text colour the link page puts on a #rrggbb primary colour: white, or near-black where
   // white is the weaker contrast (onColor in the link runtime's render.ts; a test holds them equal).
   function onColor(hex) {
-    var lum = function (h) {
-      var c = [1, 3, 5].map(function (i) {
-        var v = parseInt(h.slice(i, i + 2), 16) / 255;
-        return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
-      });
-      return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
-    };
-    var l = lum(hex), dark = lum('#1d1d1f');
-    return (l + 0.05) / (dark + 0.05) > 1.05 / (l + 0.05) ? '#1d1d1f' : '#fff';
+    var l = lum(hex);
+    return contrast(l, lum('#1d1d1f')) > contrast(l, 1) ? '#1d1d1f' : '#fff';
+  }
+
+  // The primary colour as the link page paints it under that text: the operator's where the text
+  // reads on it at 4.5:1, else the least darker (under white) or lighter (under near-black) shade
+  // that does (primaryUnderText in render.ts; a test holds them equal).
+  function underText(hex) {
+    var rgb = [1, 3, 5].map(function (i) { return parseInt(hex.slice(i, i + 2), 16); });
+    var light = onColor(hex) === '#fff', text = light ? 1 : lum('#1d1d1f');
+    for (var step = 0; step <= 255; step++) {
+      var shade = step === 0 ? hex : '#' + rgb.map(function (c) {
+        var v = Math.round(light ? c * (1 - step / 255) : c + (255 - c) * (step / 255));
+        return (v < 16 ? '0' : '') + v.toString(16);
+      }).join('');
+      if (contrast(lum(shade), text) >= 4.5) return shade;
+    }
+    return light ? '#000000' : '#ffffff';
   }
 
   // Live preview of the link page from the device styling fields.
@@ -103,7 +122,7 @@ export const APP_JS = String.raw`(function () {
       // As the link page: the device's title, else the page's own title in the default language.
       head.textContent = get('title').trim() || preview.getAttribute('data-default-title') || '';
       if (/^#[0-9a-fA-F]{6}$/.test(get('primaryColor'))) {
-        head.style.background = user.style.background = get('primaryColor');
+        head.style.background = user.style.background = underText(get('primaryColor'));
         head.style.color = user.style.color = onColor(get('primaryColor'));
       }
       if (/^#[0-9a-fA-F]{6}$/.test(get('backgroundColor'))) body.style.background = get('backgroundColor');
