@@ -225,6 +225,22 @@ if KEYS[4] then redis.call('DEL', KEYS[4]) end
 return 1
 `;
 
+/**
+ * Takes back a start whose admission went unanswered (its command timed out, so it may have run
+ * or may yet run: Redis runs a connection's commands in order, so this runs after it). The
+ * conversation's record, written by the same script run that counted it, tells whether it was
+ * admitted; without it (Redis lost its data since, or the record is left to the first message)
+ * nothing is taken back. KEYS: one start's four keys of ADMIT_SCRIPT; ARGV: conversation id.
+ */
+export const RELEASE_UNANSWERED_SCRIPT = `
+if redis.call('HGET', KEYS[4], 'id') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'seeded') == 1 then redis.call('HINCRBY', KEYS[1], 'count', -1) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+if redis.call('HEXISTS', KEYS[3], 'seeded') == 1 then redis.call('HINCRBY', KEYS[3], 'used', -1) end
+redis.call('DEL', KEYS[4])
+return 1
+`;
+
 /** A Lua script run by its SHA-1 (EVALSHA), loaded with EVAL only when Redis does not know it yet. */
 export class LuaScript {
   readonly sha: string;

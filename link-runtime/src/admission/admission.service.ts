@@ -3,6 +3,7 @@ import type { RecipientStarts, UsageStartsBatch } from '@outreach/contracts';
 import {
   AppError,
   batchPerTurn,
+  isCommandTimeout,
   newId,
   randomBase62,
   sharedFromWhileRunning,
@@ -19,6 +20,7 @@ import {
   LuaScript,
   packAdmissions,
   RELEASE_SCRIPT,
+  RELEASE_UNANSWERED_SCRIPT,
   SEED_SCRIPT,
 } from './admission.lua';
 import {
@@ -175,7 +177,22 @@ export class Admission {
   async admit(link: OpenLink, startKey?: string): Promise<Admitted> {
     const conversationId = newId('cnv');
     const startedAt = this.deps.clock();
-    const counted = (await this.run(link, conversationId, true, startedAt)) as Counted;
+    let counted: Counted;
+    try {
+      counted = (await this.run(link, conversationId, true, startedAt)) as Counted;
+    } catch (err) {
+      // Refused as unavailable, so it must not stay counted should Redis still run it. Sent before
+      // the refusal and not awaited: Redis runs it after the admission whenever it gets to them,
+      // and before any later start of this process. As EVAL, not EVALSHA, which a Redis without
+      // the script would answer NOSCRIPT, leaving the body to go after later commands.
+      if (isCommandTimeout(err) && this.deps.recordAtStart) {
+        const keys = startKeys(this.deps.redisPrefix, link.recipient.id, link.campaign.id, conversationId);
+        this.deps.redis
+          .eval(RELEASE_UNANSWERED_SCRIPT, keys.length, ...keys, conversationId)
+          .catch(() => undefined);
+      }
+      throw err;
+    }
     const record: ConversationRecord = {
       id: conversationId,
       recipientId: link.recipient.id,

@@ -213,6 +213,11 @@ const CONNECTION_CODES = new Set([
 // ioredis's error for a command unanswered within its commandTimeout (see createRedis).
 const REDIS_COMMAND_TIMED_OUT = 'Command timed out';
 
+/** True when `err` is ioredis's for a command unanswered within its commandTimeout: it may yet run. */
+export function isCommandTimeout(err: unknown): boolean {
+  return (err as { message?: unknown } | null)?.message === REDIS_COMMAND_TIMED_OUT;
+}
+
 /**
  * True when `err` says a store could not be reached: a connection refused or lost, PostgreSQL
  * shutting down or refusing connections (SQLSTATE class 08, 57P01–57P03), ioredis giving up a
