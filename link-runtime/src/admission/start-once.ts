@@ -1,6 +1,6 @@
-import { AppError } from '@outreach/platform';
+import { AppError, isCommandTimeout, randomBase62 } from '@outreach/platform';
 import type Redis from 'ioredis';
-import { CLAIM_SCRIPT, LuaScript } from './admission.lua';
+import { CLAIM_SCRIPT, FREE_CLAIM_SCRIPT, LuaScript } from './admission.lua';
 import { countersUnavailable } from './link-checks';
 
 /**
@@ -9,7 +9,9 @@ import { countersUnavailable } from './link-checks';
  */
 export const START_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 
-// While a start with the key is being made: longer than any admission can take.
+// While a start with the key is being made, its value is this and a random part of the request's
+// own (never a conversation id), so that a request frees only its own claim. Kept longer than any
+// admission can take.
 const PENDING = '-';
 const PENDING_TTL_SECONDS = 60;
 /** How long a made start is answered again for its key: longer than a customer retries. */
@@ -54,15 +56,27 @@ export async function startOnce(
 ): Promise<{ conversationId: string; repeated: boolean }> {
   const { redis } = deps;
   const claimKeys = [keys.startKey, keys.recipientKey, keys.markerKey];
+  const claim = `${PENDING}${randomBase62(12)}`;
+  // Sent right behind what it frees, as EVAL (EVALSHA's NOSCRIPT would send the body after later
+  // commands), and not awaited: Redis runs it after the claim whenever it gets to them.
+  const free = () => void redis.eval(FREE_CLAIM_SCRIPT, 1, keys.startKey, claim).catch(() => undefined);
   for (let attempt = 1; ; attempt++) {
-    const [outcome, value] = (await claimScript.run(redis, claimKeys, [
-      deps.now(),
-      PENDING,
-      PENDING_TTL_SECONDS,
-    ])) as [number, (string | number)?];
+    let outcome: number;
+    let value: string | number | undefined;
+    try {
+      [outcome, value] = (await claimScript.run(redis, claimKeys, [
+        deps.now(),
+        claim,
+        PENDING_TTL_SECONDS,
+      ])) as [number, (string | number)?];
+    } catch (err) {
+      // Unanswered, the claim may yet be made: a retry with the key must not find it held.
+      if (isCommandTimeout(err)) free();
+      throw err;
+    }
     if (outcome === 1) break;
     if (outcome === 2) {
-      if (value !== PENDING) return { conversationId: String(value), repeated: true };
+      if (!String(value).startsWith(PENDING)) return { conversationId: String(value), repeated: true };
       throw new AppError('unavailable', 'This conversation is still being started.', {
         details: { reason: 'start_in_progress' },
         hint: 'Send the same request again in a moment.',
@@ -75,7 +89,7 @@ export async function startOnce(
   try {
     conversationId = await admit();
   } catch (err) {
-    await redis.del(keys.startKey).catch(() => undefined);
+    free();
     throw err;
   }
   // The start is made and durable; a key that cannot be written now only loses the repeat's answer.
