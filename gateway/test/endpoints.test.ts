@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { type Harness, type Reply, startHarness } from './support/harness';
@@ -176,6 +177,28 @@ test("the client's trace context goes on to the services behind, when well-forme
   });
   expect(h.backends.data.lastListMetadata).not.toHaveProperty('traceparent');
   expect(h.backends.data.lastListMetadata).not.toHaveProperty('tracestate');
+  // Version 00 takes no more fields; a later version's may hold only visible ASCII, as gRPC
+  // metadata does (a byte past it made the call fail as 500): both are ignored, the call made.
+  const ids = '4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  for (const malformed of [`00-${ids}-more`, `01-${ids}-\u00e9`]) {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${h.base}${base}/campaigns`, {
+        headers: { authorization: `Bearer ${key}`, traceparent: malformed, 'x-request-id': 'req-trace-2' },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect([malformed, status]).toEqual([malformed, 200]);
+    expect(h.backends.data.lastListMetadata).toMatchObject({ 'x-request-id': 'req-trace-2' });
+    expect(h.backends.data.lastListMetadata).not.toHaveProperty('traceparent');
+  }
+  const later = `01-${ids}-more`;
+  await h.request('GET', `${base}/campaigns`, { key, headers: { traceparent: later } });
+  expect(h.backends.data.lastListMetadata).toMatchObject({ traceparent: later });
 });
 
 test('every response seen conforms to the OpenAPI document', () => {

@@ -22,9 +22,11 @@ export interface RequestState extends ForwardedContext {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-// W3C Trace Context: version (never ff), trace id and parent id (never all zeros), flags; a
-// later version may append fields after a dash.
-const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}(?:-[^\s]*)?$/;
+// W3C Trace Context: trace id and parent id (never all zeros), flags; version 00 exactly so, a
+// later version (never ff) maybe with more fields after a dash, in visible ASCII (all that gRPC
+// metadata, which carries it on, takes).
+const TRACE_IDS = '(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}';
+const TRACEPARENT = new RegExp(`^(?:00-${TRACE_IDS}|(?!00|ff)[0-9a-f]{2}-${TRACE_IDS}(?:-[\\x21-\\x7e]*)?)$`);
 // At most 32 list members of key=value; 512 characters is what the spec asks a receiver to keep.
 const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
 
