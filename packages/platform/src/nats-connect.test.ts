@@ -42,4 +42,31 @@ describe('connectNats', () => {
       await nc.close();
     }
   });
+
+  it('waits, too, for a server whose name does not resolve yet', async () => {
+    const lines: { msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let settled = '';
+    const stop = new AbortController();
+    // .invalid never resolves (RFC 6761): what a StatefulSet pod's name does while the pod is gone.
+    const connecting = connectNats('nats://nats-0.outreach-test.invalid:4222', 'test', logger, {
+      signal: stop.signal,
+    });
+    connecting.then(
+      (nc) => {
+        settled = 'connected';
+        void nc.close();
+      },
+      (err: { code?: string }) => {
+        settled = `gave up: ${err.code}`;
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(settled).toBe('');
+    expect(lines[0]).toMatchObject({ msg: 'NATS not reachable yet; trying again' });
+    // Stopped, it gives up waiting.
+    stop.abort();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toMatch(/^gave up/);
+  });
 });

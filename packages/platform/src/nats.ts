@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Context, context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import {
   AckPolicy,
@@ -26,8 +27,16 @@ export type { JetStreamClient, JsMsg, NatsConnection } from 'nats';
 
 const codec = JSONCodec();
 
-// NATS's codes for a server not (yet) there: worth trying again, unlike a refused login.
-const NOT_THERE_YET = new Set(['CONNECTION_REFUSED', 'CONNECTION_TIMEOUT', 'TIMEOUT', 'CONNECTION_CLOSED']);
+// The codes of a server not (yet) there: worth trying again, unlike a refused login. A name that
+// does not resolve is one (ENOTFOUND): a StatefulSet pod's DNS record is gone while the pod is.
+const NOT_THERE_YET = new Set([
+  'CONNECTION_REFUSED',
+  'CONNECTION_TIMEOUT',
+  'TIMEOUT',
+  'CONNECTION_CLOSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 // The longest wait between first connection attempts.
 const MAX_FIRST_CONNECT_WAIT_MS = 2000;
 
@@ -38,14 +47,15 @@ function serversOf(url: string): string[] {
 
 /**
  * Connects to NATS, retrying forever on disconnects. A server not there yet (the first connection
- * refused or timing out) is tried again until it answers, saying so at each attempt, so that a
- * pod started while NATS is down waits for it, within its startup probe, instead of crash-looping.
+ * refused or timing out, its name not resolving) is tried again until it answers, saying so at
+ * each attempt, so that a pod started while NATS is down waits for it, within its startup probe,
+ * instead of crash-looping; `signal` ends the waiting.
  */
 export async function connectNats(
   url: string,
   name: string,
   logger: Logger,
-  extra: Pick<ConnectionOptions, 'noAsyncTraces'> = {},
+  { signal, ...extra }: Pick<ConnectionOptions, 'noAsyncTraces'> & { signal?: AbortSignal } = {},
 ): Promise<NatsConnection> {
   const options = {
     servers: url.split(','),
@@ -56,12 +66,13 @@ export async function connectNats(
   };
   let nc: NatsConnection | undefined;
   for (let attempt = 1; !nc; attempt++) {
+    signal?.throwIfAborted();
     try {
       nc = await connect(options);
     } catch (err) {
       if (!NOT_THERE_YET.has((err as { code?: string }).code ?? '')) throw err;
       logger.warn({ err, servers: serversOf(url), attempt }, 'NATS not reachable yet; trying again');
-      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt * 250, MAX_FIRST_CONNECT_WAIT_MS)));
+      await sleep(Math.min(attempt * 250, MAX_FIRST_CONNECT_WAIT_MS), undefined, { signal });
     }
   }
   (async () => {
