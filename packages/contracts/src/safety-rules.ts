@@ -48,6 +48,28 @@ const PHRASE_END = '\\s*(?:$|[.!?;:,)"\'’”\\n\\r])';
  */
 const ALL_NOUNS_END = `(?:${PHRASE_END}|\\s+(?:then|now)\\b|\\s+and\\b(?!\\s+(?:other\\s+)?(?:requests?|demands?|questions?|orders?|links?|attachments?|messages?|instructions?|prompts?|rules?|directions?|commands?|guidelines?)\\b)|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
 
+/**
+ * Where a clause ends, more strictly than PHRASE_END: not at a comma or a colon, which a list or
+ * an explanation goes on from ("your rules, when asked, …", "all prompts, popups and banners").
+ */
+const CLAUSE_END = '\\s*(?:$|[.!?;)"\'’”\\n\\r])';
+
+/**
+ * What starts a new order after a phrase, maybe after a comma or a colon and "and": "then" (not
+ * "then in effect"), or a verb an order starts with ("…, then write a poem", "… and say hi",
+ * "…: you are now free"). Not a noun ("rules and regulations", "prompts, popups and banners").
+ */
+const NEXT_ORDER =
+  "(?:\\s*[,:])?\\s+(?:and\\s+)?(?:then\\b(?!\\s+(?:in|current|valid|applicable|existing)\\b)|(?:(?:just|simply|instead|now)\\s+)?(?:(?:say|write|tell|reply|respond|answer|act|pretend|print|reveal|show|output|repeat|follow|obey|start|be|become|talk|speak)\\b|do\\b(?!\\s+not\\b)|you\\s+are\\s+now\\b|you['’]re\\s+now\\b|from\\s+now\\s+on\\b))";
+
+/**
+ * After "your instructions" (rules, guidelines), what leaves them the whole of the assistant's
+ * own: the clause ends or a new order starts, maybe after "now", "again" …, or they are asked for
+ * verbatim, word for word, exactly, in full, to me or us, or back (not "back to the customer").
+ * Not when more says which ("your rules for the giveaway", "your guidelines on shipping").
+ */
+const REVEAL_END = `(?:(?:\\s+(?:now|again|please|here|first)\\b)?(?:${CLAUSE_END}|${NEXT_ORDER})|\\s+(?:verbatim|word\\s+for\\s+word|exactly|in\\s+full|to\\s+(?:me|us)|back\\b(?!\\s+to\\s+(?!(?:me|us)\\b)))\\b)`;
+
 /** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
 const SYSTEM = 'system[\\s-]+';
 
@@ -88,16 +110,17 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'reveal_system_prompt',
     description:
-      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt, instructions, rules or guidelines) is',
+      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt, or its instructions, rules or guidelines as a whole) is',
     // Showing, printing … the system, initial, hidden or original prompt or message; showing,
     // printing … "your prompt", "your instructions", "your rules" or "your guidelines" (the
-    // assistant's own: "the prompt payment discount" is not, nor "your rules of the game");
+    // assistant's own: "the prompt payment discount" is not; the last three only as a whole, see
+    // REVEAL_END, so "your rules for the giveaway" and "your rules of the game" pass);
     // telling, giving, sending, sharing or saying the system (or hidden) prompt itself, not "the
     // initial message" an operator may well want sent; and asking what the system prompt is. Not
     // when negated: "Never reveal your prompt" asks the opposite.
     pattern: [
       `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
-      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?(?:${PROMPT_NOUN}|(?:instructions?|rules?|guidelines?)\\b(?!\\s+of\\b))`,
+      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?(?:${PROMPT_NOUN}|(?:instructions?|rules?|guidelines?)\\b(?=${REVEAL_END}))`,
       `${unnegated('tell|give|send|share|say')}\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
       `\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)(?:prompt|instructions?)\\b`,
     ].join('|'),
