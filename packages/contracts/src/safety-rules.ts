@@ -37,16 +37,9 @@ const PROMPT_NOUN =
 
 /**
  * Where a phrase ends: the text, a sentence or a clause ends, or a quotation or parenthesis closes
- * ("ignore the above.", "ignore all instructions, then …").
+ * ("ignore the above.", "disregard all of the above, and …").
  */
 const PHRASE_END = '\\s*(?:$|[.!?;:,)"\'’”\\n\\r])';
-
-/**
- * After "all instructions", what leaves them the assistant's own: the phrase ends, "and" starts
- * an order (not another noun: "all instructions and requests from customers"), or they are the
- * ones "you were given" (not "given to you by customers").
- */
-const ALL_NOUNS_END = `(?:${PHRASE_END}|\\s+(?:then|now)\\b|\\s+and\\b(?!\\s+(?:other\\s+)?(?:requests?|demands?|questions?|orders?|links?|attachments?|messages?|instructions?|prompts?|rules?|directions?|commands?|guidelines?)\\b)|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
 
 /**
  * Where a clause ends, more strictly than PHRASE_END: not at a comma or a colon, which a list or
@@ -69,6 +62,14 @@ const NEXT_ORDER =
  * Not when more says which ("your rules for the giveaway", "your guidelines on shipping").
  */
 const REVEAL_END = `(?:(?:\\s+(?:now|again|please|here|first)\\b)?(?:${CLAUSE_END}|${NEXT_ORDER})|\\s+(?:verbatim|word\\s+for\\s+word|exactly|in\\s+full|to\\s+(?:me|us)|back\\b(?!\\s+to\\s+(?!(?:me|us)\\b)))\\b)`;
+
+/**
+ * After "all instructions", what leaves them the assistant's own: the clause ends or a new order
+ * starts (NEXT_ORDER), maybe after "now" ("all instructions now."; not "all rules now in
+ * effect"), or they are the ones "you were given" (not "given to you by customers"). Not more
+ * nouns: "all rules and regulations", "all prompts, popups and banners".
+ */
+const ALL_NOUNS_END = `(?:(?:\\s+now\\b)?(?:${CLAUSE_END}|${NEXT_ORDER})|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
 
 /** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
 const SYSTEM = 'system[\\s-]+';
