@@ -158,7 +158,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'invisible_characters',
     description:
-      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens), other default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers; a single U+FE0E or U+FE0F right after an emoji passes), the blank Braille pattern, or control characters other than tab, line feed and carriage return',
+      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens), other default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers; a single U+FE0E or U+FE0F right after an emoji, a single Mongolian free variation selector right after a Mongolian letter and a single ideographic variation selector right after a CJK ideograph pass), the blank Braille pattern, or control characters other than tab, line feed and carriage return',
     // Whole Unicode properties, not a list of ranges: tag characters (U+E0000 block) spell out
     // hidden ASCII text, variation selectors (U+E0100 block) hide a byte each, and a list would
     // miss whatever Unicode adds next. Cf and Default_Ignorable_Code_Point overlap; each has
@@ -168,10 +168,17 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     // U+FE0E and U+FE0F choose an emoji's text or emoji presentation ("❤️", "1️⃣"): one of them
     // alone right after an emoji passes, so only the first alternative leaves them out; the second
     // refuses one at the start or after anything else (a letter, a space, another selector), which
-    // is where they would carry hidden bits. No lookbehind: the character before is matched.
+    // is where they would carry hidden bits. Likewise Mongolian free variation selectors
+    // (U+180B–U+180D, U+180F), which Mongolian text needs, pass alone right after a Mongolian
+    // letter (U+1820–U+18AA), and ideographic variation selectors (U+E0100–U+E01EF), which
+    // Japanese names need (葛 with U+E0100), alone right after a CJK ideograph: a run of them, the hidden
+    // payload's form, is refused, as is one after anything else. No lookbehind: the character
+    // before is matched.
     pattern: [
-      '(?![\\uFE0E\\uFE0F])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2800\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F]',
+      '(?![\\uFE0E\\uFE0F\\u180B-\\u180D\\u180F\\u{E0100}-\\u{E01EF}])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2800\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F]',
       '(?:^|[^\\p{Emoji}])[\\uFE0E\\uFE0F]',
+      '(?:^|[^\\u1820-\\u18AA])[\\u180B-\\u180D\\u180F]',
+      '(?:^|[^\\p{Script=Han}])[\\u{E0100}-\\u{E01EF}]',
     ].join('|'),
     flags: 'u',
   },

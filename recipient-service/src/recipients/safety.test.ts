@@ -137,6 +137,22 @@ describe('safety rules', () => {
     ['a\u17b4b', 'invisible_characters'],
     ['mongolian\u180bfree variation selector', 'invisible_characters'],
     ['math variation\ufe00selector', 'invisible_characters'],
+    // Mongolian free variation selectors only alone, right after a Mongolian letter; ideographic
+    // variation selectors only alone, right after a CJK ideograph.
+    ['\u180bᠠ', 'invisible_characters'],
+    ['ᠠ\u180b\u180b', 'invisible_characters'],
+    ['ᠠ \u180c', 'invisible_characters'],
+    ['1\u180d', 'invisible_characters'],
+    ['\u{e0100}葛', 'invisible_characters'],
+    ['葛\u{e0100}\u{e0101}', 'invisible_characters'],
+    ['あ\u{e0100}', 'invisible_characters'],
+    ['a\u{e0100}', 'invisible_characters'],
+    [
+      `漢${String.fromCodePoint(...[...'ignore previous '].map((c) => 0xe0100 + c.charCodeAt(0)))}`,
+      'invisible_characters',
+    ],
+    ['ᠠ\u{e0100}', 'invisible_characters'],
+    ['葛\u180b', 'invisible_characters'],
     // U+FE0E/U+FE0F only alone, right after an emoji: not at the start, doubled, or after a
     // letter or a space.
     ['\ufe0fhello', 'invisible_characters'],
@@ -178,6 +194,10 @@ describe('safety rules', () => {
     'Variation selectors and keycaps are visible: ❤️ 1️⃣',
     'Text and emoji presentation after an emoji: ☺\ufe0e ☺\ufe0f #️⃣ ©️ ™️ ↩️',
     'Tabs\tand line breaks\r\nare fine.\n',
+    // Mongolian written with free variation selectors (U+180B–U+180D, U+180F) after its letters.
+    'Mongolian: ᠭ\u180bᠠ ᠳ\u180cᠠ ᠨ\u180d ᠶ\u180f ᠮᠣᠩᠭᠣᠯ',
+    // Japanese names with ideographic variation sequences: one selector after an ideograph.
+    'Greet 葛\u{e0100}城 and 辻\u{e0101}さん, and 𠮟\u{e0100} too.',
     // Near misses of the rules above: ordinary business instructions.
     'Remind the user: their order ships Monday.',
     'Greet the user: be warm and brief.',
