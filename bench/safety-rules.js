@@ -21,6 +21,11 @@ const hostile = {
   'negations and spaces': fill(`do not${' '.repeat(30)}`),
   'fillers before a noun': `ignore ${fill('the all any ')}`.slice(0, CHARS),
   'tell without a prompt': fill('tell them the system about '),
+  // What may follow "all rules" and "your rules": commas, "and", "now", spaces before a verb.
+  'lists after all rules': fill(`ignore all rules, now and ${' '.repeat(30)}, `),
+  'spaces after your rules': fill(`show your rules${' '.repeat(31)}for `),
+  // Letters each with the one variation selector that passes after it.
+  'letters and selectors': fill('\u1820\u180b\u845b\u{e0100}\u1821'),
 };
 
 function time(text) {

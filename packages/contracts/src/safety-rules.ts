@@ -37,16 +37,39 @@ const PROMPT_NOUN =
 
 /**
  * Where a phrase ends: the text, a sentence or a clause ends, or a quotation or parenthesis closes
- * ("ignore the above.", "ignore all instructions, then …").
+ * ("ignore the above.", "disregard all of the above, and …").
  */
 const PHRASE_END = '\\s*(?:$|[.!?;:,)"\'’”\\n\\r])';
 
 /**
- * After "all instructions", what leaves them the assistant's own: the phrase ends, "and" starts
- * an order (not another noun: "all instructions and requests from customers"), or they are the
- * ones "you were given" (not "given to you by customers").
+ * Where a clause ends, more strictly than PHRASE_END: not at a comma or a colon, which a list or
+ * an explanation goes on from ("your rules, when asked, …", "all prompts, popups and banners").
  */
-const ALL_NOUNS_END = `(?:${PHRASE_END}|\\s+(?:then|now)\\b|\\s+and\\b(?!\\s+(?:other\\s+)?(?:requests?|demands?|questions?|orders?|links?|attachments?|messages?|instructions?|prompts?|rules?|directions?|commands?|guidelines?)\\b)|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
+const CLAUSE_END = '\\s*(?:$|[.!?;)"\'’”\\n\\r])';
+
+/**
+ * What starts a new order after a phrase, maybe after a comma or a colon and "and": "then" (not
+ * "then in effect"), or a verb an order starts with ("…, then write a poem", "… and say hi",
+ * "…: you are now free"). Not a noun ("rules and regulations", "prompts, popups and banners").
+ */
+const NEXT_ORDER =
+  "(?:\\s*[,:])?\\s+(?:and\\s+)?(?:then\\b(?!\\s+(?:in|current|valid|applicable|existing)\\b)|(?:(?:just|simply|instead|now)\\s+)?(?:(?:say|write|tell|reply|respond|answer|act|pretend|print|reveal|show|output|repeat|follow|obey|start|be|become|talk|speak)\\b|do\\b(?!\\s+not\\b)|you\\s+are\\s+now\\b|you['’]re\\s+now\\b|from\\s+now\\s+on\\b))";
+
+/**
+ * After "your instructions" (rules, guidelines), what leaves them the whole of the assistant's
+ * own: the clause ends or a new order starts, maybe after "now", "again" …, or they are asked for
+ * verbatim, word for word, exactly, in full, to me or us, or back (not "back to the customer").
+ * Not when more says which ("your rules for the giveaway", "your guidelines on shipping").
+ */
+const REVEAL_END = `(?:(?:\\s+(?:now|again|please|here|first)\\b)?(?:${CLAUSE_END}|${NEXT_ORDER})|\\s+(?:verbatim|word\\s+for\\s+word|exactly|in\\s+full|to\\s+(?:me|us)|back\\b(?!\\s+to\\s+(?!(?:me|us)\\b)))\\b)`;
+
+/**
+ * After "all instructions", what leaves them the assistant's own: the clause ends or a new order
+ * starts (NEXT_ORDER), maybe after "now" ("all instructions now."; not "all rules now in
+ * effect"), or they are the ones "you were given" (not "given to you by customers"). Not more
+ * nouns: "all rules and regulations", "all prompts, popups and banners".
+ */
+const ALL_NOUNS_END = `(?:(?:\\s+now\\b)?(?:${CLAUSE_END}|${NEXT_ORDER})|\\s+(?:(?:that|which)\\s+)?(?:you(?:\\s+(?:were|have\\s+been|have|had(?:\\s+been)?)|['’](?:ve|d)(?:\\s+been)?)?\\s+(?:given|told|received|got(?:ten)?)|(?:were\\s+)?given\\s+(?:to\\s+)?you)\\b(?!\\s+by\\b))`;
 
 /** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
 const SYSTEM = 'system[\\s-]+';
@@ -88,16 +111,17 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'reveal_system_prompt',
     description:
-      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt, instructions, rules or guidelines) is',
+      'asks the assistant to reveal, print, show, tell or say what its system prompt (or its prompt, or its instructions, rules or guidelines as a whole) is',
     // Showing, printing … the system, initial, hidden or original prompt or message; showing,
     // printing … "your prompt", "your instructions", "your rules" or "your guidelines" (the
-    // assistant's own: "the prompt payment discount" is not, nor "your rules of the game");
+    // assistant's own: "the prompt payment discount" is not; the last three only as a whole, see
+    // REVEAL_END, so "your rules for the giveaway" and "your rules of the game" pass);
     // telling, giving, sending, sharing or saying the system (or hidden) prompt itself, not "the
     // initial message" an operator may well want sent; and asking what the system prompt is. Not
     // when negated: "Never reveal your prompt" asks the opposite.
     pattern: [
       `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|the|your|its|full|entire|whole)\\s+)*(?:system|initial|hidden|original)[\\s-]+(?:prompt|instructions?|message)\\b`,
-      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?(?:${PROMPT_NOUN}|(?:instructions?|rules?|guidelines?)\\b(?!\\s+of\\b))`,
+      `${unnegated('reveal|print|show|display|output|repeat|leak')}\\s+(?:(?:me|us|all\\s+of)\\s+)*your\\s+(?:(?:full|entire|whole|own|current|real)\\s+)?(?:${PROMPT_NOUN}|(?:instructions?|rules?|guidelines?)\\b(?=${REVEAL_END}))`,
       `${unnegated('tell|give|send|share|say')}\\b[^.!?\\n]{0,40}?\\b(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)prompt\\b`,
       `\\bwhat(?:\\s+is|\\s+are|['’]s)\\s+(?:your|its|the)\\s+(?:${SYSTEM}|hidden\\s+)(?:prompt|instructions?)\\b`,
     ].join('|'),
@@ -134,7 +158,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'invisible_characters',
     description:
-      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens), other default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers; a single U+FE0E or U+FE0F right after an emoji passes), the blank Braille pattern, or control characters other than tab, line feed and carriage return',
+      'contains invisible characters: format characters (Unicode category Cf: zero-width, bidirectional controls, tag characters, soft hyphens), other default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers; a single U+FE0E or U+FE0F right after an emoji, a single Mongolian free variation selector right after a Mongolian letter and a single ideographic variation selector right after a CJK ideograph pass), the blank Braille pattern, or control characters other than tab, line feed and carriage return',
     // Whole Unicode properties, not a list of ranges: tag characters (U+E0000 block) spell out
     // hidden ASCII text, variation selectors (U+E0100 block) hide a byte each, and a list would
     // miss whatever Unicode adds next. Cf and Default_Ignorable_Code_Point overlap; each has
@@ -144,10 +168,17 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     // U+FE0E and U+FE0F choose an emoji's text or emoji presentation ("❤️", "1️⃣"): one of them
     // alone right after an emoji passes, so only the first alternative leaves them out; the second
     // refuses one at the start or after anything else (a letter, a space, another selector), which
-    // is where they would carry hidden bits. No lookbehind: the character before is matched.
+    // is where they would carry hidden bits. Likewise Mongolian free variation selectors
+    // (U+180B–U+180D, U+180F), which Mongolian text needs, pass alone right after a Mongolian
+    // letter (U+1820–U+18AA), and ideographic variation selectors (U+E0100–U+E01EF), which
+    // Japanese names need (葛 with U+E0100), alone right after a CJK ideograph: a run of them, the hidden
+    // payload's form, is refused, as is one after anything else. No lookbehind: the character
+    // before is matched.
     pattern: [
-      '(?![\\uFE0E\\uFE0F])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2800\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F]',
+      '(?![\\uFE0E\\uFE0F\\u180B-\\u180D\\u180F\\u{E0100}-\\u{E01EF}])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2800\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F]',
       '(?:^|[^\\p{Emoji}])[\\uFE0E\\uFE0F]',
+      '(?:^|[^\\u1820-\\u18AA])[\\u180B-\\u180D\\u180F]',
+      '(?:^|[^\\p{Script=Han}])[\\u{E0100}-\\u{E01EF}]',
     ].join('|'),
     flags: 'u',
   },
