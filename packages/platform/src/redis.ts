@@ -23,6 +23,9 @@ export function createRedis(
     enableAutoPipelining: true,
     lazyConnect: false,
     commandTimeout: commandTimeoutMs,
+    // A command whose caller has its error (timed out, or the connection lost) is not sent again
+    // after a reconnect, perhaps to a Redis started anew: it would act with nobody waiting.
+    autoResendUnfulfilledCommands: false,
     retryStrategy: (attempt) => Math.min(attempt * 50, MAX_RECONNECT_DELAY_MS),
     ...options,
   });
