@@ -1,6 +1,8 @@
+import { createLogger, createRedis } from '@outreach/platform';
 import Redis from 'ioredis';
 import type { Middleware } from 'koa';
 import { clearRedisPrefix, TEST_SERVERS, uniqueName } from '../../../test/support/isolation';
+import { startPrivateStore } from '../../../test/support/private-store';
 import { serveMiddleware, withGrant } from '../../test/support/koa';
 import { canonicalJson, fingerprintOf, idempotency } from './idempotency';
 import { jsonBody } from './json-body';
@@ -98,5 +100,45 @@ test('refuses a key sent empty or blank, rather than go on without one', async (
     expect(runs).toBe(0);
   } finally {
     await s.close();
+  }
+});
+
+test("a key whose claim went unanswered is free for the client's retry once Redis answers again", async () => {
+  // A Redis of the test's own, stopped (SIGSTOP) while the claim is sent, as a hung one would be.
+  const own = await startPrivateStore('redis');
+  const hung = createRedis(own.url, createLogger('unit', 'silent'), 300);
+  let runs = 0;
+  const handler: Middleware = async (ctx) => {
+    runs++;
+    ctx.status = 201;
+    ctx.body = { n: runs };
+  };
+  const s = await serveMiddleware(
+    [withGrant({ keyId: 'key_h' }), idempotency({ redis: hung, prefix }), jsonBody, handler],
+    { method: 'post' },
+  );
+  const send = () =>
+    fetch(`${s.url}/p/x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'hung-claim' },
+      body: '{"v":1}',
+    });
+  try {
+    await own.pause();
+    let first: Response;
+    try {
+      first = await send();
+    } finally {
+      await own.resume();
+    }
+    expect(first.status).toBe(503);
+    // Not 409 "in progress" for the claim's minute: the retry runs the request.
+    const retried = await send();
+    expect(retried.status).toBe(201);
+    expect(runs).toBe(1);
+  } finally {
+    await s.close();
+    await hung.quit();
+    await own.remove();
   }
 });

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_MS } from '@outreach/contracts';
-import { AppError, sendError, toAppError } from '@outreach/platform';
+import { AppError, isCommandTimeout, sendError, toAppError } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Context, Middleware } from 'koa';
 import type { Grant } from '../grant-cache';
@@ -25,6 +25,8 @@ export interface IdempotencyState {
 interface Stored {
   state: 'in_flight' | 'done';
   fingerprint: string;
+  /** While in flight: the request's own, so that it releases only its own marker. */
+  claim?: string;
   status?: number;
   headers?: Record<string, string>;
   body?: string;
@@ -93,8 +95,17 @@ export function idempotency(opts: IdempotencyOptions): Middleware {
     // A create records the key in its own transaction too (see the recipient service): a create
     // that outlives this gateway's deadline still answers its retry once, rather than twice.
     ctx.state.idempotency = { key: sha256(`${grant.keyId}\n${key}`), fingerprint } satisfies IdempotencyState;
-    const marker = JSON.stringify({ state: 'in_flight', fingerprint } satisfies Stored);
-    const taken = await redisCall(() => opts.redis.set(redisKey, marker, 'PX', inFlightMs, 'NX'));
+    const claim = randomBytes(9).toString('base64url');
+    const marker = JSON.stringify({ state: 'in_flight', fingerprint, claim } satisfies Stored);
+    const release = () => opts.redis.eval(RELEASE, 1, redisKey, marker).catch(() => undefined);
+    const taken = await redisCall(() =>
+      opts.redis.set(redisKey, marker, 'PX', inFlightMs, 'NX').catch((err: unknown) => {
+        // Unanswered, the marker may yet be set: released right behind it (EVAL runs in order),
+        // so that the client's retry is not told "in progress" for the marker's minute.
+        if (isCommandTimeout(err)) void release();
+        throw err;
+      }),
+    );
     if (taken !== 'OK') {
       const raw = await redisCall(() => opts.redis.get(redisKey));
       const stored = raw === null ? null : (JSON.parse(raw) as Stored);
@@ -145,7 +156,7 @@ export function idempotency(opts: IdempotencyOptions): Middleware {
         ctx.state.log?.warn({ err }, 'idempotent response not stored');
       }
     } finally {
-      if (!kept) await opts.redis.eval(RELEASE, 1, redisKey, marker).catch(() => undefined);
+      if (!kept) await release();
     }
   };
 }
