@@ -188,7 +188,9 @@ return 1
 /**
  * Claims a client's key for one start at a link. Judged only while the recipient's counters are
  * in Redis: the seed that makes them restores the keys of the recipient's recent starts from the
- * durable record (SEED_SCRIPT), so a key is never found free just because Redis lost its data.
+ * durable record (SEED_SCRIPT), so the key of a start already written is never found free just
+ * because Redis lost its data. A start still being written when Redis loses it has nothing to
+ * restore yet: a retry in that moment starts a second conversation.
  * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1];
  * ARGV: now ms, the value of a claimed key while its start is being made, the claim's ttl seconds.
  * Replies: {1} claimed; {2, value} held, by a start made (its conversation id) or being made;
