@@ -23,6 +23,7 @@ import {
   monitorDependencies,
   natsCheck,
   Opened,
+  OutboxRelay,
   openMetrics,
   postgresCheck,
   pruneAppliedPeriodically,
@@ -40,7 +41,7 @@ import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
 import { secureCookiesFor } from './dashboard/auth.pages';
 import type { CampaignDeps } from './deps';
-import { OutboxRelay } from './events/outbox';
+import { CAMPAIGN_OUTBOX } from './events/outbox';
 import { keepStateStreamFilled } from './events/state-republisher';
 import { addCampaignService } from './grpc/campaign.grpc';
 import { createRecipientClient, recipientsForwarder } from './recipients/recipients.client';
@@ -114,7 +115,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     // Stopped after the servers: what their last requests committed is still published.
     const relay = opened.add(
       'outbox relay',
-      new OutboxRelay(pool, js, logger, config.SCHEDULER_INTERVAL_MS),
+      new OutboxRelay(CAMPAIGN_OUTBOX, pool, js, logger, config.SCHEDULER_INTERVAL_MS),
       (r) => r.stop(),
     );
     relay.start();

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
-import { AppError, newId, randomBase62, withTransaction } from '@outreach/platform';
+import { AppError, newId, type OutboxMessage, randomBase62, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
-import { enqueue, type OutboxMessage } from '../events/outbox';
+import { enqueue } from '../events/outbox';
 import { assertProject } from '../projects/projects.service';
 
 /** Keys look like `ork_` + 40 base62 characters (about 238 bits from the CSPRNG). */

@@ -7,10 +7,10 @@ import {
   subjects,
   type Timing,
 } from '@outreach/contracts';
-import { AppError, newId, withTransaction } from '@outreach/platform';
+import { AppError, newId, type OutboxMessage, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
-import { enqueue, type OutboxMessage } from '../events/outbox';
+import { enqueue } from '../events/outbox';
 import { invalid } from '../problems';
 import { assertProject } from '../projects/projects.service';
 

@@ -4,10 +4,17 @@ import {
   subjects,
   type ValidationProblem,
 } from '@outreach/contracts';
-import { AppError, newId, parseCidr, randomBase62, withTransaction } from '@outreach/platform';
+import {
+  AppError,
+  newId,
+  type OutboxMessage,
+  parseCidr,
+  randomBase62,
+  withTransaction,
+} from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
-import { enqueue, type OutboxMessage } from '../events/outbox';
+import { enqueue } from '../events/outbox';
 import { invalid } from '../problems';
 import { assertProject } from '../projects/projects.service';
 

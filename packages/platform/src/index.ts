@@ -15,6 +15,7 @@ export * from './logger';
 export * from './metrics';
 export * from './nats';
 export * from './not-found';
+export * from './outbox';
 export * from './periodic';
 export * from './recipient-errors';
 export * from './redis';

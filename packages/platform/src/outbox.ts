@@ -1,0 +1,188 @@
+import { ErrorCode } from 'nats';
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from 'pino';
+import { withTransaction } from './db';
+import { type JetStreamClient, publishJson } from './nats';
+import { captureTraceContext, runInTraceContext } from './trace-context';
+
+/**
+ * A service's outbox: messages written in the transaction of the change they announce, published
+ * to NATS afterwards by an OutboxRelay, so that a change is announced once it is committed, even
+ * when NATS is down at the time.
+ */
+export interface Outbox {
+  /** Its table: id bigserial, subject, payload jsonb, trace_context jsonb, created_at, sent_at, refused. */
+  table: string;
+  /** Starts its JetStream message ids, apart from other outboxes publishing to the same stream. */
+  msgIdPrefix: string;
+  /** The advisory lock (by its text) that lets one relay of the service publish at a time. */
+  relayLock: string;
+}
+
+/** Adds a message to the outbox inside the caller's transaction. */
+export async function enqueue(
+  outbox: Outbox,
+  client: PoolClient,
+  subject: string,
+  payload: unknown,
+): Promise<void> {
+  await client.query(`INSERT INTO ${outbox.table} (subject, payload, trace_context) VALUES ($1, $2, $3)`, [
+    subject,
+    JSON.stringify(payload),
+    JSON.stringify(captureTraceContext()),
+  ]);
+}
+
+/** A message for the outbox. */
+export interface OutboxMessage {
+  subject: string;
+  payload: unknown;
+}
+
+/** Adds messages to the outbox in one statement inside the caller's transaction, in their order. */
+export async function enqueueAll(
+  outbox: Outbox,
+  client: PoolClient,
+  messages: readonly OutboxMessage[],
+): Promise<void> {
+  if (messages.length === 0) return;
+  await client.query(
+    `INSERT INTO ${outbox.table} (subject, payload, trace_context)
+     SELECT subject, payload::jsonb, $3 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS m (subject, payload, n)
+     ORDER BY n`,
+    [
+      messages.map((m) => m.subject),
+      messages.map((m) => JSON.stringify(m.payload)),
+      JSON.stringify(captureTraceContext()),
+    ],
+  );
+}
+
+/**
+ * Publishes outbox rows in id order, then marks them sent. One relay at a time holds an
+ * advisory lock so instances do not interleave; the row's id and creation instant are the
+ * JetStream msgID, so a crash between publishing and marking repeats nothing a consumer can
+ * see, while a database reset or restore, which hands out the same ids again, is not taken
+ * for a repeat.
+ */
+export class OutboxRelay {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly pool: Pool,
+    private readonly js: JetStreamClient,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Starts the periodic sweep that catches rows a kick missed (crash, NATS down). */
+  start(): void {
+    let sweeps = 0;
+    const loop = () => {
+      if (this.stopped) return;
+      this.kick();
+      // Sent rows are only needed while JetStream could still dedupe a repeat of them.
+      if (sweeps++ % 600 === 0) this.prune().catch((err) => this.logger.warn({ err }, 'outbox prune failed'));
+      this.timer = setTimeout(loop, this.intervalMs);
+      this.timer.unref();
+    };
+    loop();
+  }
+
+  /** Requests a publish pass now; passes never overlap, one more runs if asked meanwhile. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          while ((await this.publishBatch()) > 0) {
+            // keep draining
+          }
+        } catch (err) {
+          this.logger.warn({ err }, 'outbox relay pass failed; the sweep retries');
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  /** Deletes rows sent more than a day ago. */
+  async prune(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM ${this.outbox.table} WHERE sent_at IS NOT NULL AND sent_at < now() - interval '1 day'`,
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Waits for the current pass, for tests and shutdown. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Stops sweeping and waits for the pass in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.idle();
+  }
+
+  private async publishBatch(): Promise<number> {
+    return withTransaction(this.pool, async (client) => {
+      const lock = await client.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok',
+        [this.outbox.relayLock],
+      );
+      // Another replica is relaying: nothing to do in this (empty) transaction.
+      if (!lock.rows[0].ok) return 0;
+      const { rows } = await client.query<{
+        id: string;
+        subject: string;
+        payload: unknown;
+        trace_context: Record<string, string> | null;
+        created_at: Date;
+      }>(
+        `SELECT id, subject, payload, trace_context, created_at FROM ${this.outbox.table} WHERE sent_at IS NULL ORDER BY id LIMIT 200`,
+      );
+      const refused: string[] = [];
+      // A pass may carry rows of several requests: each is published in the trace of its own change.
+      for (const row of rows) {
+        try {
+          await runInTraceContext(row.trace_context, () =>
+            publishJson(
+              this.js,
+              row.subject,
+              row.payload,
+              `${this.outbox.msgIdPrefix}:${row.id}:${row.created_at.getTime()}`,
+            ),
+          );
+        } catch (err) {
+          if ((err as { code?: string }).code !== ErrorCode.MaxPayloadExceeded) throw err;
+          // NATS will never take it, and retrying it would hold back every change behind it for good.
+          refused.push(row.id);
+          this.logger.error(
+            { outboxId: row.id, subject: row.subject, bytes: Buffer.byteLength(JSON.stringify(row.payload)) },
+            'outbox message is over the NATS max_payload: set aside, never published',
+          );
+        }
+      }
+      if (rows.length > 0) {
+        await client.query(
+          `UPDATE ${this.outbox.table} SET sent_at = now(), refused = CASE WHEN id = ANY($2::bigint[]) THEN 'max_payload' END
+           WHERE id = ANY($1::bigint[])`,
+          [rows.map((r) => r.id), refused],
+        );
+      }
+      return rows.length;
+    });
+  }
+}
