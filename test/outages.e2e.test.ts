@@ -171,6 +171,44 @@ describe('NATS down, then back', () => {
   });
 });
 
+describe('NATS down while a recipient changes', () => {
+  let nats: PrivateStore;
+  let sys: TestSystem;
+  let fx: ProjectFixture;
+  beforeAll(async () => {
+    nats = await startPrivateStore('nats');
+    sys = await startSystem({ NATS_URL: nats.url });
+    fx = await createProject(sys);
+  });
+  afterAll(async () => {
+    await nats?.up();
+    await sys?.stop();
+    await nats?.remove();
+  });
+
+  it('saves the change at once, and the links learn of it once NATS is back', async () => {
+    const c = await createCampaign(sys, fx.projectId, fx.deviceId);
+    const created = await http('POST', `${sys.gatewayUrl}${api(fx, '/recipients')}`, {
+      token: fx.keys.rw,
+      body: { campaignId: c.id, items: [{ label: 'changes' }] },
+    });
+    expect(created.status).toBe(201);
+    const { id, link } = created.body.results[0];
+    // The link runtime holds the link (its campaign not started yet), for minutes unless told.
+    expect((await http('GET', link)).status).toBe(503);
+
+    await nats.kill();
+    const deleted = await timed('DELETE', `${sys.gatewayUrl}${api(fx, `/recipients/${id}`)}`, fx.keys.rw);
+    // Saved and answered as saved, not held waiting for NATS until the gateway's deadline.
+    expect(deleted).toMatchObject({ status: 200 });
+    expect(deleted.ms).toBeLessThan(3000);
+    expect((await http('GET', link)).status).toBe(503);
+
+    await nats.restart();
+    await eventually(async () => (await http('GET', link)).status === 404, 10_000);
+  });
+});
+
 describe('PostgreSQL cut off, then back', () => {
   let proxy: FaultProxy;
   let sys: TestSystem;

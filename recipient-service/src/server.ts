@@ -19,12 +19,11 @@ import {
   monitorDependencies,
   natsCheck,
   Opened,
+  OutboxRelay,
   openMetrics,
   postgresCheck,
   pruneAppliedPeriodically,
-  publishJson,
   type RunningService,
-  randomBase62,
   registerConsumerLag,
   registerDependencyMetrics,
   registerPoolMetrics,
@@ -37,7 +36,7 @@ import { campaignsDurable, consumeCampaignSnapshots } from './campaigns/campaign
 import { campaignAuthority, campaignLookup } from './campaigns/campaign-replicas';
 import { CONFIG_SPEC } from './config';
 import { IDEMPOTENT_CREATES_RETENTION_DAYS, IDEMPOTENT_CREATES_TABLE } from './recipients/idempotent-creates';
-import { createRecipientService } from './recipients/recipients.service';
+import { createRecipientService, RECIPIENT_OUTBOX } from './recipients/recipients.service';
 import { loadSafetyRules } from './recipients/safety';
 import {
   APPLIED_USAGE_TABLES,
@@ -53,6 +52,8 @@ export { CONFIG_SPEC } from './config';
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../migrations');
 /** The PostgreSQL schema this service owns. */
 export const SCHEMA = 'recipients';
+// How often the outbox relay looks for changes a kick missed (a crash, NATS down).
+const OUTBOX_SWEEP_MS = 1000;
 
 /** Applies the service's migrations and returns their names (for scripts and deploy jobs). */
 export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Promise<string[]> {
@@ -138,6 +139,13 @@ export async function start(
     ]);
     const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
     if (metricsPort) ports.metrics = metricsPort;
+    // Stopped after the gRPC server: what its last requests committed is still published.
+    const relay = opened.add(
+      'outbox relay',
+      new OutboxRelay(RECIPIENT_OUTBOX, pool, js, logger, OUTBOX_SWEEP_MS),
+      (r) => r.stop(),
+    );
+    relay.start();
 
     const service = createRecipientService({
       pool,
@@ -155,13 +163,7 @@ export async function start(
           registers: [metrics.registry],
         }),
       ),
-      publishChange: (event) =>
-        publishJson(
-          js,
-          subjects(prefix).recipientChanged,
-          event,
-          `recipient-${event.change}-${event.recipientId}-${randomBase62(8)}`,
-        ),
+      changes: { subject: subjects(prefix).recipientChanged, relay },
     });
     opened.addStop('campaign snapshots', await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger }));
     opened.addStop('usage consumer', await consumeUsage({ pool, js, jsm, prefix, logger }));

@@ -10,13 +10,16 @@ import {
 import {
   AppError,
   type Clock,
+  enqueueAll,
   type Logger,
   newId,
   newLinkToken,
+  type Outbox,
+  type OutboxRelay,
   recipientsNotEditable,
   withTransaction,
 } from '@outreach/platform';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import {
   addToRecipientCount,
   type CampaignAuthority,
@@ -78,9 +81,16 @@ export interface RecipientServiceDeps {
   lookupCampaign: CampaignLookup;
   /** The campaign service's facts, which every write also judges by (none: replicas alone). */
   campaignAuthority?: CampaignAuthority;
-  /** Publishes a RecipientChanged event; called after the change committed. */
-  publishChange: (event: RecipientChanged) => Promise<void>;
+  /** Where RecipientChanged events go, in the change's own transaction, and its relay. */
+  changes: { subject: string; relay: Pick<OutboxRelay, 'kick'> };
 }
+
+/** The recipient service's outbox (migration 008). */
+export const RECIPIENT_OUTBOX: Outbox = {
+  table: 'recipients.outbox',
+  msgIdPrefix: 'recipients-outbox',
+  relayLock: 'recipients:outbox-relay',
+};
 
 /** One create result as it travels over gRPC (error details as JSON text). */
 export interface CreateResult {
@@ -202,23 +212,24 @@ export function createRecipientService(deps: RecipientServiceDeps) {
     return current;
   };
 
-  const publishAll = async (rows: DeletedRow[], change: RecipientChanged['change']) => {
+  /** Writes the RecipientChanged events of `rows` inside the change's transaction. */
+  const announce = (client: PoolClient, rows: DeletedRow[], change: RecipientChanged['change']) => {
     const at = clock().toISOString();
-    const results = await Promise.allSettled(
-      rows.map((r) =>
-        deps.publishChange({
+    return enqueueAll(
+      RECIPIENT_OUTBOX,
+      client,
+      rows.map((r) => ({
+        subject: deps.changes.subject,
+        payload: {
           recipientId: r.id,
           campaignId: r.campaign_id,
           projectId: r.project_id,
           token: r.token,
           change,
           at,
-        }),
-      ),
+        } satisfies RecipientChanged,
+      })),
     );
-    const failed = results.filter((r) => r.status === 'rejected').length;
-    // The change is committed; consumers also bound their caches by time, so a lost event delays, never corrupts.
-    if (failed > 0) deps.logger.warn({ failed, change }, 'publishing RecipientChanged failed');
   };
 
   return {
@@ -462,9 +473,11 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           if (problem) throw invalid(problem);
         }
         await updateRecipient(client, id, changes);
-        return (await findRecipient(client, projectId, id))!;
+        const updated = (await findRecipient(client, projectId, id))!;
+        await announce(client, [updated], 'updated');
+        return updated;
       });
-      await publishAll([row], 'updated');
+      deps.changes.relay.kick();
       return toMessage(row, publicBaseUrl);
     },
 
@@ -480,10 +493,11 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         assertEditable(campaign);
         const rows = await deleteRecipients(client, projectId, { ids: [id], campaignIds: [campaign.id] });
         await bumpRecipientCount(client, campaign.id, -rows.length);
+        await announce(client, rows, 'deleted');
         return rows;
       });
       if (deleted.length === 0) throw recipientNotFound(id);
-      await publishAll(deleted, 'deleted');
+      deps.changes.relay.kick();
       return { success: true, id };
     },
 
@@ -510,9 +524,10 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           const perCampaign = new Map<string, number>();
           for (const r of rows) perCampaign.set(r.campaign_id, (perCampaign.get(r.campaign_id) ?? 0) + 1);
           for (const [campaignId, n] of perCampaign) await bumpRecipientCount(client, campaignId, -n);
+          await announce(client, rows, 'deleted');
           return { deleted: rows, skipped: skippedIds };
         });
-        await publishAll(deleted, 'deleted');
+        deps.changes.relay.kick();
         return {
           success: true,
           deleted: deleted.length,
@@ -551,9 +566,10 @@ export function createRecipientService(deps: RecipientServiceDeps) {
         assertEditable(campaign);
         const rows = await deleteRecipients(client, projectId, { ids, campaignIds: [campaignId] });
         await bumpRecipientCount(client, campaignId, -rows.length);
+        await announce(client, rows, 'deleted');
         return rows;
       });
-      await publishAll(deleted, 'deleted');
+      deps.changes.relay.kick();
       return {
         success: true,
         deleted: deleted.length,
