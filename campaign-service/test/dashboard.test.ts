@@ -487,6 +487,51 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(bad.status).toBe(400);
   });
 
+  it("keeps a campaign's schedule to the second when an edit leaves its times as shown, in a repeated hour too", async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'dst@example.com',
+      password: 'dst-password-1234',
+      projectIds: [p1],
+    });
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'dst device' });
+    // Ends at 01:30:30 New York time the second time that hour comes round (EST, 06:30:30Z),
+    // which a form showing minutes in that zone can only read as the first (EDT, 05:30Z).
+    const startDate = '2027-11-01T10:00:30.000Z';
+    const endDate = '2027-11-07T06:30:30.000Z';
+    const c = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Fall back',
+      deviceId: device.id,
+      startDate,
+      endDate,
+      budgetMode: 'metered',
+    });
+    const a = new Agent(base);
+    await a.signIn('dst@example.com', 'dst-password-1234');
+    const zoneToken = await a.csrf('/dashboard/time-zone');
+    await a.post('/dashboard/time-zone', { _csrf: zoneToken, timeZone: 'America/New_York' });
+    const edit = `/dashboard/p/${p1}/campaigns/${c.id}/edit`;
+    const submit = async (changes: Record<string, string>) => {
+      const form = (await a.get(edit)).text;
+      const fields: Record<string, string> = {};
+      for (const m of form.matchAll(
+        /<input (?:type="hidden" |id="f-[^"]*" )name="([^"]+)"(?: type="[^"]+")? value="([^"]*)"/g,
+      ))
+        fields[m[1]] = m[2];
+      fields.deviceId = device.id;
+      fields.timeZone = 'America/New_York';
+      fields.budgetMode = 'metered';
+      return a.post(edit, { ...fields, ...changes });
+    };
+    expect((await submit({ name: 'Fall back, renamed' })).status).toBe(303);
+    const renamed = await admin('GET', `/projects/${p1}/campaigns/${c.id}`);
+    expect(renamed).toMatchObject({ name: 'Fall back, renamed', startDate, endDate });
+
+    // A time changed in the form is read from the form, in its zone.
+    expect((await submit({ end: '2027-11-08T12:00' })).status).toBe(303);
+    const moved = await admin('GET', `/projects/${p1}/campaigns/${c.id}`);
+    expect(moved).toMatchObject({ startDate, endDate: '2027-11-08T17:00:00.000Z' });
+  });
+
   it("offers the browser's zone until the operator chooses one, and keeps a chosen UTC", async () => {
     await createOperatorFromEnv(envOf(), {
       email: 'utc@example.com',

@@ -122,14 +122,23 @@ interface CampaignFormValues {
   price: string;
   fixedPrice: string;
   recipientCap: string;
+  /**
+   * The edit form's stored schedule and how it showed it (hidden fields): a time left as shown
+   * keeps its stored instant, since the form shows minutes in one zone, which cannot tell the
+   * seconds nor which of a repeated hour's times (clocks going back) it stands for.
+   */
+  kept?: { start: string; end: string; shownStart: string; shownEnd: string; shownTimeZone: string };
 }
 
 function valuesFrom(c: CampaignView, tz: string): CampaignFormValues {
+  const start = instantToLocal(c.startDate, tz);
+  const end = instantToLocal(c.endDate, tz);
   return {
     name: c.name,
     deviceId: c.deviceId,
-    start: instantToLocal(c.startDate, tz),
-    end: instantToLocal(c.endDate, tz),
+    start,
+    end,
+    kept: { start: c.startDate, end: c.endDate, shownStart: start, shownEnd: end, shownTimeZone: tz },
     timeZone: tz,
     budgetMode: c.budgetMode,
     price: moneyInput(c.pricePerConversation),
@@ -156,6 +165,7 @@ function campaignForm(
   return html`${errorSummary(errors)}
 <form method="post" action="${action}" novalidate>
   ${csrfField(pc)}
+  ${v.kept ? KEPT_FIELDS.map(([name, key]) => html`<input type="hidden" name="${name}" value="${v.kept?.[key] ?? ''}">`) : ''}
   ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
   ${
     devices.length === 0
@@ -196,6 +206,28 @@ function campaignForm(
 </form>`;
 }
 
+// The hidden fields of `kept`, by name.
+const KEPT_FIELDS = [
+  ['kept.start', 'start'],
+  ['kept.end', 'end'],
+  ['shown.start', 'shownStart'],
+  ['shown.end', 'shownEnd'],
+  ['shown.timeZone', 'shownTimeZone'],
+] as const;
+
+/** The instant of a schedule time: the stored one while the field and zone are as shown, else the field read in the zone. */
+function scheduleInstant(
+  local: string,
+  timeZone: string,
+  kept: string | undefined,
+  shown: string | undefined,
+  shownTz: string | undefined,
+): Date | null {
+  if (kept !== undefined && local === shown && timeZone === shownTz && !Number.isNaN(Date.parse(kept)))
+    return new Date(kept);
+  return localToInstant(local, timeZone);
+}
+
 /** Reads the campaign form; errors are keyed by field name. */
 function parseCampaignForm(form: Form): {
   values: CampaignFormValues;
@@ -213,12 +245,28 @@ function parseCampaignForm(form: Form): {
     fixedPrice: form.get('fixedPrice'),
     recipientCap: form.get('recipientCap'),
   };
+  if (form.get('kept.start') && form.get('kept.end')) {
+    values.kept = {
+      start: form.get('kept.start'),
+      end: form.get('kept.end'),
+      shownStart: form.get('shown.start'),
+      shownEnd: form.get('shown.end'),
+      shownTimeZone: form.get('shown.timeZone'),
+    };
+  }
   const errors: FieldErrors = {};
   if (!values.name) errors.name = 'Enter a name.';
   if (!values.deviceId) errors.deviceId = 'Choose a device.';
   if (!isTimeZone(values.timeZone)) errors.timeZone = 'Choose a time zone from the list.';
-  const start = localToInstant(values.start, values.timeZone);
-  const end = localToInstant(values.end, values.timeZone);
+  const { kept } = values;
+  const start = scheduleInstant(
+    values.start,
+    values.timeZone,
+    kept?.start,
+    kept?.shownStart,
+    kept?.shownTimeZone,
+  );
+  const end = scheduleInstant(values.end, values.timeZone, kept?.end, kept?.shownEnd, kept?.shownTimeZone);
   if (!start) errors.start = 'Enter the start date and time.';
   if (!end) errors.end = 'Enter the end date and time.';
   if (start && end && start >= end) errors.end = 'The end must be after the start.';
