@@ -129,11 +129,18 @@ export class OutboxRelay {
     while (this.running) await this.running;
   }
 
-  /** Stops sweeping and waits for the pass in flight. */
+  /**
+   * Stops sweeping, waits for the pass in flight, then publishes one last batch: what the last
+   * requests committed while that pass ran (their kicks come after `stop`), which would otherwise
+   * wait for another replica's sweep. One batch, so a NATS that is down cannot hold the shutdown.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.idle();
+    await this.publishBatch().catch((err) =>
+      this.logger.warn({ err }, 'outbox relay could not publish its last batch; another sweep will'),
+    );
   }
 
   private async publishBatch(): Promise<number> {
