@@ -23,8 +23,9 @@ export function createRedis(
     enableAutoPipelining: true,
     lazyConnect: false,
     commandTimeout: commandTimeoutMs,
-    // A command whose caller has its error (timed out, or the connection lost) is not sent again
-    // after a reconnect, perhaps to a Redis started anew: it would act with nobody waiting.
+    // A command in flight when the connection drops is not sent again after the reconnect,
+    // perhaps to a Redis started anew, where one whose caller already gave up (timed out) would
+    // act with nobody waiting; its caller learns of the drop at the command timeout instead.
     autoResendUnfulfilledCommands: false,
     retryStrategy: (attempt) => Math.min(attempt * 50, MAX_RECONNECT_DELAY_MS),
     ...options,
