@@ -1,4 +1,4 @@
-import { formatDuration, instantToLocal, localToInstant } from './time';
+import { formatDuration, formatInstant, instantToLocal, localToInstant } from './time';
 
 describe('dashboard time zones', () => {
   it('converts a wall-clock time in a zone to the UTC instant and back', () => {
@@ -61,5 +61,23 @@ describe('dashboard time zones', () => {
     expect(formatDuration(125)).toBe('2m 5s');
     expect(formatDuration(3 * 3600 + 120)).toBe('3h 2m');
     expect(formatDuration(2 * 86400 + 3600)).toBe('2d 1h');
+  });
+
+  it('tells the two times of a repeated hour apart by their offset, and leaves other times plain', () => {
+    // New York 2027-11-07: 02:00 EDT becomes 01:00 EST, so 01:30 comes twice.
+    expect(formatInstant('2027-11-07T05:30:00.000Z', 'America/New_York')).toBe(
+      '7 Nov 2027, 01:30 (America/New_York, UTC-04:00)',
+    );
+    expect(formatInstant('2027-11-07T06:30:00.000Z', 'America/New_York')).toBe(
+      '7 Nov 2027, 01:30 (America/New_York, UTC-05:00)',
+    );
+    expect(formatInstant('2027-11-07T08:30:00.000Z', 'America/New_York')).toBe(
+      '7 Nov 2027, 03:30 (America/New_York)',
+    );
+    // The hour a DST change skips is not repeated, nor is any time in UTC.
+    expect(formatInstant('2027-03-14T07:30:00.000Z', 'America/New_York')).toBe(
+      '14 Mar 2027, 03:30 (America/New_York)',
+    );
+    expect(formatInstant('2027-11-07T06:30:00.000Z', 'UTC')).toBe('7 Nov 2027, 06:30 (UTC)');
   });
 });

@@ -29,17 +29,25 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
+// One formatter per zone (a few hundred at most): making one costs far more than using it.
+const wallClockFormats = new Map<string, Intl.DateTimeFormat>();
+
 function wallClockParts(at: Date, timeZone: string): Record<string, number> {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(at);
+  let format = wallClockFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    wallClockFormats.set(timeZone, format);
+  }
+  const parts = format.formatToParts(at);
   const out: Record<string, number> = {};
   for (const p of parts) if (p.type !== 'literal') out[p.type] = Number(p.value);
   return out;
@@ -86,13 +94,38 @@ export function instantToLocal(at: Date | string, timeZone: string): string {
   return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}`;
 }
 
-/** A readable instant in `timeZone`, e.g. `22 Nov 2026, 10:00 (Europe/Paris)`. */
+const readableFormats = new Map<string, Intl.DateTimeFormat>();
+
+// How far apart two instants with the same wall-clock time can lie when clocks go back (a DST
+// change of an hour, or of half an hour as on Lord Howe Island).
+const REPEATS_MS = [1_800_000, 3_600_000];
+
+/** `+01:00` or `-05:00`: the offset of `timeZone` from UTC at `at`. */
+function offsetText(at: Date, timeZone: string): string {
+  const minutes = Math.round(offsetAt(at, timeZone) / 60_000);
+  const abs = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/**
+ * A readable instant in `timeZone`, e.g. `22 Nov 2026, 10:00 (Europe/Paris)`; in an hour that
+ * occurs twice (clocks going back), with its UTC offset, which tells the two apart:
+ * `7 Nov 2027, 01:30 (America/New_York, UTC-05:00)`.
+ */
 export function formatInstant(at: Date | string | null, timeZone: string): string {
   if (at === null) return '—';
-  const text = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'medium', timeStyle: 'short' }).format(
-    new Date(at),
+  const when = new Date(at);
+  let format = readableFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'medium', timeStyle: 'short' });
+    readableFormats.set(timeZone, format);
+  }
+  const text = format.format(when);
+  const wall = instantToLocal(when, timeZone);
+  const repeated = REPEATS_MS.some((ms) =>
+    [when.getTime() - ms, when.getTime() + ms].some((t) => instantToLocal(new Date(t), timeZone) === wall),
   );
-  return `${text} (${timeZone})`;
+  return repeated ? `${text} (${timeZone}, UTC${offsetText(when, timeZone)})` : `${text} (${timeZone})`;
 }
 
 /** A whole-second duration as `2d 3h`, `4h 5m`, `6m 7s` or `8s`. */
