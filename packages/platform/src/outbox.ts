@@ -17,6 +17,34 @@ export interface Outbox {
   msgIdPrefix: string;
   /** The advisory lock (by its text) that lets one relay of the service publish at a time. */
   relayLock: string;
+  /**
+   * What must reach NATS in the order written: rows of one key are published one after another,
+   * rows of different keys side by side. Without it, all rows go one after another.
+   */
+  orderKey?: (message: { subject: string; payload: unknown }) => string;
+}
+
+/** An outbox row as the relay reads it. */
+interface OutboxRow {
+  id: string;
+  subject: string;
+  payload: unknown;
+  trace_context: Record<string, string> | null;
+  created_at: Date;
+}
+
+/** The rows of a batch by `orderKey`, each key's in the order written (one chain without a key). */
+function chainsOf(outbox: Outbox, rows: readonly OutboxRow[]): OutboxRow[][] {
+  const { orderKey } = outbox;
+  if (!orderKey) return [[...rows]];
+  const chains = new Map<string, OutboxRow[]>();
+  for (const row of rows) {
+    const key = orderKey(row);
+    const chain = chains.get(key);
+    if (chain) chain.push(row);
+    else chains.set(key, [row]);
+  }
+  return [...chains.values()];
 }
 
 /** Adds a message to the outbox inside the caller's transaction. */
@@ -151,45 +179,67 @@ export class OutboxRelay {
       );
       // Another replica is relaying: nothing to do in this (empty) transaction.
       if (!lock.rows[0].ok) return 0;
-      const { rows } = await client.query<{
-        id: string;
-        subject: string;
-        payload: unknown;
-        trace_context: Record<string, string> | null;
-        created_at: Date;
-      }>(
+      const { rows } = await client.query<OutboxRow>(
         `SELECT id, subject, payload, trace_context, created_at FROM ${this.outbox.table} WHERE sent_at IS NULL ORDER BY id LIMIT 200`,
       );
+      const sent: string[] = [];
       const refused: string[] = [];
-      // A pass may carry rows of several requests: each is published in the trace of its own change.
-      for (const row of rows) {
-        try {
-          await runInTraceContext(row.trace_context, () =>
-            publishJson(
-              this.js,
-              row.subject,
-              row.payload,
-              `${this.outbox.msgIdPrefix}:${row.id}:${row.created_at.getTime()}`,
-            ),
-          );
-        } catch (err) {
-          if ((err as { code?: string }).code !== ErrorCode.MaxPayloadExceeded) throw err;
-          // NATS will never take it, and retrying it would hold back every change behind it for good.
-          refused.push(row.id);
-          this.logger.error(
-            { outboxId: row.id, subject: row.subject, bytes: Buffer.byteLength(JSON.stringify(row.payload)) },
-            'outbox message is over the NATS max_payload: set aside, never published',
-          );
-        }
-      }
-      if (rows.length > 0) {
+      let failure: unknown;
+      // Each chain in its order, the chains side by side; a chain stops at its first failure, so
+      // nothing of its key is published after a row that was not (the next pass starts there).
+      await Promise.all(
+        chainsOf(this.outbox, rows).map(async (chain) => {
+          for (const row of chain) {
+            try {
+              await this.publish(row);
+            } catch (err) {
+              if ((err as { code?: string }).code !== ErrorCode.MaxPayloadExceeded) {
+                failure ??= err;
+                return;
+              }
+              // NATS will never take it, and retrying it would hold back every change behind it for good.
+              refused.push(row.id);
+              this.logger.error(
+                {
+                  outboxId: row.id,
+                  subject: row.subject,
+                  bytes: Buffer.byteLength(JSON.stringify(row.payload)),
+                },
+                'outbox message is over the NATS max_payload: set aside, never published',
+              );
+            }
+            sent.push(row.id);
+          }
+        }),
+      );
+      if (sent.length > 0) {
         await client.query(
           `UPDATE ${this.outbox.table} SET sent_at = now(), refused = CASE WHEN id = ANY($2::bigint[]) THEN 'max_payload' END
            WHERE id = ANY($1::bigint[])`,
-          [rows.map((r) => r.id), refused],
+          [sent, refused],
         );
+      }
+      // What was published is marked (this transaction commits); the rest waits for the next pass.
+      if (failure !== undefined) {
+        this.logger.warn(
+          { err: failure, published: sent.length, of: rows.length },
+          'outbox relay pass stopped; the sweep retries',
+        );
+        return 0;
       }
       return rows.length;
     });
+  }
+
+  /** Publishes one row in the trace of the change that wrote it, under its message id. */
+  private publish(row: OutboxRow): Promise<unknown> {
+    return runInTraceContext(row.trace_context, () =>
+      publishJson(
+        this.js,
+        row.subject,
+        row.payload,
+        `${this.outbox.msgIdPrefix}:${row.id}:${row.created_at.getTime()}`,
+      ),
+    );
   }
 }

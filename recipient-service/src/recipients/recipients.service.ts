@@ -90,6 +90,9 @@ export const RECIPIENT_OUTBOX: Outbox = {
   table: 'recipients.outbox',
   msgIdPrefix: 'recipients-outbox',
   relayLock: 'recipients:outbox-relay',
+  // Only one recipient's changes need their order: a bulk delete's thousands of events go out
+  // side by side rather than one acknowledgement at a time ahead of every later change.
+  orderKey: ({ payload }) => (payload as RecipientChanged).recipientId,
 };
 
 /** One create result as it travels over gRPC (error details as JSON text). */
