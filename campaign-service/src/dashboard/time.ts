@@ -29,13 +29,22 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
-// One formatter per zone (a few hundred at most): making one costs far more than using it.
-const wallClockFormats = new Map<string, Intl.DateTimeFormat>();
+/** `make` for a zone, made once per zone (a few hundred at most): making a formatter costs far more than using it. */
+function perZone(make: (timeZone: string) => Intl.DateTimeFormat): (timeZone: string) => Intl.DateTimeFormat {
+  const made = new Map<string, Intl.DateTimeFormat>();
+  return (timeZone) => {
+    let format = made.get(timeZone);
+    if (!format) {
+      format = make(timeZone);
+      made.set(timeZone, format);
+    }
+    return format;
+  };
+}
 
-function wallClockParts(at: Date, timeZone: string): Record<string, number> {
-  let format = wallClockFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
+const wallClockFormat = perZone(
+  (timeZone) =>
+    new Intl.DateTimeFormat('en-US', {
       timeZone,
       hourCycle: 'h23',
       year: 'numeric',
@@ -44,10 +53,15 @@ function wallClockParts(at: Date, timeZone: string): Record<string, number> {
       hour: '2-digit',
       minute: '2-digit',
       second: '2-digit',
-    });
-    wallClockFormats.set(timeZone, format);
-  }
-  const parts = format.formatToParts(at);
+    }),
+);
+
+const readableFormat = perZone(
+  (timeZone) => new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'medium', timeStyle: 'short' }),
+);
+
+function wallClockParts(at: Date, timeZone: string): Record<string, number> {
+  const parts = wallClockFormat(timeZone).formatToParts(at);
   const out: Record<string, number> = {};
   for (const p of parts) if (p.type !== 'literal') out[p.type] = Number(p.value);
   return out;
@@ -94,8 +108,6 @@ export function instantToLocal(at: Date | string, timeZone: string): string {
   return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}`;
 }
 
-const readableFormats = new Map<string, Intl.DateTimeFormat>();
-
 // How far apart two instants with the same wall-clock time can lie when clocks go back (a DST
 // change of an hour, or of half an hour as on Lord Howe Island).
 const REPEATS_MS = [1_800_000, 3_600_000];
@@ -115,12 +127,7 @@ function offsetText(at: Date, timeZone: string): string {
 export function formatInstant(at: Date | string | null, timeZone: string): string {
   if (at === null) return '—';
   const when = new Date(at);
-  let format = readableFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'medium', timeStyle: 'short' });
-    readableFormats.set(timeZone, format);
-  }
-  const text = format.format(when);
+  const text = readableFormat(timeZone).format(when);
   const wall = instantToLocal(when, timeZone);
   const repeated = REPEATS_MS.some((ms) =>
     [when.getTime() - ms, when.getTime() + ms].some((t) => instantToLocal(new Date(t), timeZone) === wall),

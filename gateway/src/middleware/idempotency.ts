@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_MS } from '@outreach/contracts';
-import { AppError, isCommandTimeout, sendError, toAppError } from '@outreach/platform';
+import { AppError, isCommandTimeout, releaseClaim, sendError, toAppError } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Context, Middleware } from 'koa';
 import type { Grant } from '../grant-cache';
@@ -35,7 +35,6 @@ interface Stored {
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 // Headers that belong to the response itself; request id and rate-limit headers stay current.
 const REPLAYED_HEADERS = ['content-type', 'location', 'retry-after', 'allow', 'www-authenticate'];
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -97,11 +96,11 @@ export function idempotency(opts: IdempotencyOptions): Middleware {
     ctx.state.idempotency = { key: sha256(`${grant.keyId}\n${key}`), fingerprint } satisfies IdempotencyState;
     const claim = randomBytes(9).toString('base64url');
     const marker = JSON.stringify({ state: 'in_flight', fingerprint, claim } satisfies Stored);
-    const release = () => opts.redis.eval(RELEASE, 1, redisKey, marker).catch(() => undefined);
+    const release = () => releaseClaim(opts.redis, redisKey, marker);
     const taken = await redisCall(() =>
       opts.redis.set(redisKey, marker, 'PX', inFlightMs, 'NX').catch((err: unknown) => {
-        // Unanswered, the marker may yet be set: released right behind it (EVAL runs in order),
-        // so that the client's retry is not told "in progress" for the marker's minute.
+        // Unanswered, the marker may yet be set: released right behind it, so that the client's
+        // retry is not told "in progress" for the marker's minute.
         if (isCommandTimeout(err)) void release();
         throw err;
       }),

@@ -228,15 +228,6 @@ return 1
 `;
 
 /**
- * Frees a start key this request claimed (KEYS[1] still holding its own claim value, ARGV[1]),
- * and nothing another request holds or made since.
- */
-export const FREE_CLAIM_SCRIPT = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`;
-
-/**
  * Takes back a start whose admission went unanswered (its command timed out, so it may have run
  * or may yet run: Redis runs a connection's commands in order, so this runs after it). The
  * conversation's record, written by the same script run that counted it, tells whether it was

@@ -1,6 +1,6 @@
-import { AppError, isCommandTimeout, randomBase62 } from '@outreach/platform';
+import { AppError, isCommandTimeout, randomBase62, releaseClaim } from '@outreach/platform';
 import type Redis from 'ioredis';
-import { CLAIM_SCRIPT, FREE_CLAIM_SCRIPT, LuaScript } from './admission.lua';
+import { CLAIM_SCRIPT, LuaScript } from './admission.lua';
 import { countersUnavailable } from './link-checks';
 
 /**
@@ -57,9 +57,8 @@ export async function startOnce(
   const { redis } = deps;
   const claimKeys = [keys.startKey, keys.recipientKey, keys.markerKey];
   const claim = `${PENDING}${randomBase62(12)}`;
-  // Sent right behind what it frees, as EVAL (EVALSHA's NOSCRIPT would send the body after later
-  // commands), and not awaited: Redis runs it after the claim whenever it gets to them.
-  const free = () => void redis.eval(FREE_CLAIM_SCRIPT, 1, keys.startKey, claim).catch(() => undefined);
+  // Not awaited: Redis runs it after the claim whenever it gets to them (see releaseClaim).
+  const free = () => void releaseClaim(redis, keys.startKey, claim);
   for (let attempt = 1; ; attempt++) {
     let outcome: number;
     let value: string | number | undefined;

@@ -232,8 +232,8 @@ export function isUnreachable(err: unknown): boolean {
     return true;
   return (
     name === 'MaxRetriesPerRequestError' ||
-    (typeof message === 'string' &&
-      (message.startsWith('Connection terminated') || message === REDIS_COMMAND_TIMED_OUT))
+    isCommandTimeout(err) ||
+    (typeof message === 'string' && message.startsWith('Connection terminated'))
   );
 }
 

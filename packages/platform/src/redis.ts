@@ -41,6 +41,22 @@ export function createRedis(
   return redis;
 }
 
+// Deletes KEYS[1] only while it holds ARGV[1].
+const DELETE_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * Frees `key` if it still holds `claim` (this request's own), never what another request holds or
+ * made since. Sent as EVAL, not EVALSHA, whose NOSCRIPT answer would send the body after later
+ * commands: Redis runs it after every command sent before it on the connection, so it also frees a
+ * claim whose own command timed out but may yet run. Never rejects.
+ */
+export function releaseClaim(redis: Redis, key: string, claim: string): Promise<void> {
+  return redis.eval(DELETE_IF_HELD, 1, key, claim).then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
 /** Deletes every key under `prefix`, a thousand at a time: for tests and benchmarks. */
 export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
   let cursor = '0';

@@ -1,4 +1,5 @@
 import { ConfigError } from './config';
+import { within } from './within';
 
 /**
  * What every service's `start(env, options)` returns: the ports it listens on (0 in the
@@ -35,15 +36,11 @@ export function registerTelemetry(handle: TelemetryHandle): void {
 /** Sends the spans the telemetry still holds (if any runs), waiting at most TELEMETRY_FLUSH_MS. */
 async function flushTelemetry(): Promise<void> {
   const handle = (globalThis as Record<symbol, TelemetryHandle | undefined>)[TELEMETRY_HANDLE];
-  if (!handle) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    handle.shutdown().catch(() => undefined),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, TELEMETRY_FLUSH_MS);
-    }),
-  ]);
-  clearTimeout(timer);
+  if (handle)
+    await within(
+      handle.shutdown().catch(() => undefined),
+      TELEMETRY_FLUSH_MS,
+    );
 }
 
 /**
