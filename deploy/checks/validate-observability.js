@@ -101,20 +101,36 @@ for (const g of alerts?.groups ?? []) {
 }
 if (names.size === 0) problems.push('alerts: no rules');
 // The probes are counted in the HTTP metrics (route="/livez", "/readyz"): an HTTP alert that took
-// them in would fire on a slow /readyz during a store outage, or have its 5xx ratio diluted.
+// them in would fire on a slow /readyz during a store outage, or have its 5xx ratio diluted; a
+// latency or error panel would chart a failing /readyz above the routes customers use.
 const PROBES = ['/livez', '/readyz'];
+/** The probes an expression's HTTP metrics still count (none once `route!~` excludes them). */
+function probesCounted(expr) {
+  const counted = new Set();
+  for (const m of String(expr).matchAll(
+    /\b(http_requests_total|http_request_duration_seconds(?:_bucket|_sum|_count)?)\b(\{[^}]*\})?/g,
+  )) {
+    const excluded = [...(m[2] ?? '').matchAll(/\broute\s*!~\s*"([^"]*)"/g)].map(
+      (x) => new RegExp(`^(?:${x[1]})$`),
+    );
+    for (const p of PROBES) if (!excluded.some((re) => re.test(p))) counted.add(p);
+  }
+  return [...counted];
+}
 for (const g of alerts?.groups ?? []) {
   for (const r of g.rules ?? []) {
-    for (const m of String(r.expr ?? '').matchAll(
-      /\b(http_requests_total|http_request_duration_seconds(?:_bucket|_sum|_count)?)\b(\{[^}]*\})?/g,
-    )) {
-      const excluded = [...(m[2] ?? '').matchAll(/\broute\s*!~\s*"([^"]*)"/g)].map(
-        (x) => new RegExp(`^(?:${x[1]})$`),
-      );
-      const left = PROBES.filter((p) => !excluded.some((re) => re.test(p)));
-      if (left.length > 0)
-        problems.push(`alerts: ${r.alert} counts the probes (${left.join(', ')}) in ${m[0]}`);
-    }
+    const left = probesCounted(r.expr ?? '');
+    if (left.length > 0) problems.push(`alerts: ${r.alert} counts the probes (${left.join(', ')})`);
+  }
+}
+// The request-rate panel may show the probes' traffic; latency and status panels may not.
+for (const p of dashboard.panels ?? []) {
+  for (const t of p.targets ?? []) {
+    const expr = t.expr ?? '';
+    if (!/http_request_duration_seconds|status\s*=~/.test(expr)) continue;
+    const left = probesCounted(expr);
+    if (left.length > 0)
+      problems.push(`dashboard: panel "${p.title}" counts the probes (${left.join(', ')})`);
   }
 }
 for (const m of [
