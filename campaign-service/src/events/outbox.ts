@@ -6,11 +6,17 @@ import {
 } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 
-/** The campaign service's outbox (its schema's `outbox` table; ids and lock as they always were). */
+/**
+ * The campaign service's outbox (its schema's `outbox` table; ids and lock as they always were).
+ * Each subject carries one campaign's, device's or key's snapshots (or the lifecycle events), and
+ * consumers hold each entity apart: only a subject's own messages need their written order, so
+ * the snapshots a lost stream is given again go side by side.
+ */
 export const CAMPAIGN_OUTBOX: Outbox = {
   table: 'outbox',
   msgIdPrefix: 'outbox',
   relayLock: 'campaigns:outbox-relay',
+  orderKey: ({ subject }) => subject,
 };
 
 /** Adds a message to the campaign service's outbox inside the caller's transaction. */
