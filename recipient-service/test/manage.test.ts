@@ -530,6 +530,58 @@ describe('DeleteRecipient and BulkDeleteRecipients', () => {
     }
   });
 
+  it('lets an operator close, open and delete a link of an active or completed campaign, never the API', async () => {
+    const HOUR = 3600_000;
+    const ago = (hours: number) => new Date(Date.now() - hours * HOUR).toISOString();
+    const ended = { launchedAt: ago(3), startDate: ago(2), endDate: ago(1) };
+    for (const [id, facts] of [
+      ['cmp_op_live', ACTIVE],
+      ['cmp_op_ended', ended],
+    ] as const) {
+      await h.publishCampaign({ id });
+      const [a, b] = await createIn(id, { label: 'Alice' }, {});
+      await h.publishCampaign({ id, ...facts });
+      const changes = collectChanges();
+      const byOperator = (recipientId: string, body: unknown) =>
+        h.call<Rec>('UpdateRecipient', {
+          projectId: P,
+          recipientId,
+          patchJson: JSON.stringify(body),
+          byOperator: true,
+        });
+      expect(await byOperator(a.id, { isActive: false })).toMatchObject({ id: a.id, isActive: false });
+      expect(await byOperator(a.id, { isActive: true })).toMatchObject({ id: a.id, isActive: true });
+      // Anything more than closing or opening the link stays under the campaign's rule.
+      const more = await h.refusal('UpdateRecipient', {
+        projectId: P,
+        recipientId: a.id,
+        patchJson: JSON.stringify({ isActive: false, label: 'late' }),
+        byOperator: true,
+      });
+      expect(more.details).toMatchObject({ reason: 'not_editable' });
+      expect((await patchRefusal(a.id, { isActive: false })).details).toMatchObject({
+        reason: 'not_editable',
+      });
+
+      expect((await h.refusal('DeleteRecipient', { projectId: P, recipientId: a.id })).details).toMatchObject(
+        {
+          reason: 'not_editable',
+        },
+      );
+      expect(await h.call('DeleteRecipient', { projectId: P, recipientId: a.id, byOperator: true })).toEqual({
+        success: true,
+        id: a.id,
+      });
+      expect((await h.refusal('GetRecipient', { projectId: P, recipientId: a.id })).code).toBe('not_found');
+      expect((await h.refusal('ResolveLink', { token: a.link.split('/i/')[1] })).code).toBe('not_found');
+      expect(await totalIn(id)).toBe(1);
+      await eventually(async () => changes.some((c) => c.recipientId === a.id && c.change === 'deleted'));
+      expect(await h.call<Rec>('GetRecipient', { projectId: P, recipientId: b.id })).toMatchObject({
+        id: b.id,
+      });
+    }
+  });
+
   it('bulk deletes all of a project in editable campaigns and lists the skipped ones', async () => {
     const Q = 'prj_bulk_all';
     await h.publishCampaign({ id: 'cmp_all_draft', projectId: Q });

@@ -25,6 +25,7 @@ interface Req {
   search?: string;
   countMatches: boolean;
   patchJson: string;
+  byOperator: boolean;
   ids: string[];
   all: boolean;
   campaignIds: string[];
@@ -77,8 +78,9 @@ export function recipientHandlers(
       );
       return { results };
     },
-    UpdateRecipient: (r) => service.updateRecipient(r.projectId, r.recipientId, r.patchJson),
-    DeleteRecipient: (r) => service.deleteRecipient(r.projectId, r.recipientId),
+    UpdateRecipient: (r) =>
+      service.updateRecipient(r.projectId, r.recipientId, r.patchJson, { byOperator: r.byOperator }),
+    DeleteRecipient: (r) => service.deleteRecipient(r.projectId, r.recipientId, { byOperator: r.byOperator }),
     BulkDeleteRecipients: (r) => service.bulkDelete(r.projectId, { ids: r.ids, all: r.all }),
     CountRecipients: async (r) => ({ counts: await service.countRecipients(r.projectId, r.campaignIds) }),
     ResolveLink: (r) => service.resolveLink(r.token),

@@ -196,6 +196,20 @@ async function retryVanished<T>(transaction: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Who asks for a change: the public API's writes hold only while the campaign is editable, an
+ * operator (the dashboard, the admin API) may close a link or delete a recipient at any time.
+ */
+export interface OperatorOverride {
+  byOperator?: boolean;
+}
+
+/** A patch that only disables or enables the link. */
+export function isActivationOnly(patch: Record<string, unknown>): boolean {
+  const fields = Object.keys(patch);
+  return fields.length === 1 && fields[0] === 'isActive';
+}
+
 /** The recipient service's domain operations. */
 export function createRecipientService(deps: RecipientServiceDeps) {
   const { pool, clock, publicBaseUrl } = deps;
@@ -432,18 +446,27 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       return toMessage(row, publicBaseUrl);
     },
 
-    /** Applies a PATCH body (JSON text) while the campaign is editable. */
-    async updateRecipient(projectId: string, id: string, patchJson: string): Promise<RecipientMessage> {
+    /**
+     * Applies a PATCH body (JSON text) while the campaign is editable; an operator's patch of
+     * `isActive` alone at any time, so that a link can be closed (or opened again) mid-campaign.
+     */
+    async updateRecipient(
+      projectId: string,
+      id: string,
+      patchJson: string,
+      by: OperatorOverride = {},
+    ): Promise<RecipientMessage> {
       const patch = parsePatch(patchJson);
+      const anyState = by.byOperator === true && isActivationOnly(patch);
       const target = await findRecipient(pool, projectId, id);
       if (!target) throw recipientNotFound(id);
-      await confirmEditable(projectId, target.campaign_id);
+      if (!anyState) await confirmEditable(projectId, target.campaign_id);
       const row = await withTransaction(pool, async (client) => {
         const current = await findRecipient(client, projectId, id, true);
         if (!current) throw recipientNotFound(id);
         const campaign = await findReplica(client, current.campaign_id);
         if (!campaign) throw recipientNotFound(id);
-        assertEditable(campaign);
+        if (!anyState) assertEditable(campaign);
 
         const changes: Partial<Record<PatchField, unknown>> = { ...patch };
         const perWindow =
@@ -484,16 +507,24 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       return toMessage(row, publicBaseUrl);
     },
 
-    /** Deletes one recipient while its campaign is editable. */
-    async deleteRecipient(projectId: string, id: string): Promise<{ success: boolean; id: string }> {
+    /**
+     * Deletes one recipient while its campaign is editable; an operator's delete at any time, so
+     * that a customer's data can be erased (and their link closed) mid-campaign or after it.
+     */
+    async deleteRecipient(
+      projectId: string,
+      id: string,
+      by: OperatorOverride = {},
+    ): Promise<{ success: boolean; id: string }> {
+      const anyState = by.byOperator === true;
       const found = await findRecipient(pool, projectId, id);
       if (!found) throw recipientNotFound(id);
-      await confirmEditable(projectId, found.campaign_id);
+      if (!anyState) await confirmEditable(projectId, found.campaign_id);
       const deleted = await withTransaction(pool, async (client) => {
         // Lock order everywhere: campaign row first, then recipient rows.
         const campaign = await findReplica(client, found.campaign_id, true);
         if (!campaign) throw recipientNotFound(id);
-        assertEditable(campaign);
+        if (!anyState) assertEditable(campaign);
         const rows = await deleteRecipients(client, projectId, { ids: [id], campaignIds: [campaign.id] });
         await bumpRecipientCount(client, campaign.id, -rows.length);
         await announce(client, rows, 'deleted');
