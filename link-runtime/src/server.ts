@@ -28,7 +28,7 @@ import {
   systemClock,
 } from '@outreach/platform';
 import { Admission } from './admission/admission.service';
-import { findConversation } from './admission/conversations.repository';
+import { conversationIdsOf, findConversation } from './admission/conversations.repository';
 import { unknownConversationsLimit, unknownLinksLimit } from './admission/miss-limits';
 import { rollUpPeriodically } from './admission/usage-rollup';
 import { linkRequestListener } from './app';
@@ -144,6 +144,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       (a) => a.close(),
     );
 
+    const conversations = new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
+      find: (id) => findConversation(pool, id),
+      idsOf: (recipientId) => conversationIdsOf(pool, recipientId),
+      clock,
+    });
     const state = opened.add('state', new StateCache(logger), (s) => s.stop());
     await state.followRecipientChanges(js, config.NATS_PREFIX, (event) => {
       recipients.invalidate(event.token, event.recipientId);
@@ -151,6 +156,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       admission
         .forgetRecipient(event.recipientId)
         .catch((err) => logger.warn({ err }, 'counter reset failed'));
+      // A deleted recipient's data goes at once, their conversations' history with it.
+      if (event.change === 'deleted')
+        conversations
+          .eraseRecipient(event.recipientId)
+          .catch((err) => logger.warn({ err }, "erasing a deleted recipient's conversations failed"));
     });
     await state.start(js, config.NATS_PREFIX);
     admission.startSweeper(config.USAGE_REPUBLISH_MS);
@@ -182,10 +192,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         clock,
       ),
       admission,
-      conversations: new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
-        find: (id) => findConversation(pool, id),
-        clock,
-      }),
+      conversations,
       assistant: createAssistant({
         baseUrl: config.ASSISTANT_BASE_URL,
         apiKey: config.ASSISTANT_API_KEY,

@@ -1078,6 +1078,41 @@ describe('changes take effect within a second', () => {
     await waitFor(async () => (await post(url, { text: 'four' })).status === 404, 1000);
   });
 
+  it("a delete erases the recipient's conversations from Redis, history and all, and leaves others", async () => {
+    const l = await h.link();
+    const other = await h.link();
+    const start = async (token: string) => {
+      const c = (await post(`${h.base}/i/${token}/conversations`)).body.conversationId as string;
+      expect(
+        (await post(`${h.base}/i/${token}/conversations/${c}/messages`, { text: 'my account' })).status,
+      ).toBe(200);
+      return c;
+    };
+    const mine = [await start(l.token), await start(l.token)];
+    const theirs = await start(other.token);
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    const keysOf = (c: string) => [
+      `${h.ns.redisPrefix}link:conv:${c}`,
+      `${h.ns.redisPrefix}link:conv:${c}:history`,
+    ];
+    try {
+      expect(await redis.exists(...mine.flatMap(keysOf))).toBe(4);
+      h.recipients.recipients.delete(l.token);
+      await h.publisher.recipientChanged(l.recipient, 'deleted', l.token);
+      await waitFor(async () => (await redis.exists(...mine.flatMap(keysOf))) === 0, 1000);
+      expect(await redis.exists(...keysOf(theirs))).toBe(2);
+      expect(await redis.lrange(`${h.ns.redisPrefix}link:conv:${theirs}:history`, 0, -1)).toHaveLength(2);
+      // Its conversations are over, and none is revived with its history.
+      const after = await post(`${h.base}/i/${l.token}/conversations/${mine[0]}/messages`, {
+        text: 'hello?',
+      });
+      expect(after.status).toBe(404);
+      expect(await redis.exists(`${h.ns.redisPrefix}link:conv:${mine[0]}:history`)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('a device change (deactivation) takes effect within a second', async () => {
     const l = await h.link();
     await h.publisher.device({ ...l.device, isActive: false });

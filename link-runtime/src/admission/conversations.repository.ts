@@ -97,6 +97,15 @@ export async function findConversation(pool: Pool, id: string): Promise<Conversa
   return rows[0] ? conversationOf(rows[0]) : null;
 }
 
+/** The ids of a recipient's conversations in the durable record (not those rolled up). */
+export async function conversationIdsOf(pool: Pool, recipientId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    'SELECT id FROM link.conversations WHERE recipient_id = $1',
+    [recipientId],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** Whose facts to read, since when its window's starts (none without), and since when its keyed starts. */
 export interface FactsQuery {
   recipientId: string;

@@ -4,6 +4,9 @@ import type { ConversationRecord } from '../admission/conversations.repository';
 import type { ChatMessage } from '../assistant/assistant.client';
 import { countInMinute, minuteKey, secondsToNextMinute } from '../state/minute-counts';
 
+// Keys per DEL when a recipient's conversations are erased: one command never holds Redis long.
+const ERASE_CHUNK = 500;
+
 /** What a conversation remembers about where it started. */
 export interface ConversationInfo {
   id: string;
@@ -28,7 +31,11 @@ export class ConversationStore {
     private readonly prefix: string,
     private readonly ttlSeconds: number,
     /** The durable record of conversations, and the clock its start times are judged by. */
-    private readonly durable: { find: (id: string) => Promise<ConversationRecord | null>; clock: Clock },
+    private readonly durable: {
+      find: (id: string) => Promise<ConversationRecord | null>;
+      idsOf: (recipientId: string) => Promise<string[]>;
+      clock: Clock;
+    },
   ) {}
 
   private key(id: string): string {
@@ -77,6 +84,20 @@ export class ConversationStore {
       .expire(history, this.ttlSeconds)
       .expire(this.key(id), this.ttlSeconds)
       .exec();
+  }
+
+  /**
+   * Erases what Redis holds of a deleted recipient's conversations: their records and their
+   * history (the customer's messages and the replies), rather than leaving them to expire.
+   * Returns how many conversations the recipient had.
+   */
+  async eraseRecipient(recipientId: string): Promise<number> {
+    const ids = await this.durable.idsOf(recipientId);
+    for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
+      const keys = ids.slice(i, i + ERASE_CHUNK).flatMap((id) => [this.key(id), `${this.key(id)}:history`]);
+      await this.redis.del(...keys);
+    }
+    return ids.length;
   }
 
   /**
