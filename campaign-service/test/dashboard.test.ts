@@ -1025,7 +1025,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     });
   });
 
-  it("shows Edit disabled for an active campaign's recipient and refuses its edit with a page that says why", async () => {
+  it("shows Edit disabled for an active campaign's recipient and refuses its edit with a page that says why, yet disables and deletes it", async () => {
     const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
       name: 'Running',
       deviceId: fx.deviceId,
@@ -1043,7 +1043,9 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     expect(page.text).toMatch(
       /<button type="button" class="secondary" disabled aria-describedby="recipient-actions-why">Edit<\/button>/,
     );
-    expect(page.text).toMatch(/id="recipient-actions-why">Not possible while the campaign is active/);
+    expect(page.text).toMatch(
+      /id="recipient-actions-why">Editing is not possible while the campaign is active/,
+    );
 
     const token = await agent.csrf(rpath);
     const refused = await agent.post(`${rpath}/edit`, { _csrf: token, label: 'Cyrus' });
@@ -1055,5 +1057,16 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     );
     expect((await agent.get(`${rpath}/edit`)).status).toBe(409);
     expect((await stored(campaign.id, created.id)).label).toBe('Cy');
+
+    // The operator may still close the link (a customer who asks to be left alone)...
+    const disabled = await agent.post(`${rpath}/disable`, { _csrf: token });
+    expect(disabled.status).toBe(303);
+    expect(disabled.headers.get('location')).toBe(`${rpath}?done=disabled`);
+    expect(await stored(campaign.id, created.id)).toMatchObject({ label: 'Cy', isActive: false });
+    // ...and delete the recipient with their data (a customer who asks to be forgotten).
+    const deleted = await agent.post(`${rpath}/delete`, { _csrf: token });
+    expect(deleted.status).toBe(303);
+    expect(await stored(campaign.id, created.id)).toBeUndefined();
+    expect((await agent.get(rpath)).status).toBe(404);
   });
 });

@@ -479,7 +479,7 @@ ${
         ? html`<ul>
 <li>${startsNow ? html`The campaign becomes <strong>active at once</strong>: every active link of it opens for customers now.` : html`The campaign becomes <strong>upcoming</strong> and turns active at ${formatInstant(c.startDate, tz)}; its links open then.`}</li>
 <li>It ends at ${formatInstant(c.endDate, tz)}; after that its links show a neutral unavailable message.</li>
-<li>Once it is active, recipients can no longer be created, changed or deleted, and the campaign itself (schedule, budget mode, price, recipient cap) can no longer be edited. Top-offs can still be added, at the price set now.</li>
+<li>Once it is active, recipients can no longer be created or changed (a link can still be disabled, or its recipient deleted, here), and the campaign itself (schedule, budget mode, price, recipient cap) can no longer be edited. Top-offs can still be added, at the price set now.</li>
 <li>${c.budgetMode === 'fixed' ? html`The fixed price of ${formatMoney(c.fixedPrice)} is billed in this month.` : c.allowance.included === null ? 'The budget is unlimited until you add a top-off.' : html`${c.allowance.remaining} conversations remain in the budget.`}</li>
 </ul>`
         : html`<p>${c.launchedAt ? 'This campaign was already launched.' : 'Its end date has passed: change the schedule first.'}</p>`;

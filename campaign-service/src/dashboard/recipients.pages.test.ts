@@ -14,16 +14,19 @@ describe('recipient actions', () => {
     }
   });
 
-  it('disables the buttons and says why once the campaign is active or completed', () => {
+  it('disables Edit and says why once the campaign is active or completed, leaving disable and delete', () => {
     for (const state of ['active', 'completed']) {
       const out = recipientActions(pc, { state }, { isActive: false }, rpath).value;
-      const buttons = out.match(/<button[^>]*>/g) ?? [];
-      expect(buttons).toHaveLength(3);
       expect(out).not.toContain(`${rpath}/edit`);
-      for (const b of buttons) {
-        expect(b).toContain(' disabled');
-        expect(b).toContain('aria-describedby="recipient-actions-why"');
-      }
+      expect(out).toMatch(
+        /<button type="button" class="secondary" disabled aria-describedby="recipient-actions-why">Edit<\/button>/,
+      );
+      expect(out).toContain(`action="${rpath}/enable"`);
+      expect(out).toContain(`action="${rpath}/delete"`);
+      const [enable, remove] = (out.match(/<button type="submit"[^>]*>/g) ?? []).map((b) => b);
+      expect(enable).not.toContain('disabled');
+      expect(remove).not.toContain('disabled');
+      expect(out).toContain('erase their data');
       expect(out).toMatch(new RegExp(`id="recipient-actions-why"[^>]*>[^<]*${state}`));
     }
   });

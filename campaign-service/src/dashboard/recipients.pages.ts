@@ -53,12 +53,13 @@ const editableNote = (c: CampaignView) =>
     ? html``
     : notice(
         'warn',
-        `The campaign is ${c.state}: recipients can no longer be created, changed or deleted (the same rule as the API).`,
+        `The campaign is ${c.state}: recipients can no longer be created or changed (the same rule as the API). A recipient's link can still be disabled, or the recipient deleted with their data, on the recipient's page.`,
       );
 
 /**
  * Edit, disable (or enable) and delete. While the campaign is not editable the API refuses them
- * all, so the buttons stay visible but disabled, with the reason beside them instead of an error page.
+ * all; the dashboard still lets an operator close a link or delete a recipient (a customer who
+ * asks to be left alone or forgotten), so only Edit stays visible but disabled, with the reason.
  */
 export function recipientActions(
   pc: PageContext,
@@ -67,13 +68,15 @@ export function recipientActions(
   rpath: string,
 ): SafeHtml {
   const editable = isEditable(c.state);
-  const lock = editable ? html`` : html` disabled aria-describedby="recipient-actions-why"`;
+  const confirm = editable
+    ? 'Delete this recipient? Its link stops working for good.'
+    : `Delete this recipient and erase their data? Their link stops working for good and a conversation in progress ends; conversations already held stay counted.`;
   return html`<div class="actions">
-  ${editable ? html`<a class="button secondary" href="${rpath}/edit">Edit</a>` : html`<button type="button" class="secondary"${lock}>Edit</button>`}
-  <form method="post" action="${rpath}/${x.isActive ? 'disable' : 'enable'}">${csrfField(pc)}<button type="submit" class="secondary"${lock}>${x.isActive ? 'Disable' : 'Enable'}</button></form>
-  <form method="post" action="${rpath}/delete" data-confirm="Delete this recipient? Its link stops working for good.">${csrfField(pc)}<button type="submit" class="danger"${lock}>Delete</button></form>
+  ${editable ? html`<a class="button secondary" href="${rpath}/edit">Edit</a>` : html`<button type="button" class="secondary" disabled aria-describedby="recipient-actions-why">Edit</button>`}
+  <form method="post" action="${rpath}/${x.isActive ? 'disable' : 'enable'}">${csrfField(pc)}<button type="submit" class="secondary">${x.isActive ? 'Disable' : 'Enable'}</button></form>
+  <form method="post" action="${rpath}/delete" data-confirm="${confirm}">${csrfField(pc)}<button type="submit" class="danger">Delete</button></form>
 </div>
-${editable ? '' : html`<p class="meta" id="recipient-actions-why">Not possible while the campaign is ${c.state}: recipients can be changed or deleted only while it is draft or upcoming.</p>`}`;
+${editable ? '' : html`<p class="meta" id="recipient-actions-why">Editing is not possible while the campaign is ${c.state}: recipients can be changed only while it is draft or upcoming. Disabling the link and deleting the recipient still are.</p>`}`;
 }
 
 /** The instructions and limits fieldsets, the same on the new and the edit form. */

@@ -80,22 +80,22 @@ export function recipientsForwarder(client: RecipientClient) {
       toFullRecipient(
         await call<RecipientMessage>(client, 'GetRecipient', { projectId, recipientId }, requestId),
       ),
-    /** Applies a PATCH body. */
+    /** Applies a PATCH body; as an operator's, `{isActive}` alone applies whatever the campaign's state. */
     update: async (projectId: string, recipientId: string, patch: unknown, requestId?: string) =>
       toFullRecipient(
         await call<RecipientMessage>(
           client,
           'UpdateRecipient',
-          { projectId, recipientId, patchJson: JSON.stringify(patch) },
+          { projectId, recipientId, patchJson: JSON.stringify(patch), byOperator: true },
           requestId,
         ),
       ),
-    /** Deletes a recipient. */
+    /** Deletes a recipient, as an operator's delete: whatever the campaign's state. */
     remove: (projectId: string, recipientId: string, requestId?: string) =>
       call<{ success: boolean; id: string }>(
         client,
         'DeleteRecipient',
-        { projectId, recipientId },
+        { projectId, recipientId, byOperator: true },
         requestId,
       ),
   };
