@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { Agent, createServer, get } from 'node:http';
 import { closeServer, listen } from './listen';
 
 describe('listen', () => {
@@ -9,6 +9,38 @@ describe('listen', () => {
       await expect(listen(createServer(), port, '127.0.0.1')).rejects.toMatchObject({ code: 'EADDRINUSE' });
     } finally {
       await closeServer(first);
+    }
+  });
+
+  it('keeps idle connections longer than a proxy in front does (60 s), with a longer headers timeout', async () => {
+    const server = createServer();
+    await listen(server, 0, '127.0.0.1');
+    try {
+      expect(server.keepAliveTimeout).toBeGreaterThan(60_000);
+      expect(server.headersTimeout).toBeGreaterThan(server.keepAliveTimeout);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('closes a keep-alive connection once the response in flight at the drain is sent, not after the keep-alive time', async () => {
+    const server = createServer((_req, res) => setTimeout(() => res.end('ok'), 300));
+    const port = await listen(server, 0, '127.0.0.1');
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const answered = new Promise<number>((resolve, reject) =>
+        get({ port, host: '127.0.0.1', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        }).on('error', reject),
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      const began = Date.now();
+      await closeServer(server);
+      expect(Date.now() - began).toBeLessThan(1000);
+      expect(await answered).toBe(200);
+    } finally {
+      agent.destroy();
     }
   });
 

@@ -2,8 +2,21 @@ import type { Server as HttpServer } from 'node:http';
 import { type Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import { within } from './within';
 
+// An idle keep-alive connection is kept longer than a proxy in front keeps its own (ingress-nginx:
+// 60 s). With Node's 5 s the server closes a connection the proxy may be sending a request on at
+// that instant, which the proxy answers 502 and does not retry when it is a POST (a start). The
+// headers timeout must exceed it, or a connection reused near its end is cut mid-request.
+const KEEP_ALIVE_MS = 65_000;
+const HEADERS_TIMEOUT_MS = 66_000;
+
+// While a server drains, a connection whose response was in flight at close() becomes idle when it
+// is answered and would then stay open for the keep-alive time: it is closed this soon instead.
+const DRAIN_IDLE_CHECK_MS = 50;
+
 /** Listens on `port` at `host` and resolves with the bound port; rejects on EADDRINUSE and the like. */
 export function listen(server: HttpServer, port: number, host: string): Promise<number> {
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     // Without a listener the error would be thrown from the event loop and this never settle.
     // It stays attached once listening: a later accept error (EMFILE while sockets pile up) then
@@ -16,11 +29,18 @@ export function listen(server: HttpServer, port: number, host: string): Promise<
   });
 }
 
-/** Stops accepting, closes idle keep-alive sockets, and resolves once every connection has ended. */
+/**
+ * Stops accepting, closes idle keep-alive sockets (and each busy one once it is answered), and
+ * resolves once every connection has ended.
+ */
 export function closeServer(server: HttpServer): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
-    server.close(() => resolve());
+    const idle = setInterval(() => server.closeIdleConnections(), DRAIN_IDLE_CHECK_MS);
+    server.close(() => {
+      clearInterval(idle);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }
