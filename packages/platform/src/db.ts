@@ -74,16 +74,56 @@ export function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promi
   });
 }
 
+/** How `migrate` waits for the locks a migration needs. */
+export interface MigrateOptions {
+  /**
+   * How long one statement of a migration may wait for a lock before the migration is rolled
+   * back and tried again: while an `ALTER TABLE` waits behind a long reader, every query on its
+   * table waits behind it, so the wait must stay short.
+   */
+  lockTimeoutMs?: number;
+  /** Tries of one migration before `migrate` gives up, the wait between them doubling to 5 s. */
+  attempts?: number;
+}
+
+const LOCK_NOT_AVAILABLE = '55P03';
+const UNDEFINED_TABLE = '42P01';
+
+/** The migrations `schema` records as applied; none when it has no record yet. */
+async function appliedMigrations(client: PoolClient, schema: string): Promise<Set<string>> {
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT name FROM ${quoteIdent(schema)}.schema_migrations`,
+    );
+    return new Set(rows.map((r) => r.name));
+  } catch (err) {
+    if ((err as { code?: string }).code === UNDEFINED_TABLE) return new Set();
+    throw err;
+  }
+}
+
 /**
  * Applies the numbered `.sql` files of `dir` (e.g. `001_init.sql`) that `schema` has not
  * seen, each in its own transaction, under an advisory lock so that replicas starting
- * together migrate once. Returns the names applied.
+ * together migrate once. A schema already up to date takes no lock, so a pod starting while
+ * another version's migration runs does not wait for it. A migration that cannot get a table's
+ * lock within `lockTimeoutMs` (a long reader holds it) is rolled back and tried again later,
+ * rather than holding every query of that table in the queue behind it. Returns the names applied.
  */
-export async function migrate(pool: Pool, schema: string, dir: string, logger?: Logger): Promise<string[]> {
+export async function migrate(
+  pool: Pool,
+  schema: string,
+  dir: string,
+  logger?: Logger,
+  options: MigrateOptions = {},
+): Promise<string[]> {
+  const { lockTimeoutMs = 2000, attempts = 30 } = options;
   const files = readdirSync(dir)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
     .sort();
   return withClient(pool, async (client) => {
+    const seen = await appliedMigrations(client, schema);
+    if (files.every((f) => seen.has(f))) return [];
     const applied: string[] = [];
     try {
       await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
@@ -91,25 +131,35 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger?: 
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
-      const done = new Set(
-        (
-          await client.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations`)
-        ).rows.map((r) => r.name),
-      );
+      const done = await appliedMigrations(client, schema);
       for (const file of files) {
         if (done.has(file)) continue;
         const sql = readFileSync(path.join(dir, file), 'utf8');
-        await client.query('BEGIN');
-        try {
-          await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
-          await client.query(sql);
-          await client.query(`INSERT INTO ${quoteIdent(schema)}.schema_migrations (name) VALUES ($1)`, [
-            file,
-          ]);
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+        for (let attempt = 1; ; attempt++) {
+          await client.query('BEGIN');
+          try {
+            await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
+            await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
+            await client.query(sql);
+            await client.query(`INSERT INTO ${quoteIdent(schema)}.schema_migrations (name) VALUES ($1)`, [
+              file,
+            ]);
+            await client.query('COMMIT');
+            break;
+          } catch (err) {
+            await client.query('ROLLBACK').catch(() => undefined);
+            const code = (err as { code?: string }).code;
+            if (code === LOCK_NOT_AVAILABLE && attempt < attempts) {
+              const retryInMs = Math.min(250 * 2 ** (attempt - 1), 5000);
+              logger?.warn(
+                { schema, migration: file, attempt, retryInMs },
+                'migration waits for a lock another session holds; trying again',
+              );
+              await new Promise((r) => setTimeout(r, retryInMs));
+              continue;
+            }
+            throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+          }
         }
         applied.push(file);
         logger?.info({ schema, migration: file }, 'migration applied');
