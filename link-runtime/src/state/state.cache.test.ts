@@ -1,7 +1,7 @@
 import { knowledgeIndexed } from '@outreach/contracts';
 import pino from 'pino';
 import { device } from '../../test/support/fixtures';
-import { StateCache } from './state.cache';
+import { StateCache, untilReplayed } from './state.cache';
 
 const turns = async (n: number) => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -21,5 +21,36 @@ describe('StateCache devices', () => {
     // device the process hears of.
     expect(second.knowledge.length).toBeGreaterThan(0);
     expect(knowledgeIndexed(second.knowledge)).toBe(false);
+  });
+});
+
+describe('untilReplayed', () => {
+  it('waits for the replay however long it takes, saying every interval how much is left', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let finish: () => void = () => undefined;
+    const replayed = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    let left = 40;
+    let done = false;
+    const waiting = untilReplayed(
+      replayed,
+      { consumer: 'state.campaign.*', left: () => left },
+      logger,
+      30,
+    ).then(() => {
+      done = true;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    left = 7;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false);
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines[0]).toMatchObject({ consumer: 'state.campaign.*', snapshotsLeft: 40 });
+    expect(lines.at(-1)).toMatchObject({ snapshotsLeft: 7 });
+    finish();
+    await waiting;
+    expect(done).toBe(true);
   });
 });

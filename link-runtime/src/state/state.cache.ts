@@ -10,12 +10,28 @@ import {
   type JetStreamClient,
   keepConsuming,
   streamNames,
+  TIMED_OUT,
   within,
 } from '@outreach/platform';
 import { JSONCodec } from 'nats';
 import type { Logger } from 'pino';
 
 const codec = JSONCodec();
+
+/** Waits for `replayed`, logging every `everyMs` that the replay goes on and how much is left. */
+export async function untilReplayed(
+  replayed: Promise<void>,
+  replay: { consumer: string; left: () => number | undefined },
+  logger: Logger,
+  everyMs: number,
+): Promise<void> {
+  const began = Date.now();
+  while ((await within(replayed, everyMs)) === TIMED_OUT)
+    logger.warn(
+      { consumer: replay.consumer, snapshotsLeft: replay.left(), waitedMs: Date.now() - began },
+      'state replay is slow: not listening until it is done',
+    );
+}
 
 /**
  * Campaigns and devices held in memory, fed by followers (platform `follower`) of the state stream. Each
@@ -54,9 +70,11 @@ export class StateCache {
 
   /**
    * Starts the two state consumers and resolves once both have replayed what the stream held
-   * when they started (or after `readyTimeoutMs`, so a slow broker does not block start-up).
+   * when they started, however long that takes: a runtime that listened before would refuse
+   * the links of every campaign not yet replayed as not running. While it waits it logs every
+   * `slowLogMs` how many snapshots are left (the startup probe bounds the wait).
    */
-  async start(js: JetStreamClient, prefix: string, readyTimeoutMs = 5000): Promise<void> {
+  async start(js: JetStreamClient, prefix: string, slowLogMs = 5000): Promise<void> {
     const subj = subjects(prefix);
     const stream = streamNames(prefix).state;
     await Promise.all([
@@ -65,15 +83,9 @@ export class StateCache {
         stream,
         subj.campaignStateAll,
         (d) => this.applyCampaign(d as CampaignSnapshot),
-        readyTimeoutMs,
+        slowLogMs,
       ),
-      this.follow(
-        js,
-        stream,
-        subj.deviceStateAll,
-        (d) => this.applyDevice(d as DeviceSnapshot),
-        readyTimeoutMs,
-      ),
+      this.follow(js, stream, subj.deviceStateAll, (d) => this.applyDevice(d as DeviceSnapshot), slowLogMs),
     ]);
   }
 
@@ -106,17 +118,19 @@ export class StateCache {
     stream: string,
     filter: string,
     apply: (data: unknown) => void,
-    readyTimeoutMs: number,
+    slowLogMs: number,
   ): Promise<void> {
     // The first consumer's backlog decides readiness; one started again after a loss replays the
     // latest snapshots too, and only newer versions replace what is held.
     let firstPending: number | undefined;
+    let left: number | undefined;
     const open = follower(js, {
       stream,
       filterSubjects: filter,
       from: 'last_per_subject',
       onOpened: (pending) => {
         firstPending ??= pending;
+        left ??= pending;
       },
     });
     let markReady: () => void = () => undefined;
@@ -131,11 +145,12 @@ export class StateCache {
           this.logger.warn({ err, subject: msg.subject }, 'bad state snapshot skipped');
         }
         msg.ack();
-        if (msg.info.pending === 0) markReady();
+        left = msg.info.pending;
+        if (left === 0) markReady();
       }),
     );
     if (firstPending === 0) markReady();
-    await within(ready, readyTimeoutMs);
+    await untilReplayed(ready, { consumer: filter, left: () => left }, this.logger, slowLogMs);
   }
 
   /** Stops every consumer. */
