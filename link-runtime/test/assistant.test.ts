@@ -135,6 +135,13 @@ describe('the system prompt and history reaching the model', () => {
       model.rawBody = '<html>Bad gateway</html>';
       const garbage = await chat(l.token, c, 'question garbage?');
       expect(JSON.parse(garbage.text)).toMatchObject({ details: { reason: 'assistant_bad_response' } });
+      // What the model sent may be the customer's words: the logged error does not quote it.
+      model.rawBody = 'SSN:078-05';
+      const logged = h.logs.length;
+      expect((await chat(l.token, c, 'question echoed?')).status).toBe(503);
+      const lines = JSON.stringify(h.logs.slice(logged));
+      expect(lines).toContain("Unexpected token 'S'");
+      expect(lines).not.toContain('078-05');
     } finally {
       model.streamEnd = 'whole';
       model.rawBody = null;

@@ -1,4 +1,4 @@
-import { AppError } from '@outreach/platform';
+import { AppError, parserMessage } from '@outreach/platform';
 
 /** One message of a chat, in the OpenAI wire shape. */
 export interface ChatMessage {
@@ -72,6 +72,18 @@ function failureReason(
   return timeout.aborted ? 'assistant_timeout' : otherwise;
 }
 
+/**
+ * A parse error of the model's answer without the answer: V8 quotes the text it could not parse,
+ * which may be the customer's words or the instructions echoed back, and the cause is logged.
+ */
+function withoutText(err: unknown): unknown {
+  // By name, not instanceof: the parser that threw may belong to another realm (fetch's body reader).
+  const parseError = err as Error | null;
+  return parseError?.name === 'SyntaxError' && typeof parseError.message === 'string'
+    ? new SyntaxError(parserMessage(parseError))
+    : err;
+}
+
 /** A client of `POST {baseUrl}/chat/completions` (OpenAI and compatible local servers). */
 export class OpenAiCompatibleAssistant implements Assistant {
   readonly configured = true;
@@ -85,7 +97,7 @@ export class OpenAiCompatibleAssistant implements Assistant {
     try {
       body = (await res.json()) as typeof body;
     } catch (err) {
-      throw unavailable(failureReason(timeout, cancel, 'assistant_bad_response'), err);
+      throw unavailable(failureReason(timeout, cancel, 'assistant_bad_response'), withoutText(err));
     }
     const content = body.choices?.[0]?.message?.content;
     if (typeof content !== 'string' || content === '') throw unavailable('assistant_bad_response');
@@ -121,7 +133,7 @@ export class OpenAiCompatibleAssistant implements Assistant {
           try {
             parsed = JSON.parse(data);
           } catch (err) {
-            throw unavailable('assistant_bad_response', err);
+            throw unavailable('assistant_bad_response', withoutText(err));
           }
           // Compatible servers report a failure mid-stream as a chunk of its own.
           if (parsed.error !== undefined) throw unavailable('assistant_bad_response');
