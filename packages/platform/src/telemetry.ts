@@ -38,7 +38,8 @@ export function startTelemetry(options: TelemetryOptions): NodeSDK | undefined {
       }),
       new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
-      new IORedisInstrumentation(),
+      // The command's name only: its keys name client addresses and conversations.
+      new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
     ],
   });
   sdk.start();
@@ -46,15 +47,27 @@ export function startTelemetry(options: TelemetryOptions): NodeSDK | undefined {
 }
 
 const TOKEN_PATH = /\/i\/[^/?#]+/g;
+const QUERY_VALUE = /=[^&#]*/g;
 const PATH_ATTRIBUTES = ['url.path', 'url.full', 'http.target', 'http.url'];
 
-/** Link tokens are credentials: the paths recorded on HTTP spans name them by their route. */
+/** The query of a URL (or the whole of `url.query`) with its names kept and its values left out. */
+function withoutQueryValues(key: string, value: string): string {
+  if (key === 'url.query') return value.replace(QUERY_VALUE, '=');
+  const at = value.indexOf('?');
+  return at < 0 ? value : value.slice(0, at) + value.slice(at).replace(QUERY_VALUE, '=');
+}
+
+/**
+ * Link tokens are credentials: the paths recorded on HTTP spans name them by their route. Query
+ * values may be personal (the dashboard's search by external id, a sample customer message):
+ * spans keep only their names.
+ */
 export function redactSpanPaths(span: Span): void {
   const attributes = (span as Span & { attributes?: Record<string, unknown> }).attributes ?? {};
-  for (const key of PATH_ATTRIBUTES) {
+  for (const key of [...PATH_ATTRIBUTES, 'url.query']) {
     const value = attributes[key];
-    if (typeof value === 'string' && TOKEN_PATH.test(value))
-      span.setAttribute(key, value.replace(TOKEN_PATH, '/i/:token'));
-    TOKEN_PATH.lastIndex = 0;
+    if (typeof value !== 'string') continue;
+    const redacted = withoutQueryValues(key, value.replace(TOKEN_PATH, '/i/:token'));
+    if (redacted !== value) span.setAttribute(key, redacted);
   }
 }
