@@ -160,8 +160,8 @@ describe('LuaScript', () => {
     const counters = [`${prefix}keys:r`, `${prefix}keys:r:starts`, `${prefix}keys:c`];
     const [k1, k2, k3] = ['k1', 'k2', 'k3'].map((k) => `${prefix}keys:start:${k}`);
     const marker = `${prefix}keys:lost`;
-    const claimOf = (key: string, now: number) =>
-      claim.run(redis, [key, counters[0], marker], [now, '-', 60]);
+    const claimOf = (key: string, now: number, request = 'req1') =>
+      claim.run(redis, [key, counters[0], marker, `${key}:claim`], [now, request, 60]);
     // No counters: nothing is claimed, and the first such moment is remembered as the loss.
     expect(await claimOf(k1, 1000)).toEqual([0, 1000]);
     expect(await claimOf(k1, 2000)).toEqual([0, 1000]);
@@ -189,8 +189,14 @@ describe('LuaScript', () => {
     expect(await redis.ttl(k1)).toBeGreaterThan(100);
     expect(await claimOf(k1, 3000)).toEqual([2, 'cnv_1']);
     expect(await claimOf(k2, 3000)).toEqual([2, '-']);
-    expect(await claimOf(k3, 3000)).toEqual([1]);
+    expect(await claimOf(k3, 3000, 'req3')).toEqual([1]);
+    // Being made, the key holds '-' as every version with start keys reads it (a rollout runs two
+    // side by side); the claiming request's own value is beside it.
     expect(await redis.get(k3)).toBe('-');
+    expect(await redis.get(`${k3}:claim`)).toBe('req3');
+    expect(await redis.ttl(`${k3}:claim`)).toBeGreaterThan(50);
+    expect(await claimOf(k3, 3000, 'req4')).toEqual([2, '-']);
+    expect(await redis.get(`${k3}:claim`)).toBe('req3');
     // A seed that finds the counters already made restores nothing.
     await redis.del(k1);
     await seed.run(redis, [...counters, k1], [1, 1, 60, 60_000, 'e2', 0, 'cnv_1', 120]);

@@ -191,11 +191,13 @@ return 1
  * durable record (SEED_SCRIPT), so the key of a start already written is never found free just
  * because Redis lost its data. A start still being written when Redis loses it has nothing to
  * restore yet: a retry in that moment starts a second conversation.
- * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1];
- * ARGV: now ms, the value of a claimed key while its start is being made, the claim's ttl seconds.
- * Replies: {1} claimed; {2, value} held, by a start made (its conversation id) or being made;
- * {0, since} the recipient's counters are missing: rebuild them, then claim again (`since` as
- * in ADMIT_SCRIPT's 'missing').
+ * While its start is being made, the start key holds '-' (what every version takes for a start in
+ * progress) and the claim key beside it the claiming request's own value, by which it frees them.
+ * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1],
+ * the claim key; ARGV: now ms, the claiming request's value, the claim's ttl seconds.
+ * Replies: {1} claimed; {2, value} held, by a start made (its conversation id) or being made
+ * ('-'); {0, since} the recipient's counters are missing: rebuild them, then claim again (`since`
+ * as in ADMIT_SCRIPT's 'missing').
  */
 export const CLAIM_SCRIPT = `
 if redis.call('HEXISTS', KEYS[2], 'seeded') == 0 then
@@ -208,7 +210,8 @@ if redis.call('HEXISTS', KEYS[2], 'seeded') == 0 then
 end
 local held = redis.call('GET', KEYS[1])
 if held then return {2, held} end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+redis.call('SET', KEYS[1], '-', 'EX', tonumber(ARGV[3]))
+redis.call('SET', KEYS[4], ARGV[2], 'EX', tonumber(ARGV[3]))
 return {1}
 `;
 

@@ -9,9 +9,10 @@ import { countersUnavailable } from './link-checks';
  */
 export const START_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 
-// While a start with the key is being made, its value is this and a random part of the request's
-// own (never a conversation id), so that a request frees only its own claim. Kept longer than any
-// admission can take.
+// While a start with the key is being made, its value is this (never a conversation id), as every
+// version with start keys reads it, so that replicas of two versions side by side (a rollout)
+// agree; the request's own value is in the claim key beside it, so that a request frees only its
+// own claim. Kept longer than any admission can take.
 const PENDING = '-';
 const PENDING_TTL_SECONDS = 60;
 /** How long a made start is answered again for its key: longer than a customer retries. */
@@ -32,6 +33,9 @@ export interface ClaimKeys {
   recipientKey: string;
   markerKey: string;
 }
+
+/** The key beside a start key that holds the claiming request's own value while it is made. */
+export const claimKeyOf = (startKey: string): string => `${startKey}:claim`;
 
 /** What making a start at most once needs besides the start itself. */
 export interface StartOnceDeps {
@@ -55,10 +59,11 @@ export async function startOnce(
   admit: () => Promise<string>,
 ): Promise<{ conversationId: string; repeated: boolean }> {
   const { redis } = deps;
-  const claimKeys = [keys.startKey, keys.recipientKey, keys.markerKey];
-  const claim = `${PENDING}${randomBase62(12)}`;
+  const claimKey = claimKeyOf(keys.startKey);
+  const claimKeys = [keys.startKey, keys.recipientKey, keys.markerKey, claimKey];
+  const claim = randomBase62(12);
   // Not awaited: Redis runs it after the claim whenever it gets to them (see releaseClaim).
-  const free = () => void releaseClaim(redis, keys.startKey, claim);
+  const free = () => void releaseClaim(redis, claimKey, claim, keys.startKey);
   for (let attempt = 1; ; attempt++) {
     let outcome: number;
     let value: string | number | undefined;
@@ -92,6 +97,11 @@ export async function startOnce(
     throw err;
   }
   // The start is made and durable; a key that cannot be written now only loses the repeat's answer.
-  await redis.set(keys.startKey, conversationId, 'EX', DONE_TTL_SECONDS).catch(() => undefined);
+  await redis
+    .multi()
+    .set(keys.startKey, conversationId, 'EX', DONE_TTL_SECONDS)
+    .del(claimKey)
+    .exec()
+    .catch(() => undefined);
   return { conversationId, repeated: false };
 }

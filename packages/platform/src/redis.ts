@@ -42,16 +42,17 @@ export function createRedis(
 }
 
 // Deletes KEYS[1] only while it holds ARGV[1].
-const DELETE_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const DELETE_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', unpack(KEYS)) end return 0`;
 
 /**
- * Frees `key` if it still holds `claim` (this request's own), never what another request holds or
- * made since. Sent as EVAL, not EVALSHA, whose NOSCRIPT answer would send the body after later
- * commands: Redis runs it after every command sent before it on the connection, so it also frees a
- * claim whose own command timed out but may yet run. Never rejects.
+ * Frees `key` if it still holds `claim` (this request's own), with the `also` keys claimed
+ * alongside it, never what another request holds or made since. Sent as EVAL, not EVALSHA, whose
+ * NOSCRIPT answer would send the body after later commands: Redis runs it after every command
+ * sent before it on the connection, so it also frees a claim whose own command timed out but may
+ * yet run. Never rejects.
  */
-export function releaseClaim(redis: Redis, key: string, claim: string): Promise<void> {
-  return redis.eval(DELETE_IF_HELD, 1, key, claim).then(
+export function releaseClaim(redis: Redis, key: string, claim: string, ...also: string[]): Promise<void> {
+  return redis.eval(DELETE_IF_HELD, 1 + also.length, key, ...also, claim).then(
     () => undefined,
     () => undefined,
   );
