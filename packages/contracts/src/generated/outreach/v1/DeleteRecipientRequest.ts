@@ -4,9 +4,11 @@
 export interface DeleteRecipientRequest {
   'projectId'?: (string);
   'recipientId'?: (string);
+  'byOperator'?: (boolean);
 }
 
 export interface DeleteRecipientRequest__Output {
   'projectId': (string);
   'recipientId': (string);
+  'byOperator': (boolean);
 }

@@ -5,10 +5,12 @@ export interface UpdateRecipientRequest {
   'projectId'?: (string);
   'recipientId'?: (string);
   'patchJson'?: (string);
+  'byOperator'?: (boolean);
 }
 
 export interface UpdateRecipientRequest__Output {
   'projectId': (string);
   'recipientId': (string);
   'patchJson': (string);
+  'byOperator': (boolean);
 }
