@@ -661,6 +661,30 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(a.cookies.has('outreach_session')).toBe(false);
   });
 
+  it('signs in from a sign-in page loaded before another one (several tabs when a session ends)', async () => {
+    const a = new Agent(base);
+    const tokenOf = (text: string) => /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? '';
+    const first = tokenOf((await a.get('/dashboard/sign-in')).text);
+    const second = await a.get('/dashboard/sign-in');
+    const res = await a.post('/dashboard/sign-in', {
+      _csrf: first,
+      email: 'alice@example.com',
+      password: 'alice-password-1',
+      next: '/dashboard',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/dashboard');
+    // The second page kept the token and only refreshed the cookie's lifetime.
+    expect(tokenOf(second.text)).toBe(first);
+    expect(second.headers.getSetCookie().join()).toMatch(/outreach_signin_csrf=[^;]+;.*Max-Age=3600/);
+    // A cookie that is not one of ours is replaced, not echoed into the page.
+    const b = new Agent(base);
+    b.cookies.set('outreach_signin_csrf', 'planted');
+    const page = await b.get('/dashboard/sign-in');
+    expect(tokenOf(page.text)).toMatch(/^[\w-]{32}$/);
+    expect(b.cookies.get('outreach_signin_csrf')).toBe(tokenOf(page.text));
+  });
+
   it('refuses every mutation without the session CSRF token, with a wrong one or from another origin', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

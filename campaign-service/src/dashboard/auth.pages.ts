@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import { type DashboardDeps, dash, formOf, sendPage } from './context';
-import { writeCookie } from './forms';
+import { readCookie, writeCookie } from './forms';
 import { html } from './html';
 import { field, layout, notice } from './layout';
 import { authenticateOperator, claimSignInAttempt, clearSignInFailures } from './operators.service';
@@ -46,15 +46,20 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
 </form>`,
     );
 
-  const newLoginToken = (ctx: Parameters<Router.Middleware>[0]) => {
-    const token = randomBytes(24).toString('base64url');
+  // The cookie's token is kept while it holds one of ours (24 random bytes in base64url): a new
+  // one per page would leave every sign-in page loaded before the last unable to sign in, as when
+  // several tabs reload onto sign-in once a session ends. Rewriting it only renews its lifetime;
+  // the double submit still holds, since another site can neither read nor set the cookie.
+  const loginToken = (ctx: Parameters<Router.Middleware>[0]) => {
+    const held = readCookie(ctx, LOGIN_CSRF_COOKIE);
+    const token = held && /^[\w-]{32}$/.test(held) ? held : randomBytes(24).toString('base64url');
     writeCookie(ctx, LOGIN_CSRF_COOKIE, token, { secure, maxAgeSeconds: 3600 });
     return token;
   };
 
   r.get('/sign-in', async (ctx) => {
     if (dash(ctx).operator) return ctx.redirect(safeNext(ctx.query.next as string | undefined));
-    sendPage(ctx, signInPage(newLoginToken(ctx), safeNext(ctx.query.next as string | undefined)));
+    sendPage(ctx, signInPage(loginToken(ctx), safeNext(ctx.query.next as string | undefined)));
   });
 
   r.post('/sign-in', async (ctx) => {
@@ -65,14 +70,14 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
       ctx.set('Retry-After', String(paused));
       return sendPage(
         ctx,
-        signInPage(newLoginToken(ctx), safeNext(form.get('next')), email, false, paused),
+        signInPage(loginToken(ctx), safeNext(form.get('next')), email, false, paused),
         429,
       );
     }
     const operator = await authenticateOperator(deps.domain, email, form.get('password'));
     if (!operator) {
       ctx.state.log?.info({ event: 'sign_in_failed' }, 'dashboard sign-in refused');
-      return sendPage(ctx, signInPage(newLoginToken(ctx), safeNext(form.get('next')), email, true), 401);
+      return sendPage(ctx, signInPage(loginToken(ctx), safeNext(form.get('next')), email, true), 401);
     }
     await clearSignInFailures(deps.domain, email);
     // A fresh session id at every sign-in: a planted id can never become an authenticated one.
