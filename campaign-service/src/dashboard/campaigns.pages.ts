@@ -68,8 +68,11 @@ export function allowanceText(c: CampaignView): string {
   return `${a.used} of ${a.included} conversations used, ${a.remaining} left`;
 }
 
-/** A warning when a capped budget is low or used up. */
+/** A warning when a capped budget is low or used up, while a top-off can still keep links working. */
 export function budgetWarning(c: CampaignView): SafeHtml {
+  // A completed campaign's links stay closed whatever its budget: asking for a top-off would
+  // contradict topOffNote and push the operator to pay for nothing.
+  if (c.state === 'completed') return html``;
   const a = c.allowance;
   if (c.budgetMode !== 'metered' || a.included === null || a.remaining === null) return html``;
   if (a.exhausted) {
