@@ -100,5 +100,49 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       expect(await text('draft')).toBe('Not launched');
       await page.close();
     });
+
+    it('moves the state badge on with the timing, and says to reload once the page shows another phase', async () => {
+      const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+      const day = 86_400_000;
+      const campaign = (id: string, state: string, t: { start: string; end: string }, halted = false) =>
+        `<section id="${id}"><p><span class="badge state-${state}">${state}</span>${halted ? ' <span class="badge state-halted">halted</span>' : ''}
+          <span data-timing data-state="${state}" data-launched="${at(-day)}" data-start="${t.start}" data-end="${t.end}">server</span></p></section>`;
+      const page = await browser.newPage();
+      await page.setContent(
+        [
+          campaign('starting', 'upcoming', { start: at(1_000), end: at(day) }),
+          campaign('ending', 'active', { start: at(-day), end: at(1_000) }),
+          campaign('steady', 'active', { start: at(-day), end: at(day) }),
+          campaign('halted', 'completed', { start: at(-day), end: at(-60_000) }, true),
+          '<section id="draft"><p><span class="badge state-draft">draft</span> <span data-timing data-state="draft" data-launched="" data-start="" data-end="">server</span></p></section>',
+        ].join(''),
+      );
+      await page.addScriptTag({ content: APP_JS });
+      const badges = (id: string) =>
+        page
+          .locator(`#${id} .badge`)
+          .evaluateAll((els) => els.map((e) => `${e.className}: ${e.textContent}`));
+      const note = (id: string) => page.locator(`#${id} [role="status"]`).textContent();
+      await page.waitForFunction(() =>
+        document.querySelector('#ending [data-timing]')?.textContent?.startsWith('Ended'),
+      );
+      await page.waitForFunction(() =>
+        document.querySelector('#starting [data-timing]')?.textContent?.startsWith('Running'),
+      );
+      expect(await badges('starting')).toEqual(['badge state-active: active']);
+      expect(await note('starting')).toBe('The campaign is now active: reload to see what you can do.');
+      expect(await badges('ending')).toEqual(['badge state-completed: completed']);
+      expect(await note('ending')).toBe('The campaign is now completed: reload to see what you can do.');
+      // As rendered: the badge stays, nothing to reload for; a halted tag and a draft are left alone.
+      expect(await badges('steady')).toEqual(['badge state-active: active']);
+      expect(await page.locator('#steady [role="status"]').textContent()).toBe('');
+      expect(await badges('halted')).toEqual([
+        'badge state-completed: completed',
+        'badge state-halted: halted',
+      ]);
+      expect(await page.locator('#halted [role="status"]').textContent()).toBe('');
+      expect(await badges('draft')).toEqual(['badge state-draft: draft']);
+      await page.close();
+    });
   },
 );

@@ -301,6 +301,8 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(card.slice(0, card.indexOf('</li>'))).toContain(halted);
     const page = await a.get(`/dashboard/p/${p1}/campaigns/${campaign.id}`);
     expect(page.text).toContain(halted);
+    // The state the page was rendered in, for the script that keeps the badge live.
+    expect(page.text).toContain('<span data-timing data-state="completed"');
     // Top-offs stay possible (no product rule forbids them), but the form says what they cannot do.
     const topOff = page.text.slice(page.text.indexOf('<h3>Top-offs</h3>'));
     expect(topOff).toContain('This campaign was halted: its links stay closed');

@@ -1,7 +1,7 @@
 /**
  * The dashboard's one script, served from /dashboard/assets/app.js (the CSP allows no inline
  * script). Everything works without it except the CSV import; it adds the browser's time zone,
- * live timings, copy buttons, the link-page preview and the batched CSV import.
+ * live timings and state badges, copy buttons, the link-page preview and the batched CSV import.
  */
 export const APP_JS = String.raw`(function () {
   'use strict';
@@ -37,6 +37,28 @@ export const APP_JS = String.raw`(function () {
     } catch (e) { /* keep the server's default */ }
   });
 
+  // The state badge beside a live timing follows its phase (the halted tag never changes), or the
+  // page would read "upcoming · Running for 7s". The page's actions are still the rendered phase's,
+  // so once the phase differs from it (data-state) a note says to reload. Its live region is there
+  // from the start, empty: a region added together with its text is not reliably announced.
+  function showPhase(el, phase) {
+    var line = el.parentNode;
+    var badge = $('.badge[class*="state-"]:not(.state-halted)', line);
+    if (badge && badge.textContent !== phase) { badge.textContent = phase; badge.className = 'badge state-' + phase; }
+    var rendered = el.getAttribute('data-state');
+    if (!rendered) return;
+    if (!el.phaseNote) {
+      el.phaseNote = document.createElement('div');
+      el.phaseNote.setAttribute('role', 'status');
+      line.parentNode.insertBefore(el.phaseNote, line.nextSibling);
+    }
+    if (rendered !== phase && el.phaseNote.getAttribute('data-phase') !== phase) {
+      el.phaseNote.setAttribute('data-phase', phase);
+      el.phaseNote.className = 'notice warn';
+      el.phaseNote.textContent = 'The campaign is now ' + phase + ': reload to see what you can do.';
+    }
+  }
+
   // Live timing: starts in / running for / ended ago, recomputed every second.
   function tick() {
     var now = Date.now();
@@ -46,10 +68,10 @@ export const APP_JS = String.raw`(function () {
       var start = Date.parse(el.getAttribute('data-start'));
       var end = Date.parse(el.getAttribute('data-end'));
       // The end first: a campaign halted before its start ended at the halt.
-      if (now >= end) el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago';
-      else if (now < start) el.textContent = 'Starts in ' + duration((start - now) / 1000);
+      if (now >= end) { el.textContent = 'Ended ' + duration((now - end) / 1000) + ' ago'; showPhase(el, 'completed'); }
+      else if (now < start) { el.textContent = 'Starts in ' + duration((start - now) / 1000); showPhase(el, 'upcoming'); }
       // Running since it went live: its start, or its launch when that came later.
-      else el.textContent = 'Running for ' + duration((now - Math.max(start, launched)) / 1000);
+      else { el.textContent = 'Running for ' + duration((now - Math.max(start, launched)) / 1000); showPhase(el, 'active'); }
     });
   }
   if ($('[data-timing]')) { tick(); setInterval(tick, 1000); }

@@ -46,7 +46,7 @@ function effectiveEnd(c: CampaignView): string {
   return c.haltedAt && c.haltedAt < c.endDate ? c.haltedAt : c.endDate;
 }
 
-/** Server-rendered timing text, kept live by the page script. */
+/** Server-rendered timing text, kept live by the page script with the state badge before it. */
 export function timingText(c: CampaignView): SafeHtml {
   const t = c.timing;
   const text =
@@ -57,7 +57,8 @@ export function timingText(c: CampaignView): SafeHtml {
         : t.endedAgoSeconds !== null
           ? `Ended ${formatDuration(t.endedAgoSeconds)} ago`
           : 'Not launched';
-  return html`<span data-timing data-launched="${c.launchedAt ?? ''}" data-start="${c.startDate}" data-end="${effectiveEnd(c)}">${text}</span>`;
+  // data-state: the phase the page was rendered in, whose actions it offers.
+  return html`<span data-timing data-state="${c.state}" data-launched="${c.launchedAt ?? ''}" data-start="${c.startDate}" data-end="${effectiveEnd(c)}">${text}</span>`;
 }
 
 /** The budget line: used of included, or unlimited. */
