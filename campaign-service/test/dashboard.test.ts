@@ -835,6 +835,38 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(res.headers.get('location')).toMatch(/^\/dashboard\/sign-in/);
   });
 
+  it('tells a form sent after its session ended that it was not saved, and leads back to its page after sign-in', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const form = `/dashboard/p/${p1}/devices/new`;
+    const token = await a.csrf(form);
+    // Signed out in another tab: this tab still holds the cookie and the page's token.
+    const other = new Agent(base);
+    other.cookies = new Map(a.cookies);
+    expect((await other.post('/dashboard/sign-out', { _csrf: token })).status).toBe(303);
+    const device = { _csrf: token, name: 'lost device', languages: 'en', defaultLanguage: 'en' };
+    const res = await a.post(`/dashboard/p/${p1}/devices`, device, { referer: `${base}${form}` });
+    const location = res.headers.get('location')!;
+    expect(location).toBe(`/dashboard/sign-in?ended=1&next=${encodeURIComponent(form)}`);
+    expect(res.status).toBe(303);
+    const page = await a.get(location);
+    expect(page.text).toContain(
+      'role="status">Your session ended, so what you just sent was not saved. Sign in and send it again.</div>',
+    );
+    expect(page.text).toContain(`<input type="hidden" name="next" value="${form}">`);
+    // Another site's page is never where sign-in leads.
+    const foreign = await a.post(`/dashboard/p/${p1}/devices`, device, {
+      referer: `https://evil.example${form}`,
+    });
+    expect(foreign.headers.get('location')).toBe('/dashboard/sign-in?ended=1&next=%2Fdashboard');
+    // Signing out of an ended session lost nothing: plain sign-in.
+    const out = await a.post('/dashboard/sign-out', { _csrf: token }, { referer: `${base}${form}` });
+    expect(out.headers.get('location')).toBe('/dashboard/sign-in');
+    expect(
+      (await db.query("SELECT count(*)::int AS n FROM devices WHERE name = 'lost device'")).rows[0].n,
+    ).toBe(0);
+  });
+
   it('expires sessions after the idle limit and after the absolute limit', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

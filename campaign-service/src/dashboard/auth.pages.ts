@@ -22,7 +22,7 @@ export function secureCookiesFor(publicBaseUrl: string): boolean {
 }
 
 /** A same-site path to continue to after sign-in; anything else becomes the dashboard home. */
-function safeNext(next: string | undefined): string {
+export function safeNext(next: string | undefined): string {
   return next && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(next) && !next.startsWith('//') ? next : '/dashboard';
 }
 
@@ -30,11 +30,17 @@ function safeNext(next: string | undefined): string {
 export function registerAuthRoutes(r: Router, deps: DashboardDeps): void {
   const secure = deps.secureCookies ?? true;
 
-  const signInPage = (token: string, next: string, email = '', failed = false, pausedSeconds = 0) =>
+  // `ended`: the guard sent here a form whose session had ended (endedSignIn in router.ts).
+  const signInPage = (
+    token: string,
+    next: string,
+    { email = '', failed = false, pausedSeconds = 0, ended = false } = {},
+  ) =>
     layout(
       {},
       'Sign in',
       html`<h1>Sign in</h1>
+${ended ? notice('warn', 'Your session ended, so what you just sent was not saved. Sign in and send it again.') : ''}
 ${failed ? notice('error', 'The e-mail address or the password is not correct.') : ''}
 ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address. Try again in ${Math.ceil(pausedSeconds / 60)} minutes.`) : ''}
 <form method="post" action="/dashboard/sign-in" class="narrow">
@@ -59,7 +65,8 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
 
   r.get('/sign-in', async (ctx) => {
     if (dash(ctx).operator) return ctx.redirect(safeNext(ctx.query.next as string | undefined));
-    sendPage(ctx, signInPage(loginToken(ctx), safeNext(ctx.query.next as string | undefined)));
+    const next = safeNext(ctx.query.next as string | undefined);
+    sendPage(ctx, signInPage(loginToken(ctx), next, { ended: ctx.query.ended === '1' }));
   });
 
   r.post('/sign-in', async (ctx) => {
@@ -70,14 +77,18 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
       ctx.set('Retry-After', String(paused));
       return sendPage(
         ctx,
-        signInPage(loginToken(ctx), safeNext(form.get('next')), email, false, paused),
+        signInPage(loginToken(ctx), safeNext(form.get('next')), { email, pausedSeconds: paused }),
         429,
       );
     }
     const operator = await authenticateOperator(deps.domain, email, form.get('password'));
     if (!operator) {
       ctx.state.log?.info({ event: 'sign_in_failed' }, 'dashboard sign-in refused');
-      return sendPage(ctx, signInPage(loginToken(ctx), safeNext(form.get('next')), email, true), 401);
+      return sendPage(
+        ctx,
+        signInPage(loginToken(ctx), safeNext(form.get('next')), { email, failed: true }),
+        401,
+      );
     }
     await clearSignInFailures(deps.domain, email);
     // A fresh session id at every sign-in: a planted id can never become an authenticated one.

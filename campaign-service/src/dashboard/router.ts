@@ -4,7 +4,7 @@ import type { Context, Middleware } from 'koa';
 import { registerApiKeyRoutes } from './api-keys.pages';
 import { APP_JS } from './assets.script';
 import { APP_CSS } from './assets.styles';
-import { LOGIN_CSRF_COOKIE, registerAuthRoutes, SESSION_COOKIE } from './auth.pages';
+import { LOGIN_CSRF_COOKIE, registerAuthRoutes, SESSION_COOKIE, safeNext } from './auth.pages';
 import { registerBillingRoutes } from './billing.pages';
 import { registerCampaignRoutes } from './campaigns.pages';
 import { type DashboardDeps, dash, sendPage } from './context';
@@ -80,6 +80,21 @@ function guard(deps: DashboardDeps): Middleware {
   };
 }
 
+/**
+ * Sign-in for a form sent after its session ended: the page says what was sent is lost, and
+ * signing in leads back to the page it was sent from (its Referer, when of this origin).
+ */
+function endedSignIn(ctx: Context): string {
+  let from: string | undefined;
+  try {
+    const referer = new URL(ctx.get('referer'));
+    if (referer.host === ctx.host) from = referer.pathname + referer.search;
+  } catch {
+    // no Referer, or an unparseable one: the dashboard home
+  }
+  return `/dashboard/sign-in?ended=1&next=${encodeURIComponent(safeNext(from))}`;
+}
+
 /** Renders a refusal as a page (or JSON for the import endpoint), never with internals. */
 function renderError(ctx: Context, err: unknown): void {
   const e = toAppError(err, ctx.state.requestId);
@@ -90,7 +105,10 @@ function renderError(ctx: Context, err: unknown): void {
     return;
   }
   if (e.code === 'unauthorized') {
-    ctx.redirect('/dashboard/sign-in');
+    // A sign-out whose session had already ended lost nothing.
+    const lost = !SAFE_METHODS.has(ctx.method) && ctx.path !== '/dashboard/sign-out';
+    ctx.status = 303;
+    ctx.redirect(lost ? endedSignIn(ctx) : '/dashboard/sign-in');
     return;
   }
   const title =
