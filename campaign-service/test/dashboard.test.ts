@@ -308,6 +308,29 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(topOff).toContain('This campaign was halted: its links stay closed');
   });
 
+  it('refuses a top-off in a summary at the top and once under its field, keeping the value; its address leads back', async () => {
+    const campaign = await meteredCampaign('Refused top-off', 3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/campaigns/${campaign.id}`;
+    const token = await a.csrf(path);
+    const res = await a.post(`${path}/top-offs`, { _csrf: token, conversations: '0' });
+    expect(res.status).toBe(400);
+    // The summary the script focuses comes before the page's facts, and links to the field.
+    const summary = res.text.indexOf('id="error-summary"');
+    expect(summary).toBeGreaterThan(-1);
+    expect(summary).toBeLessThan(res.text.indexOf('<dl class="facts">'));
+    expect(res.text).toContain('<li><a href="#f-conversations">Enter 1 or more.</a></li>');
+    // Said once more, under the field only, which keeps what was typed.
+    expect(res.text.match(/Enter 1 or more\./g)).toHaveLength(2);
+    expect(res.text).toContain('<p class="error" id="f-conversations-err">Enter 1 or more.</p>');
+    expect(res.text).toMatch(/id="f-conversations" name="conversations" type="number" value="0"/);
+    // The address the refusal left in the address bar, opened again, is the campaign's budget.
+    const again = await a.get(`${path}/top-offs`);
+    expect([303, 302]).toContain(again.status);
+    expect(again.headers.get('location')).toBe(`${path}#budget`);
+  });
+
   it('refuses a device logo that is not an http(s) address, under the logo field, keeping the input', async () => {
     const res = await postDeviceForm({
       name: 'logo device',

@@ -165,7 +165,18 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       expect(stored.pricePerConversation).toBe(50);
       expect(stored.state).toBe('draft');
 
-      // ---- top it off
+      // ---- top it off, after a refusal shown where the operator looks, the value kept (the
+      // browser itself refuses less than 1: the input's min)
+      await page.getByLabel('Add conversations').fill('999999999999');
+      await page.getByRole('button', { name: 'Add top-off' }).click();
+      await page.locator('#error-summary').waitFor();
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('error-summary');
+      expect(await page.getByLabel('Add conversations').inputValue()).toBe('999999999999');
+      const tooMany = 'Enter 100000000 or less.';
+      expect(await page.locator('.notice, .error').filter({ hasText: tooMany }).count()).toBe(2);
+      expect(await page.locator('#f-conversations-err').textContent()).toBe(tooMany);
+      await page.locator('#error-summary a').click();
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('f-conversations');
       await page.getByLabel('Add conversations').fill('3');
       await page.getByRole('button', { name: 'Add top-off' }).click();
       await page.getByText('Top-off added').waitFor();

@@ -543,11 +543,19 @@ ${
     if (conversations === null || Object.keys(errors).length) {
       return campaignPage(ctx, {
         topOffError: errors.conversations ?? 'Enter a whole number of conversations.',
+        topOffValue: form.get('conversations'),
       });
     }
     await addTopOff(d, pc.project.id, ctx.params.cid, { conversations });
     ctx.status = 303;
     ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=topped-off#budget`);
+  });
+  // A refused top-off's page is answered from this address, which the address bar then shows:
+  // opened as a page (Enter in the address bar, a bookmark) it leads to the form, not to a 404.
+  r.get('/p/:pid/campaigns/:cid/top-offs', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    ctx.status = 303;
+    ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}#budget`);
   });
 
   const DONE: Record<string, string> = {
@@ -558,7 +566,7 @@ ${
     'topped-off': 'Top-off added; the price in force was captured.',
   };
 
-  const campaignPage = async (ctx: Context, extra: { topOffError?: string } = {}) => {
+  const campaignPage = async (ctx: Context, extra: { topOffError?: string; topOffValue?: string } = {}) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
     const c = await getCampaign(d, pc.project.id, ctx.params.cid);
     const tz = pc.operator?.timeZone ?? 'UTC';
@@ -594,6 +602,10 @@ ${
         ])}
 ${done ? notice('ok', done) : ''}
 <h1>${c.name}</h1>
+${
+  // At the top, where the script focuses it: the form is far down the page, out of sight.
+  extra.topOffError ? errorSummary({ conversations: extra.topOffError }, 'The top-off was not added:') : ''
+}
 <p>${stateBadge(c)} ${timingText(c)}</p>
 ${pastStartNote(c, d.clock())}
 <div class="actions">
@@ -639,10 +651,9 @@ ${
           : ''
       }.</p>`
 }
-${extra.topOffError ? notice('error', extra.topOffError) : ''}
 <form method="post" action="${path}/top-offs" class="filters">
   ${csrfField(pc)}
-  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
+  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', value: extra.topOffValue, required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
   <p class="meta">Captures the current price: ${c.pricePerConversation === null ? 'none (free)' : formatMoney(c.pricePerConversation)}.</p>
   <div class="actions"><button type="submit">Add top-off</button></div>
 </form>`
