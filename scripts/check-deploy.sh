@@ -88,7 +88,7 @@ mkdir -p "$OUT"
 # name | extra helm arguments | validator flags
 variants=(
   "defaults||--expect-trial --expect-network-policies"
-  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com"
+  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com --links-annotation=nginx.ingress.kubernetes.io/enable-access-log=false"
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
   "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
@@ -119,6 +119,9 @@ check_fails "values.schema.json refuses an unknown top-level key" \
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
   node scripts/validate-manifests.js "$OUT/defaults.yaml" --expect-trial --expect-network-policies \
   --dashboard-hosts=admin.example.com
+check_fails "validate-manifests.js refuses links sharing the API's Ingress when they need annotations of their own" \
+  node scripts/validate-manifests.js "$OUT/defaults.yaml" --expect-trial --expect-network-policies \
+  --links-annotation=nginx.ingress.kubernetes.io/enable-access-log=false
 check_fails "values.schema.json refuses an image digest that is not sha256" \
   "$HELM" template outreach "$CHART" --set services.gateway.image.digest=latest
 digest=sha256:$(printf '%064d' 0)

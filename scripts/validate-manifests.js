@@ -27,6 +27,10 @@ const dashboardHosts = (args.find((a) => a.startsWith('--dashboard-hosts=')) ?? 
   .slice('--dashboard-hosts='.length)
   .split(',')
   .filter(Boolean);
+// `key=value`: the Ingress that routes /i routes nothing else and carries this annotation.
+const linksAnnotation = (args.find((a) => a.startsWith('--links-annotation=')) ?? '')
+  .slice('--links-annotation='.length)
+  .match(/^([^=]+)=(.*)$/);
 if (!file) {
   console.error('usage: validate-manifests.js <rendered.yaml> [--label=NAME] [--expect-trial]');
   process.exit(2);
@@ -193,33 +197,48 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   if (ingresses.length === 0) problems.push('no Ingress rendered');
   const want = { '/api': 'gateway', '/i': 'link-runtime', '/': 'campaign-service' };
   const routed = new Set();
-  for (const ing of ingresses) {
-    for (const rule of ing.spec?.rules ?? []) {
-      const paths = rule.http?.paths ?? [];
-      // A dashboard host serves only the dashboard; every other host serves the links and the API,
-      // and the dashboard too unless it has hosts of its own.
-      const isDashboardHost = dashboardHosts.includes(rule.host);
-      const expected = isDashboardHost ? ['/'] : dashboardHosts.length ? ['/api', '/i'] : Object.keys(want);
-      for (const x of paths) {
-        if (!expected.includes(x.path))
-          problems.push(`${id(ing)} host ${rule.host}: unexpected route ${x.path}`);
+  // A host's routes may come from several Ingresses (the links' own, with linkAnnotations).
+  const byHost = new Map();
+  for (const ing of ingresses)
+    for (const rule of ing.spec?.rules ?? [])
+      for (const x of rule.http?.paths ?? []) {
+        if (!byHost.has(rule.host)) byHost.set(rule.host, []);
+        byHost.get(rule.host).push({ ing, x });
       }
-      for (const p of expected) {
-        const svc = want[p];
-        const hit = paths.find((x) => x.path === p);
-        if (!hit) {
-          problems.push(`${id(ing)} host ${rule.host}: no route for ${p}`);
-          continue;
-        }
-        routed.add(p);
-        const backend = hit.backend?.service?.name ?? '';
-        if (!backend.endsWith(`-${svc}`)) problems.push(`${id(ing)}: ${p} goes to ${backend}, want *-${svc}`);
-        if (hit.pathType !== 'Prefix') problems.push(`${id(ing)}: ${p} pathType is ${hit.pathType}`);
-        const target = byKind('Service').find((s) => s.metadata.name === backend);
-        const portName = hit.backend?.service?.port?.name;
-        if (!target) problems.push(`${id(ing)}: ${p} backend Service ${backend} is not rendered`);
-        else if (portName && !target.spec.ports.some((x) => x.name === portName))
-          problems.push(`${id(ing)}: ${p} backend ${backend} has no port ${portName}`);
+  for (const [host, paths] of byHost) {
+    // A dashboard host serves only the dashboard; every other host serves the links and the API,
+    // and the dashboard too unless it has hosts of its own.
+    const isDashboardHost = dashboardHosts.includes(host);
+    const expected = isDashboardHost ? ['/'] : dashboardHosts.length ? ['/api', '/i'] : Object.keys(want);
+    for (const { ing, x } of paths) {
+      if (!expected.includes(x.path)) problems.push(`${id(ing)} host ${host}: unexpected route ${x.path}`);
+    }
+    for (const p of expected) {
+      const svc = want[p];
+      const hits = paths.filter(({ x }) => x.path === p);
+      if (hits.length !== 1) {
+        problems.push(
+          hits.length ? `host ${host}: ${hits.length} routes for ${p}` : `host ${host}: no route for ${p}`,
+        );
+        continue;
+      }
+      const { ing, x: hit } = hits[0];
+      routed.add(p);
+      const backend = hit.backend?.service?.name ?? '';
+      if (!backend.endsWith(`-${svc}`)) problems.push(`${id(ing)}: ${p} goes to ${backend}, want *-${svc}`);
+      if (hit.pathType !== 'Prefix') problems.push(`${id(ing)}: ${p} pathType is ${hit.pathType}`);
+      const target = byKind('Service').find((s) => s.metadata.name === backend);
+      const portName = hit.backend?.service?.port?.name;
+      if (!target) problems.push(`${id(ing)}: ${p} backend Service ${backend} is not rendered`);
+      else if (portName && !target.spec.ports.some((x) => x.name === portName))
+        problems.push(`${id(ing)}: ${p} backend ${backend} has no port ${portName}`);
+      if (p === '/i' && linksAnnotation) {
+        const [, key, value] = linksAnnotation;
+        if (ing.metadata?.annotations?.[key] !== value)
+          problems.push(`${id(ing)}: routes /i without the annotation ${key}: "${value}"`);
+        const others = (ing.spec?.rules ?? []).flatMap((r) => (r.http?.paths ?? []).map((y) => y.path));
+        if (others.some((o) => o !== '/i'))
+          problems.push(`${id(ing)}: routes /i together with ${others.filter((o) => o !== '/i').join(', ')}`);
       }
     }
   }
