@@ -31,6 +31,7 @@ import {
   loadRecipientsFacts,
   type RecipientFacts,
   type UsageBatch,
+  usageBatchWritten,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
 import {
@@ -419,9 +420,25 @@ export class Admission {
     const id = newId('usb');
     const batch: UsageStartsBatch = { batchId: id, recipients: startsByRecipient(rows) };
     const outbox: UsageBatch = { id, event: JSON.stringify(batch), createdAt: this.deps.clock() };
-    await insertConversations(this.deps.pool, rows, outbox);
+    try {
+      await insertConversations(this.deps.pool, rows, outbox);
+    } catch (err) {
+      // A statement whose answer was lost (the connection cut after it, a failover) may have
+      // committed: refused, its starts would be taken back from the counters and refused to the
+      // customers, while their conversations are recorded and billed. PostgreSQL's own refusal
+      // (a SQLSTATE) means nothing was written; when the check cannot be made either, it fails.
+      if (refusedByServer(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false)))
+        throw err;
+      this.deps.logger.warn({ err, batchId: id }, 'a write whose answer was lost had committed');
+    }
     this.usage.announce({ id, batch });
   }
+}
+
+/** An error PostgreSQL answered with (it has a SQLSTATE), rather than a connection that failed. */
+function refusedByServer(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
 /** The conversations of a written batch by recipient, each recipient's in the order they were admitted. */

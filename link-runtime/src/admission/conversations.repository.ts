@@ -66,6 +66,12 @@ export async function insertConversations(
   });
 }
 
+/** Whether the batch `id` (and so each conversation written with it, in one statement) is recorded. */
+export async function usageBatchWritten(pool: Pool, id: string): Promise<boolean> {
+  const { rowCount } = await pool.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [id]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** A row of `link.conversations`, as CONVERSATION_COLUMNS select it. */
 interface ConversationRow {
   id: string;
