@@ -32,6 +32,7 @@ import {
   registerConsumerLag,
   registerDependencyMetrics,
   registerPoolMetrics,
+  runPeriodically,
   streamNames,
   systemClock,
 } from '@outreach/platform';
@@ -40,6 +41,7 @@ import { buildHttpApp } from './app';
 import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
 import { secureCookiesFor } from './dashboard/auth.pages';
+import { pruneSessions } from './dashboard/sessions.service';
 import type { CampaignDeps } from './deps';
 import { CAMPAIGN_OUTBOX } from './events/outbox';
 import { keepStateStreamFilled } from './events/state-republisher';
@@ -50,6 +52,8 @@ import { APPLIED_USAGE_TABLES, consumeUsage, durableName } from './usage/usage.c
 
 /** The PostgreSQL schema this service owns. */
 export const SCHEMA = 'campaigns';
+const SESSION_PRUNE_MS = 3600_000;
+
 const MIGRATIONS_DIR = path.resolve(__dirname, '../migrations');
 
 /** Options of `start`; tests inject a clock and a logger. */
@@ -146,6 +150,16 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         { pool, logger, clock },
         APPLIED_USAGE_TABLES,
         config.USAGE_DEDUP_RETENTION_DAYS,
+      ),
+    );
+    // Sessions nobody comes back to would stay for good (a sign-in forgets only its own operator's).
+    opened.addStop(
+      'session pruning',
+      runPeriodically(
+        async () => void (await pruneSessions({ pool, clock })),
+        SESSION_PRUNE_MS,
+        logger,
+        'session pruning failed',
       ),
     );
     const scheduler = opened.add(

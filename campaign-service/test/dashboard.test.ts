@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { pickLanguage } from '../../link-runtime/src/page/i18n';
 import { renderPage } from '../../link-runtime/src/page/render';
 import { createProject, type ProjectFixture, admin as systemAdmin } from '../../test/support/fixtures';
@@ -10,7 +10,12 @@ import { startSystem, type TestSystem } from '../../test/support/system';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
 import { SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS } from '../src/dashboard/operators.service';
-import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/dashboard/sessions.service';
+import {
+  hashSessionId,
+  pruneSessions,
+  SESSION_IDLE_MS,
+  SESSION_MAX_AGE_MS,
+} from '../src/dashboard/sessions.service';
 import { start } from '../src/server';
 
 /** A tiny browser stand-in: keeps cookies, never follows redirects. */
@@ -841,6 +846,59 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const page = await b.get(`/dashboard/p/${p2}/campaigns/${campaign.id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('beta campaign');
+  });
+
+  it('never stores a new API key readable, even when its page is never opened', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/api-keys`);
+    const created = await a.post(`/dashboard/p/${p1}/api-keys`, {
+      _csrf: token,
+      name: 'Flash check',
+      scopes: ['recipients:read'],
+      rateLimitPerMinute: '10',
+    });
+    expect(created.status).toBe(303);
+    // Until the page after the redirect is opened, the key waits in the session's flash.
+    const waiting = await db.query(
+      'SELECT flash::text AS flash FROM operator_sessions WHERE flash IS NOT NULL AND id_hash = $1',
+      [hashSessionId(a.cookies.get('outreach_session')!)],
+    );
+    expect(waiting.rows).toHaveLength(1);
+    expect(waiting.rows[0].flash).not.toMatch(/ork_[0-9A-Za-z_]{10,}/);
+    // The page shows it once all the same.
+    const shown = await a.get(created.headers.get('location')!);
+    expect(shown.text).toMatch(/ork_[0-9A-Za-z_]{10,}/);
+    expect((await a.get(`/dashboard/p/${p1}/api-keys`)).text).not.toMatch(/ork_[0-9A-Za-z_]{30,}/);
+  });
+
+  it('prunes the sessions past their expiry or idle too long, not the live ones', async () => {
+    const live = new Agent(base);
+    await live.signIn('alice@example.com', 'alice-password-1');
+    const liveHash = hashSessionId(live.cookies.get('outreach_session')!);
+    const operator = (
+      await db.query('SELECT operator_id FROM operator_sessions WHERE id_hash = $1', [liveHash])
+    ).rows[0].operator_id;
+    const at = (ms: number) => new Date(now.getTime() + ms);
+    for (const [hash, lastSeen, expires] of [
+      ['expired', at(-3600_000), at(-1000)],
+      ['idle', at(-3 * 3600_000), at(3600_000)],
+    ] as const)
+      await db.query(
+        `INSERT INTO operator_sessions (id_hash, operator_id, csrf_token, created_at, last_seen_at, expires_at)
+         VALUES ($1, $2, 'x', $3, $3, $4)`,
+        [hash, operator, lastSeen, expires],
+      );
+    const pool = new Pool({ connectionString: ns.databaseUrl, options: '-c search_path=campaigns' });
+    try {
+      expect(await pruneSessions({ pool, clock })).toBeGreaterThanOrEqual(2);
+    } finally {
+      await pool.end();
+    }
+    const { rows } = await db.query('SELECT id_hash FROM operator_sessions WHERE id_hash = ANY($1)', [
+      ['expired', 'idle', liveHash],
+    ]);
+    expect(rows.map((r) => r.id_hash)).toEqual([liveHash]);
   });
 
   it('ends sessions at sign-out', async () => {

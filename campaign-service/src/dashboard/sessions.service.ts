@@ -1,4 +1,11 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 import type { OperatorDeps } from './operators.service';
 
 /** Sessions end this long after sign-in, whatever the activity. */
@@ -86,12 +93,54 @@ export function csrfMatches(expected: string, presented: string | undefined): bo
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Leaves a one-time value for the session's next page. */
+/** A flash as stored: sealed with a key only the session's cookie gives (AES-256-GCM). */
+interface SealedFlash {
+  sealed: 1;
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+// The flash carries a new API key until its page shows it: sealed with a key derived from the
+// session id, which the database never holds (only its hash), the key is never stored readable,
+// even when its page is never opened.
+const flashKey = (id: string) => Buffer.from(hkdfSync('sha256', id, '', 'outreach dashboard flash', 32));
+
+function sealFlash(id: string, value: unknown): SealedFlash {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', flashKey(id), iv);
+  const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  return {
+    sealed: 1,
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  };
+}
+
+function openFlash<T>(id: string, flash: SealedFlash): T {
+  const decipher = createDecipheriv('aes-256-gcm', flashKey(id), Buffer.from(flash.iv, 'base64'));
+  decipher.setAuthTag(Buffer.from(flash.tag, 'base64'));
+  const text = Buffer.concat([decipher.update(Buffer.from(flash.data, 'base64')), decipher.final()]);
+  return JSON.parse(text.toString('utf8')) as T;
+}
+
+/** Leaves a one-time value for the session's next page, sealed with the session's own id. */
 export async function setFlash(deps: Pick<OperatorDeps, 'pool'>, id: string, value: unknown): Promise<void> {
   await deps.pool.query('UPDATE operator_sessions SET flash = $2 WHERE id_hash = $1', [
     hashSessionId(id),
-    JSON.stringify(value),
+    JSON.stringify(sealFlash(id, value)),
   ]);
+}
+
+/** Deletes the sessions past their absolute expiry or idle too long (their flash with them). */
+export async function pruneSessions(deps: OperatorDeps): Promise<number> {
+  const now = deps.clock();
+  const { rowCount } = await deps.pool.query(
+    'DELETE FROM operator_sessions WHERE expires_at <= $1 OR last_seen_at <= $2',
+    [now, new Date(now.getTime() - SESSION_IDLE_MS)],
+  );
+  return rowCount ?? 0;
 }
 
 /** Reads and clears the session's one-time value in one statement. */
@@ -101,5 +150,8 @@ export async function takeFlash<T>(deps: Pick<OperatorDeps, 'pool'>, id: string)
      UPDATE operator_sessions s SET flash = NULL FROM old WHERE s.id_hash = old.id_hash RETURNING old.flash`,
     [hashSessionId(id)],
   );
-  return rows[0]?.flash ?? null;
+  const flash = rows[0]?.flash ?? null;
+  // Written in the clear by an older version during an upgrade: as it is.
+  if (flash === null || (flash as Partial<SealedFlash>).sealed !== 1) return flash;
+  return openFlash<T>(id, flash as unknown as SealedFlash);
 }
