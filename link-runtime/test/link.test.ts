@@ -1068,13 +1068,13 @@ describe('changes take effect within a second', () => {
       isActive: false,
       disabledMessage: 'Paused by the sender.',
     });
-    await h.publisher.recipientChanged(l.recipient, 'updated', l.token);
+    await h.publisher.recipientChanged(l.recipient, 'updated');
     await waitFor(async () => (await post(url, { text: 'two' })).status === 403, 1000);
     const r = await post(url, { text: 'three' });
     expect(r.body).toMatchObject({ code: 'link_disabled', details: { message: 'Paused by the sender.' } });
 
     h.recipients.recipients.delete(l.token);
-    await h.publisher.recipientChanged(l.recipient, 'deleted', l.token);
+    await h.publisher.recipientChanged(l.recipient, 'deleted');
     await waitFor(async () => (await post(url, { text: 'four' })).status === 404, 1000);
   });
 
@@ -1098,7 +1098,7 @@ describe('changes take effect within a second', () => {
     try {
       expect(await redis.exists(...mine.flatMap(keysOf))).toBe(4);
       h.recipients.recipients.delete(l.token);
-      await h.publisher.recipientChanged(l.recipient, 'deleted', l.token);
+      await h.publisher.recipientChanged(l.recipient, 'deleted');
       await waitFor(async () => (await redis.exists(...mine.flatMap(keysOf))) === 0, 1000);
       expect(await redis.exists(...keysOf(theirs))).toBe(2);
       expect(await redis.lrange(`${h.ns.redisPrefix}link:conv:${theirs}:history`, 0, -1)).toHaveLength(2);

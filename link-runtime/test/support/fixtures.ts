@@ -36,12 +36,12 @@ export class StatePublisher {
     return next;
   }
 
-  async recipientChanged(r: RecipientMessage, change: 'updated' | 'deleted', token: string): Promise<void> {
+  /** As the recipient service announces a change: by the recipient's id, without its link's token. */
+  async recipientChanged(r: RecipientMessage, change: 'updated' | 'deleted'): Promise<void> {
     const event: RecipientChanged = {
       recipientId: r.id,
       campaignId: r.campaignId,
       projectId: r.projectId,
-      token,
       change,
       at: new Date().toISOString(),
     };

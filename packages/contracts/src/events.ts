@@ -77,7 +77,11 @@ export interface RecipientChanged {
   recipientId: string;
   campaignId: string;
   projectId: string;
-  token: string;
+  /**
+   * The link's token, only in events of older versions: a token is a credential, and the event
+   * waits in the outbox and the stream for days, while link caches drop a recipient by its id.
+   */
+  token?: string;
   change: 'updated' | 'deleted';
   at: string;
 }

@@ -241,7 +241,6 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           recipientId: r.id,
           campaignId: r.campaign_id,
           projectId: r.project_id,
-          token: r.token,
           change,
           at,
         } satisfies RecipientChanged,
