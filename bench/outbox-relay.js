@@ -31,7 +31,6 @@ function recipientEvent(i, campaignId) {
       recipientId: `rcp_${i}`,
       campaignId,
       projectId: 'prj_b',
-      token: `t${i}`,
       change: 'deleted',
       at: new Date().toISOString(),
     },
