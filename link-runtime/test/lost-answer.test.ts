@@ -4,8 +4,9 @@ import { type AdmissionFixture, startAdmission } from './support/admission';
 import { activeCampaign, device, recipient } from './support/fixtures';
 
 // What the next write of conversations does after it has reached PostgreSQL: 'commit-then-cut'
-// answers as a connection cut just after COMMIT does, 'refuse' as PostgreSQL refusing it.
-let next: 'commit-then-cut' | 'refuse' | undefined;
+// answers as a connection cut just after COMMIT does, 'commit-then-shutdown' as a primary shut
+// down in a failover after committing (57P01), 'refuse' as PostgreSQL refusing it.
+let next: 'commit-then-cut' | 'commit-then-shutdown' | 'refuse' | undefined;
 
 /** The pool, with the next write of conversations failing as `next` says. */
 function failingWrites(pool: Pool): Pool {
@@ -22,6 +23,12 @@ function failingWrites(pool: Pool): Pool {
         if (failure === 'commit-then-cut') {
           next = undefined;
           throw new Error('Connection terminated unexpectedly');
+        }
+        if (failure === 'commit-then-shutdown') {
+          next = undefined;
+          throw Object.assign(new Error('terminating connection due to administrator command'), {
+            code: '57P01',
+          });
         }
         return result;
       };
@@ -49,12 +56,12 @@ it('answers a start whose write committed although its answer was lost, and keep
     campaign,
     device: dev,
   };
-  next = 'commit-then-cut';
-  const first = await f.admission.admit(link);
-  expect(first.conversationId).toMatch(/^cnv_/);
-  expect(await conversationsOf(link.recipient.id)).toBe(1);
-  // Still counted: one more start reaches the cap of 2, and the next is refused.
-  await f.admission.admit(link);
+  for (const [i, failure] of (['commit-then-cut', 'commit-then-shutdown'] as const).entries()) {
+    next = failure;
+    expect((await f.admission.admit(link)).conversationId).toMatch(/^cnv_/);
+    expect(await conversationsOf(link.recipient.id)).toBe(i + 1);
+  }
+  // Both still counted: the cap of 2 is reached, and the next start is refused.
   await expect(f.admission.admit(link)).rejects.toMatchObject({ code: 'link_disabled' });
   expect(await conversationsOf(link.recipient.id)).toBe(2);
 });

@@ -4,6 +4,7 @@ import {
   AppError,
   batchPerTurn,
   isCommandTimeout,
+  isUnreachable,
   newId,
   randomBase62,
   sharedFromWhileRunning,
@@ -423,22 +424,16 @@ export class Admission {
     try {
       await insertConversations(this.deps.pool, rows, outbox);
     } catch (err) {
-      // A statement whose answer was lost (the connection cut after it, a failover) may have
-      // committed: refused, its starts would be taken back from the counters and refused to the
-      // customers, while their conversations are recorded and billed. PostgreSQL's own refusal
-      // (a SQLSTATE) means nothing was written; when the check cannot be made either, it fails.
-      if (refusedByServer(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false)))
-        throw err;
+      // A statement whose answer was lost (the connection cut after it; a primary shut down in a
+      // failover, which may say so after committing) may have committed: refused, its starts would
+      // be taken back from the counters and refused to the customers, while their conversations
+      // are recorded and billed. Any other error is PostgreSQL's refusal: nothing was written.
+      // When the check cannot be made either, the write counts as failed.
+      if (!isUnreachable(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false))) throw err;
       this.deps.logger.warn({ err, batchId: id }, 'a write whose answer was lost had committed');
     }
     this.usage.announce({ id, batch });
   }
-}
-
-/** An error PostgreSQL answered with (it has a SQLSTATE), rather than a connection that failed. */
-function refusedByServer(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
 /** The conversations of a written batch by recipient, each recipient's in the order they were admitted. */
