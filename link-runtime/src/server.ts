@@ -34,7 +34,7 @@ import { rollUpPeriodically } from './admission/usage-rollup';
 import { linkRequestListener } from './app';
 import { createAssistant } from './assistant/assistant.client';
 import { CONFIG_SPEC } from './config';
-import { ConversationStore } from './conversations/conversations.store';
+import { ConversationStore, mayHaveHadConversations } from './conversations/conversations.store';
 import { createLinkMetrics, registerRecipientCache, registerUsageOutbox } from './metrics';
 import { RecipientCache } from './state/recipient.cache';
 import { StateCache } from './state/state.cache';
@@ -146,7 +146,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
     const conversations = new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
       find: (id) => findConversation(pool, id),
-      idsOf: (recipientId) => conversationIdsOf(pool, recipientId),
+      idsOf: (recipientIds) => conversationIdsOf(pool, recipientIds),
       clock,
     });
     const state = opened.add('state', new StateCache(logger), (s) => s.stop());
@@ -156,8 +156,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       admission
         .forgetRecipient(event.recipientId)
         .catch((err) => logger.warn({ err }, 'counter reset failed'));
-      // A deleted recipient's data goes at once, their conversations' history with it.
-      if (event.change === 'deleted')
+      // A deleted recipient's data goes at once, their conversations' history with it (a campaign
+      // this runtime does not know may have had some).
+      const campaign = state.campaign(event.campaignId);
+      if (event.change === 'deleted' && (!campaign || mayHaveHadConversations(campaign, clock())))
         conversations
           .eraseRecipient(event.recipientId)
           .catch((err) => logger.warn({ err }, "erasing a deleted recipient's conversations failed"));

@@ -154,6 +154,30 @@ describe('the system prompt and history reaching the model', () => {
     ]);
   });
 
+  it('a reply that ends after its recipient was deleted does not write the erased history back', async () => {
+    const l = await h.link();
+    const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
+    const history = `${h.ns.redisPrefix}link:conv:${c}:history`;
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    model.reply = 'Your account number is safe with us.';
+    try {
+      expect((await chat(l.token, c, 'first question')).status).toBe(200);
+      expect(await redis.llen(history)).toBe(2);
+      // The reply takes 350 ms, within ASSISTANT_TIMEOUT_MS (500); the deletion comes at 100.
+      model.delayMs = 350;
+      const replying = chat(l.token, c, 'my account number is 12345');
+      await new Promise((r) => setTimeout(r, 100));
+      h.recipients.recipients.delete(l.token);
+      await h.publisher.recipientChanged(l.recipient, 'deleted');
+      expect((await replying).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await redis.exists(history)).toBe(0);
+    } finally {
+      model.delayMs = 0;
+      redis.disconnect();
+    }
+  });
+
   it('a customer leaving mid-reply stops the model and keeps nothing of that exchange', async () => {
     const l = await h.link();
     const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;

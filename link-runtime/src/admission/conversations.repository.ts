@@ -103,11 +103,11 @@ export async function findConversation(pool: Pool, id: string): Promise<Conversa
   return rows[0] ? conversationOf(rows[0]) : null;
 }
 
-/** The ids of a recipient's conversations in the durable record (not those rolled up). */
-export async function conversationIdsOf(pool: Pool, recipientId: string): Promise<string[]> {
+/** The ids of these recipients' conversations in the durable record (not those rolled up). */
+export async function conversationIdsOf(pool: Pool, recipientIds: string[]): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>(
-    'SELECT id FROM link.conversations WHERE recipient_id = $1',
-    [recipientId],
+    'SELECT id FROM link.conversations WHERE recipient_id = ANY($1::text[])',
+    [recipientIds],
   );
   return rows.map((r) => r.id);
 }

@@ -1,11 +1,35 @@
+import type { CampaignSnapshot } from '@outreach/contracts';
 import type { Clock } from '@outreach/platform';
 import type Redis from 'ioredis';
+import { LuaScript } from '../admission/admission.lua';
 import type { ConversationRecord } from '../admission/conversations.repository';
 import type { ChatMessage } from '../assistant/assistant.client';
 import { countInMinute, minuteKey, secondsToNextMinute } from '../state/minute-counts';
 
-// Keys per DEL when a recipient's conversations are erased: one command never holds Redis long.
+// Keys per DEL when conversations are erased: one command never holds Redis long.
 const ERASE_CHUNK = 500;
+// Deleted recipients whose conversations one query looks up.
+const ERASE_BATCH = 500;
+
+// Appends an exchange only while the conversation's record is there: a reply that ends after its
+// recipient was deleted (its conversations erased) must not write their history back.
+// KEYS: the conversation hash, its history; ARGV: messages kept, ttl seconds, then the messages.
+const appendScript = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[1]), -1)
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
+`);
+
+/**
+ * Whether a campaign may have had conversations by `now`: launched, and its start reached.
+ * Recipients of any other campaign (a draft's, deleted by the thousand) have nothing to erase.
+ */
+export function mayHaveHadConversations(campaign: CampaignSnapshot, now: Date): boolean {
+  return campaign.launchedAt !== null && Date.parse(campaign.startDate) <= now.getTime();
+}
 
 /** What a conversation remembers about where it started. */
 export interface ConversationInfo {
@@ -33,7 +57,8 @@ export class ConversationStore {
     /** The durable record of conversations, and the clock its start times are judged by. */
     private readonly durable: {
       find: (id: string) => Promise<ConversationRecord | null>;
-      idsOf: (recipientId: string) => Promise<string[]>;
+      /** The ids of the conversations of any of these recipients. */
+      idsOf: (recipientIds: string[]) => Promise<string[]>;
       clock: Clock;
     },
   ) {}
@@ -74,30 +99,52 @@ export class ConversationStore {
     return raw.map((r) => JSON.parse(r) as ChatMessage);
   }
 
-  /** Appends one exchange, keeping at most `max` messages, and extends the conversation's life. */
+  /**
+   * Appends one exchange, keeping at most `max` messages, and extends the conversation's life;
+   * nothing once the conversation was erased (its recipient deleted).
+   */
   async append(id: string, messages: ChatMessage[], max: number): Promise<void> {
-    const history = `${this.key(id)}:history`;
-    await this.redis
-      .multi()
-      .rpush(history, ...messages.map((m) => JSON.stringify(m)))
-      .ltrim(history, -max, -1)
-      .expire(history, this.ttlSeconds)
-      .expire(this.key(id), this.ttlSeconds)
-      .exec();
+    await appendScript.run(
+      this.redis,
+      [this.key(id), `${this.key(id)}:history`],
+      [max, this.ttlSeconds, ...messages.map((m) => JSON.stringify(m))],
+    );
   }
+
+  private readonly toErase: { recipientId: string; done: () => void; failed: (err: unknown) => void }[] = [];
+  private erasing = false;
 
   /**
    * Erases what Redis holds of a deleted recipient's conversations: their records and their
    * history (the customer's messages and the replies), rather than leaving them to expire.
-   * Returns how many conversations the recipient had.
+   * One eraser per process looks them up, many recipients a query, so that a bulk delete's
+   * thousands of events never crowd the starts out of the database pool.
    */
-  async eraseRecipient(recipientId: string): Promise<number> {
-    const ids = await this.durable.idsOf(recipientId);
-    for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
-      const keys = ids.slice(i, i + ERASE_CHUNK).flatMap((id) => [this.key(id), `${this.key(id)}:history`]);
-      await this.redis.del(...keys);
+  eraseRecipient(recipientId: string): Promise<void> {
+    return new Promise((done, failed) => {
+      this.toErase.push({ recipientId, done, failed });
+      if (!this.erasing) void this.eraseQueued();
+    });
+  }
+
+  private async eraseQueued(): Promise<void> {
+    this.erasing = true;
+    while (this.toErase.length > 0) {
+      const batch = this.toErase.splice(0, ERASE_BATCH);
+      try {
+        const ids = await this.durable.idsOf(batch.map((b) => b.recipientId));
+        for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
+          const keys = ids
+            .slice(i, i + ERASE_CHUNK)
+            .flatMap((id) => [this.key(id), `${this.key(id)}:history`]);
+          await this.redis.del(...keys);
+        }
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.failed(err);
+      }
     }
-    return ids.length;
+    this.erasing = false;
   }
 
   /**
