@@ -1,25 +1,46 @@
 import type { Pool } from 'pg';
 import { html, type SafeHtml } from './html';
 
-/** Conversations started per bucket (hour or day, in `timeZone`), from the quarter-hour counts. */
+/** How many buckets the chart shows: the most recent ones, up to the last with a conversation. */
+export const CHART_BUCKETS = 48;
+
+/**
+ * Conversations started per bucket (hour or day, in `timeZone`), from the quarter-hour counts:
+ * every bucket from the first with a conversation to the last, those without any as zero, and of
+ * them only the last CHART_BUCKETS.
+ */
 export async function conversationsOverTime(
   pool: Pool,
   campaignId: string,
   bucket: 'hour' | 'day',
   timeZone: string,
 ): Promise<Array<{ at: string; count: number }>> {
+  // The gaps are filled from UTC quarter hours rather than local hours or days, because every
+  // quarter lies in one local bucket (see migration 012): so each bucket is a local hour or day
+  // that exists, once, even one that clocks skip into or repeat. The series starts a little more
+  // than CHART_BUCKETS buckets before the last quarter (local buckets can be longer than an hour
+  // or a day when clocks go back), so it stays small, and the first bucket kept is whole.
   const { rows } = await pool.query<{ bucket: string; count: string }>(
-    `SELECT to_char(date_trunc($2, quarter AT TIME ZONE $3), 'YYYY-MM-DD"T"HH24:MI') AS bucket,
-            sum(conversations) AS count
-       FROM campaign_usage_quarters WHERE campaign_id = $1 AND conversations > 0 GROUP BY 1 ORDER BY 1`,
-    [campaignId, bucket, timeZone],
+    `WITH q AS (
+       SELECT quarter, conversations FROM campaign_usage_quarters WHERE campaign_id = $1 AND conversations > 0
+     ), span AS (
+       SELECT greatest(min(quarter), max(quarter) - $4 * INTERVAL '1 hour') AS lo, max(quarter) AS hi FROM q
+     ), buckets AS (
+       SELECT to_char(date_trunc($2, s.quarter AT TIME ZONE $3), 'YYYY-MM-DD"T"HH24:MI') AS bucket,
+              coalesce(sum(q.conversations), 0) AS count
+         FROM span, generate_series(span.lo, span.hi, INTERVAL '15 minutes') AS s (quarter)
+         LEFT JOIN q ON q.quarter = s.quarter
+        GROUP BY 1 ORDER BY 1 DESC LIMIT $5
+     )
+     SELECT bucket, count FROM buckets ORDER BY bucket`,
+    [campaignId, bucket, timeZone, (CHART_BUCKETS + 2) * (bucket === 'day' ? 24 : 1), CHART_BUCKETS],
   );
   return rows.map((r) => ({ at: r.bucket, count: Number(r.count) }));
 }
 
 /**
  * An inline SVG bar chart (no script, no external assets) with a text alternative: the same
- * figures as a table for screen readers.
+ * figures as a table for screen readers. One bar per hour or day, as conversationsOverTime gives.
  */
 export function barChart(
   points: Array<{ at: string; count: number }>,
@@ -27,7 +48,7 @@ export function barChart(
   timeZone: string,
 ): SafeHtml {
   if (points.length === 0) return html`<p class="meta">No conversations yet.</p>`;
-  const shown = points.slice(-48);
+  const shown = points.slice(-CHART_BUCKETS);
   const max = Math.max(...shown.map((p) => p.count));
   const width = 600;
   const height = 200;
@@ -50,16 +71,16 @@ export function barChart(
   });
   return html`<figure>
 <svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
-  <title id="chart-title">Conversations per ${bucket}, most recent ${shown.length} ${bucket}s with activity; peak ${max}</title>
+  <title id="chart-title">Conversations per ${bucket}, ${shown.length} ${bucket}s up to the last with a conversation; peak ${max}</title>
   <line class="axis" x1="${pad.left}" y1="${pad.top + plotH}" x2="${width - pad.right}" y2="${pad.top + plotH}"></line>
   <text x="${pad.left - 6}" y="${pad.top + 10}" text-anchor="end">${max}</text>
   <text x="${pad.left - 6}" y="${pad.top + plotH}" text-anchor="end">0</text>
   ${bars}
 </svg>
-<figcaption class="meta">Conversations started per ${bucket} (${bucket}s in ${timeZone}).</figcaption>
+<figcaption class="meta">Conversations started per ${bucket} (${bucket}s in ${timeZone}). One bar per ${bucket}, those without conversations included, up to the latest conversation (at most ${CHART_BUCKETS}).</figcaption>
 </figure>
 <details><summary>Show the figures</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table>
 <thead><tr><th scope="col">${bucket === 'day' ? 'Day' : 'Hour'} (${timeZone})</th><th scope="col" class="num">Conversations</th></tr></thead>
-<tbody>${points.map((p) => html`<tr><td>${p.at.replace('T', ' ')}</td><td class="num">${p.count}</td></tr>`)}</tbody>
+<tbody>${shown.map((p) => html`<tr><td>${p.at.replace('T', ' ')}</td><td class="num">${p.count}</td></tr>`)}</tbody>
 </table></div></details>`;
 }
