@@ -766,8 +766,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       email: 'BOB@example.com',
       password: 'alice-chose-this-1',
     });
-    expect(res.status).toBe(200);
-    expect(res.text).toContain('their password is unchanged');
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`/dashboard/p/${p1}/members?done=granted`);
+    expect((await a.get(res.headers.get('location')!)).text).toContain(
+      'bob@example.com already had an account and can now manage this project too; their password is unchanged.',
+    );
     expect((await new Agent(base).signIn('bob@example.com', 'alice-chose-this-1')).status).toBe(401);
     expect((await new Agent(base).signIn('bob@example.com', 'bob-password-12')).status).toBe(303);
     // Bob's session goes on, and now reaches Alpha too.
@@ -780,7 +783,15 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       email: 'dave@example.com',
       password: 'dave-password-12',
     });
-    expect(added.text).toContain('can now sign in');
+    // Post/redirect/get: the address reaches the next page through the session, not the URL,
+    // and a reload of that page says nothing it no longer knows, nor that the account existed.
+    expect(added.status).toBe(303);
+    const done = added.headers.get('location')!;
+    expect(done).toBe(`/dashboard/p/${p1}/members?done=added`);
+    expect((await a.get(done)).text).toContain('dave@example.com can now sign in and manage this project.');
+    const reload = await a.get(done);
+    expect(reload.text).toContain('The new operator can now sign in and manage this project.');
+    expect(reload.text).not.toContain('already had an account');
     expect((await new Agent(base).signIn('dave@example.com', 'dave-password-12')).status).toBe(303);
     await db.query(
       "DELETE FROM operator_projects WHERE operator_id = (SELECT id FROM operators WHERE email = 'bob@example.com') AND project_id = $1",

@@ -1,10 +1,11 @@
 import type Router from '@koa/router';
 import { AppError } from '@outreach/platform';
-import { baseContext, type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { baseContext, type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
 import { html } from './html';
 import { breadcrumbs, csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
 import { addProjectOperator, listProjectOperators } from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
+import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant } from './time';
 
 /** The home page (the operator's projects) and a project's operators. */
@@ -38,7 +39,7 @@ ${
 
   const membersPage = async (
     ctx: Parameters<Router.Middleware>[0],
-    extra: { errors?: Record<string, string>; email?: string; added?: string; granted?: string } = {},
+    extra: { errors?: Record<string, string>; email?: string; done?: 'added' | 'granted'; who?: string } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'members');
     const members = await listProjectOperators(deps.domain, pc.project.id);
@@ -53,8 +54,8 @@ ${
           ['Operators', null],
         ])}
 <h1>Operators</h1>
-${extra.added ? notice('ok', `${extra.added} can now sign in and manage this project.`) : ''}
-${extra.granted ? notice('ok', `${extra.granted} already had an account and can now manage this project too; their password is unchanged.`) : ''}
+${extra.done === 'added' ? notice('ok', `${extra.who ?? 'The new operator'} can now sign in and manage this project.`) : ''}
+${extra.done === 'granted' ? notice('ok', `${extra.who ?? 'The operator'} already had an account and can now manage this project too; their password is unchanged.`) : ''}
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Since</th></tr></thead>
 <tbody>${members.map((m) => html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td></tr>`)}</tbody></table></div>
@@ -72,7 +73,19 @@ ${errorSummary(extra.errors ?? {})}
     );
   };
 
-  r.get('/p/:pid/members', (ctx) => membersPage(ctx));
+  r.get('/p/:pid/members', async (ctx) => {
+    const done = ctx.query.done === 'added' || ctx.query.done === 'granted' ? ctx.query.done : undefined;
+    // The address comes only once, from the session (a reload names no one, and says no more).
+    const sessionId = dash(ctx).sessionId;
+    const flash =
+      done && sessionId
+        ? await takeFlash<{ member?: { email: string; projectId: string } }>(deps.domain, sessionId)
+        : null;
+    await membersPage(ctx, {
+      done,
+      who: flash?.member?.projectId === ctx.params.pid ? flash.member.email : undefined,
+    });
+  });
   r.post('/p/:pid/members', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'members');
     const form = formOf(ctx);
@@ -82,7 +95,14 @@ ${errorSummary(extra.errors ?? {})}
         password: form.get('password'),
         projectId: pc.project.id,
       });
-      await membersPage(ctx, created ? { added: operator.email } : { granted: operator.email });
+      // Post/redirect/get, so a reload neither sends the form again nor reports an account just
+      // created as one that already existed. The address waits in the session's one-time slot,
+      // not in the URL, where it would stay in the history and the logs.
+      await setFlash(deps.domain, dash(ctx).sessionId!, {
+        member: { email: operator.email, projectId: pc.project.id },
+      });
+      ctx.status = 303;
+      ctx.redirect(`${projectPath(pc.project.id)}/members?done=${created ? 'added' : 'granted'}`);
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_request') {
         const problems =
