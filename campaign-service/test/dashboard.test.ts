@@ -261,6 +261,39 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(page.text).toContain('<td>2026-01-11 00:00</td><td class="num">1</td>');
   });
 
+  it('says a statement month it did not understand was not understood, rather than showing the current one', async () => {
+    const campaign = await meteredCampaign('Billed', -3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const current = now.toISOString().slice(0, 7);
+    for (const path of [
+      `/dashboard/p/${p1}/billing`,
+      `/dashboard/p/${p1}/campaigns/${campaign.id}/statement`,
+    ]) {
+      for (const month of ['2026-13', 'abc']) {
+        const page = await a.get(`${path}?month=${month}`);
+        expect(page.status).toBe(400);
+        expect(page.text).toContain(
+          `The month “${month}” was not understood: write it as year and month, such as ${current}.`,
+        );
+        expect(page.text).not.toContain(`${current}</h1>`);
+        expect(page.text).not.toContain('Download CSV');
+        expect(page.text).toContain(`<input id="f-month" name="month" type="month" value="${current}">`);
+        const csv = await a.get(`${path}.csv?month=${month}`);
+        expect(csv.status).toBe(400);
+        expect(csv.headers.get('content-type')).not.toContain('text/csv');
+        expect(csv.text).toContain(`The month “${month}” was not understood`);
+      }
+      // No month, or an empty one as a cleared field sends, is the current month without a word.
+      for (const query of ['', '?month=']) {
+        const page = await a.get(`${path}${query}`);
+        expect(page.status).toBe(200);
+        expect(page.text).toContain(`${current}</h1>`);
+        expect(page.text).not.toContain('not understood');
+      }
+    }
+  });
+
   it('tells, before a first top-off, that the conversations already made count against it', async () => {
     const campaign = await meteredCampaign('Unlimited so far', -3600_000, 86400_000);
     const a = new Agent(base);
@@ -1157,11 +1190,33 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     expect(errorOf(pair.text, 'windowSeconds')).toMatch(/both/);
     expect(pair.text).toContain('name="maxInteractionsPerWindow" type="text" value="3"');
 
-    const range = await submitEdit(agent, rpath, { maxTotalInteractions: '0' });
+    const range = await submitEdit(agent, rpath, { maxTotalInteractions: '1000000001' });
     expect(range.status).toBe(400);
     expect(errorOf(range.text, 'maxTotalInteractions')).toBe(
       'Enter a whole number from 1 to 1,000,000,000, or leave it empty for no limit.',
     );
+    // Below 1 is said as such, on the edit form and the new-recipient form alike.
+    const negative = await submitEdit(agent, rpath, { maxTotalInteractions: '-1' });
+    expect(negative.status).toBe(400);
+    expect(errorOf(negative.text, 'maxTotalInteractions')).toBe(
+      'Enter 1 or more, or leave it empty for no limit.',
+    );
+    const listPath = `/dashboard/p/${fx.projectId}/campaigns/${fx.campaignId}/recipients`;
+    const created2 = await agent.post(listPath, {
+      _csrf: await agent.csrf(`${listPath}/new`),
+      externalId: 'neg@example.com',
+      maxTotalInteractions: '-1',
+      maxInteractionsPerWindow: '0',
+      windowSeconds: '-60',
+    });
+    expect(created2.status).toBe(400);
+    expect(errorOf(created2.text, 'maxTotalInteractions')).toBe(
+      'Enter 1 or more, or leave it empty for no limit.',
+    );
+    expect(errorOf(created2.text, 'maxInteractionsPerWindow')).toBe(
+      'Enter 1 or more, or leave it empty for no limit.',
+    );
+    expect(errorOf(created2.text, 'windowSeconds')).toBe('Enter 1 or more seconds, or leave it empty.');
     for (const res of [refused, pair, range]) {
       expect(res.text).not.toMatch(
         /\/(maxTotal|maxInteractions|windowSeconds|injection)|must be >=|must NOT/,

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import type { CampaignStatement, StatementLine } from '../billing/statement';
 import { getCampaignStatement, getProjectStatement } from '../billing/statements.service';
@@ -6,7 +7,7 @@ import { getCampaign } from '../campaigns/campaigns.service';
 import { type DashboardDeps, projectContext, sendPage } from './context';
 import { formatMoney } from './forms';
 import { html } from './html';
-import { breadcrumbs, layout, projectPath } from './layout';
+import { breadcrumbs, layout, notice, type PageContext, projectPath } from './layout';
 
 const LINE_LABEL: Record<StatementLine['kind'], string> = {
   top_off: 'Top-off',
@@ -15,10 +16,47 @@ const LINE_LABEL: Record<StatementLine['kind'], string> = {
   fixed: 'Fixed price',
 };
 
-/** The month asked for, or the current UTC month. */
-function monthOf(ctx: Context, now: Date): string {
-  const m = String(ctx.query.month ?? '');
-  return /^\d{4}-(0[1-9]|1[0-2])$/.test(m) ? m : now.toISOString().slice(0, 7);
+/**
+ * The month asked for, or the current UTC month when none is; a month not understood is kept as
+ * `refused`, so the page says so instead of showing another month's figures as if asked for.
+ */
+function monthOf(ctx: Context, now: Date): { month: string; refused?: string } {
+  const m = String(ctx.query.month ?? '').trim();
+  const current = now.toISOString().slice(0, 7);
+  if (m === '') return { month: current };
+  return /^\d{4}-(0[1-9]|1[0-2])$/.test(m) ? { month: m } : { month: current, refused: m };
+}
+
+/** What a page says of a month it did not understand, with an example in the right form. */
+function monthNotUnderstood(refused: string, current: string): string {
+  return `The month “${refused}” was not understood: write it as year and month, such as ${current}.`;
+}
+
+/** The month of a CSV export: one not understood is refused, since a file carries no notice. */
+function csvMonthOf(ctx: Context, now: Date): string {
+  const { month, refused } = monthOf(ctx, now);
+  if (refused !== undefined) throw new AppError('invalid_request', monthNotUnderstood(refused, month));
+  return month;
+}
+
+/** A statement page asked for a month not understood: the message, and the month picker. */
+function monthRefusedPage(
+  ctx: Context,
+  pc: PageContext,
+  title: string,
+  path: string,
+  refused: string,
+  month: string,
+) {
+  sendPage(
+    ctx,
+    layout(
+      pc,
+      title,
+      html`<h1>${title}</h1>${notice('error', monthNotUnderstood(refused, month))}${monthNav(path, month)}`,
+    ),
+    400,
+  );
 }
 
 function shiftMonth(month: string, by: number): string {
@@ -93,9 +131,10 @@ export function registerBillingRoutes(r: Router, deps: DashboardDeps): void {
 
   r.get('/p/:pid/billing', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'billing');
-    const month = monthOf(ctx, d.clock());
-    const st = await getProjectStatement(d, pc.project.id, month);
+    const { month, refused } = monthOf(ctx, d.clock());
     const path = `${projectPath(pc.project.id)}/billing`;
+    if (refused !== undefined) return monthRefusedPage(ctx, pc, 'Project statement', path, refused, month);
+    const st = await getProjectStatement(d, pc.project.id, month);
     sendPage(
       ctx,
       layout(
@@ -119,7 +158,7 @@ ${
 
   r.get('/p/:pid/billing.csv', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'billing');
-    const month = monthOf(ctx, d.clock());
+    const month = csvMonthOf(ctx, d.clock());
     const st = await getProjectStatement(d, pc.project.id, month);
     ctx.type = 'text/csv; charset=utf-8';
     ctx.attachment(`statement-${pc.project.id}-${month}.csv`);
@@ -129,9 +168,11 @@ ${
   r.get('/p/:pid/campaigns/:cid/statement', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'billing');
     const c = await getCampaign(d, pc.project.id, ctx.params.cid);
-    const month = monthOf(ctx, d.clock());
-    const st = await getCampaignStatement(d, pc.project.id, c.id, month);
+    const { month, refused } = monthOf(ctx, d.clock());
     const path = `${projectPath(pc.project.id)}/campaigns/${c.id}/statement`;
+    if (refused !== undefined)
+      return monthRefusedPage(ctx, pc, `Statement — ${c.name}`, path, refused, month);
+    const st = await getCampaignStatement(d, pc.project.id, c.id, month);
     sendPage(
       ctx,
       layout(
@@ -153,7 +194,7 @@ ${linesTable(st)}
 
   r.get('/p/:pid/campaigns/:cid/statement.csv', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'billing');
-    const month = monthOf(ctx, d.clock());
+    const month = csvMonthOf(ctx, d.clock());
     const st = await getCampaignStatement(d, pc.project.id, ctx.params.cid, month);
     ctx.type = 'text/csv; charset=utf-8';
     ctx.attachment(`statement-${ctx.params.cid}-${month}.csv`);

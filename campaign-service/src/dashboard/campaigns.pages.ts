@@ -641,7 +641,7 @@ ${
 ${topOffNote(c)}
 ${
   c.topOffs?.length
-    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Top-offs table, scrolls sideways"><table><thead><tr><th scope="col">Added</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Price captured</th></tr></thead>
 <tbody>${c.topOffs.map((t) => html`<tr><td>${formatInstant(t.createdAt, tz)}</td><td class="num">${t.conversations}</td><td class="num">${formatMoney(t.pricePerConversation)}</td></tr>`)}</tbody></table></div>`
     : html`<p class="meta">No top-off yet: the campaign is unlimited. The first top-off caps it${
         // The allowance counts every conversation against the top-offs, so those already made
@@ -670,7 +670,7 @@ ${
     : html`<p>${recipients.total} recipients${c.recipientCap !== null ? ` of at most ${c.recipientCap}` : ''}. <a href="${path}/recipients">Manage recipients</a>${editable ? html` · <a href="${path}/recipients/import">Import a CSV file</a>` : ''}</p>
 ${
   recipients.recipients.length
-    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Recipients table, scrolls sideways"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
 ${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${x.id}">${x.label ?? x.externalId ?? x.id}</a></td><td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td><td class="num">${x.interactionCount}</td></tr>`)}
 </tbody></table></div>`
     : ''

@@ -112,7 +112,7 @@ function deviceForm(
     ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? LINK_PAGE_DEFAULT_COLORS.backgroundColor, error: errors['styling.backgroundColor'], attrs: html` data-preview="backgroundColor"` })}
     ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.', error: errors['styling.logoUrl'] })}
     <section aria-labelledby="preview-title" class="preview-wrap">
-  <h3 id="preview-title">Link page preview</h3>
+  <h2 id="preview-title">Link page preview</h2>
   <p class="meta">Updates as you edit the styling. The two messages are examples: the page opens empty, its texts in the customer's language.</p>
   <div class="preview" id="link-preview" aria-hidden="true" data-default-title="${defaultTitle(v)}">
     <div class="pv-head">${s.title?.trim() || defaultTitle(v)}</div>

@@ -54,6 +54,24 @@ describe('recipient edit form', () => {
     expect(errors).toEqual({ windowSeconds: 'Enter a whole number, or leave it empty.' });
   });
 
+  it('refuses a limit below 1 as such, not as something other than a whole number', () => {
+    const { patch, errors } = recipientPatch(
+      {
+        ...formValuesOf(stored),
+        maxTotalInteractions: '-1',
+        maxInteractionsPerWindow: '0',
+        windowSeconds: '-30',
+      },
+      formValuesOf(stored),
+    );
+    expect(errors).toEqual({
+      maxTotalInteractions: 'Enter 1 or more, or leave it empty for no limit.',
+      maxInteractionsPerWindow: 'Enter 1 or more, or leave it empty for no limit.',
+      windowSeconds: 'Enter 1 or more seconds, or leave it empty.',
+    });
+    expect(patch).toEqual({});
+  });
+
   it('names the right limit of too long instructions: replace mode, or the bound on any', () => {
     const refusal = (limit?: number) =>
       new AppError('invalid_request', 'too long', {

@@ -60,6 +60,21 @@ export function shownValuesFrom(form: Form, current: RecipientJson): RecipientFo
 const normalise = (v: string) => v.replace(/\r\n?/g, '\n').trim();
 
 /**
+ * The form's own refusal of a limit as typed (trimmed; empty is no limit), or undefined. A whole
+ * number below 1 is said so here, as the campaign forms' numbers are, rather than as not a number.
+ */
+export function limitError(name: string, v: string): string | undefined {
+  if (v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) return 'Enter a whole number, or leave it empty.';
+  if (Number(v) < 1) {
+    return name === 'windowSeconds'
+      ? 'Enter 1 or more seconds, or leave it empty.'
+      : 'Enter 1 or more, or leave it empty for no limit.';
+  }
+  return undefined;
+}
+
+/**
  * The PATCH body of the fields the operator changed from what the form `shown` them, or the
  * form's own errors. Compared with what was shown, not with the recipient as stored now: a field
  * someone else changed meanwhile (an API sync) and the operator left alone is not reverted.
@@ -81,8 +96,9 @@ export function recipientPatch(
   for (const k of LIMIT_FIELDS) {
     const v = values[k].trim();
     if (v === shown[k].trim()) continue;
-    if (v !== '' && !/^\d+$/.test(v)) {
-      errors[k] = 'Enter a whole number, or leave it empty.';
+    const error = limitError(k, v);
+    if (error) {
+      errors[k] = error;
       continue;
     }
     patch[k] = v === '' ? null : Number(v);

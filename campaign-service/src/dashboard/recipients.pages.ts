@@ -25,6 +25,7 @@ import {
   EDIT_FIELDS,
   formValuesFrom,
   formValuesOf,
+  limitError,
   patchFieldErrors,
   type RecipientFormValues,
   recipientPatch,
@@ -235,7 +236,8 @@ ${
     for (const k of ['maxTotalInteractions', 'maxInteractionsPerWindow', 'windowSeconds']) {
       const v = form.get(k).trim();
       if (!v) continue;
-      if (!/^\d+$/.test(v)) errors[k] = 'Enter a whole number, or leave it empty.';
+      const error = limitError(k, v);
+      if (error) errors[k] = error;
       else item[k] = Number(v);
     }
     const metadata: Record<string, string> = {};

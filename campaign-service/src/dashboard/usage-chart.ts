@@ -79,7 +79,7 @@ export function barChart(
 </svg>
 <figcaption class="meta">Conversations started per ${bucket} (${bucket}s in ${timeZone}). One bar per ${bucket}, those without conversations included, up to the latest conversation (at most ${CHART_BUCKETS}).</figcaption>
 </figure>
-<details><summary>Show the figures</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table>
+<details><summary>Show the figures</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Conversation figures table, scrolls sideways"><table>
 <thead><tr><th scope="col">${bucket === 'day' ? 'Day' : 'Hour'} (${timeZone})</th><th scope="col" class="num">Conversations</th></tr></thead>
 <tbody>${shown.map((p) => html`<tr><td>${p.at.replace('T', ' ')}</td><td class="num">${p.count}</td></tr>`)}</tbody>
 </table></div></details>`;
