@@ -72,6 +72,15 @@ class Agent {
   }
 }
 
+/** The error summary's linked entries as [link, text], in the page's order. */
+function summaryOf(page: string): Array<[string, string]> {
+  const summary =
+    /<div class="notice error" role="alert" tabindex="-1" id="error-summary">([\s\S]*?)<\/div>/.exec(
+      page,
+    )?.[1];
+  return [...(summary ?? '').matchAll(/<li><a href="([^"]+)">([^<]*)<\/a><\/li>/g)].map((m) => [m[1], m[2]]);
+}
+
 describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   let ns: TestNamespace;
   let svc: RunningService;
@@ -358,9 +367,9 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const summary = res.text.indexOf('id="error-summary"');
     expect(summary).toBeGreaterThan(-1);
     expect(summary).toBeLessThan(res.text.indexOf('<dl class="facts">'));
-    expect(res.text).toContain('<li><a href="#f-conversations">Enter 1 or more.</a></li>');
+    expect(res.text).toContain('<li><a href="#f-conversations">Add conversations: enter 1 or more.</a></li>');
     // Said once more, under the field only, which keeps what was typed.
-    expect(res.text.match(/Enter 1 or more\./g)).toHaveLength(2);
+    expect(res.text.match(/enter 1 or more\./gi)).toHaveLength(2);
     expect(res.text).toContain('<p class="error" id="f-conversations-err">Enter 1 or more.</p>');
     expect(res.text).toMatch(/id="f-conversations" name="conversations" type="number" value="0"/);
     // The address the refusal left in the address bar, opened again, is the campaign's budget.
@@ -441,8 +450,10 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const res = await postDeviceForm({
       name: '',
       'styling.primaryColor': 'red',
+      'styling.logoUrl': 'javascript:alert(1)',
       languages: 'en',
       defaultLanguage: 'fr',
+      'voice.voiceName': 'v'.repeat(101),
       'knowledge.title': ['Hours', ''],
       'knowledge.content': ['', 'an entry without a title'],
       ipAllowList: 'nope',
@@ -455,10 +466,26 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(errorOf('styling-title')).toBeUndefined();
     expect(errorOf('defaultLanguage')).toContain('one of the languages');
     expect(errorOf('ipAllowList')).toContain('nope');
-    expect(errorOf('knowledge-0-content')).toMatch(/^Entry 1: /);
-    expect(errorOf('knowledge-1-title')).toMatch(/^Entry 2: /);
-    // The summary links each message to its field; no raw pointers or validator wording.
-    expect(res.text).toContain('<a href="#f-knowledge-1-title">Entry 2: ');
+    expect(errorOf('knowledge-0-content')).toBe('Write its content.');
+    expect(errorOf('knowledge-1-title')).toBe('Give it a title.');
+    // The summary links each message to its field, which it names as the form does, in the
+    // form's order; no raw pointers or validator wording.
+    expect(summaryOf(res.text)).toEqual([
+      ['#f-name', 'Name: enter a name.'],
+      [
+        '#f-styling-primaryColor',
+        'Primary colour: choose a colour, written as #rrggbb (for example #0b57d0).',
+      ],
+      [
+        '#f-styling-logoUrl',
+        expect.stringMatching(/^Logo URL: enter an address that starts with https:\/\//),
+      ],
+      ['#f-defaultLanguage', 'Default language: choose one of the languages listed above.'],
+      ['#f-voice-voiceName', 'Voice name: use at most 100 characters.'],
+      ['#f-knowledge-0-content', 'Entry 1 content: write its content.'],
+      ['#f-knowledge-1-title', 'Entry 2 title: give it a title.'],
+      ['#f-ipAllowList', expect.stringMatching(/^IP allow-list: these lines are not CIDR blocks: nope\./)],
+    ]);
     expect(res.text).not.toMatch(/knowledge\/\d|must NOT|must match/);
     // The operator's input is all still there.
     expect(res.text).toContain('value="Hours"');
@@ -479,7 +506,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       /<p class="error" id="f-knowledge" tabindex="-1">This makes the device \d+ KiB, over its limit of 512 KiB[^<]*<\/p>/,
     );
     // The summary's link leads to it.
-    expect(res.text).toContain('<a href="#f-knowledge">This makes the device');
+    expect(res.text).toContain('<a href="#f-knowledge">Knowledge entries: this makes the device');
     expect(res.text).toContain('value="Chapter 27"');
     expect(res.text).toContain(`>${'27'.padEnd(20_000, '.')}</textarea>`);
   });
@@ -511,6 +538,23 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     // A new form still offers both scopes and the default rate.
     const fresh = await a.get(`/dashboard/p/${p1}/api-keys`);
     expect(fresh.text).toMatch(/value="recipients:write" checked>/);
+
+    // Every field refused: the summary lists them in the form's order, each named by its label
+    // (the scopes by their fieldset's legend).
+    const empty = await a.post(`/dashboard/p/${p1}/api-keys`, {
+      _csrf: token,
+      name: '',
+      expiresAt: past,
+      timeZone: 'UTC',
+      rateLimitPerMinute: '0',
+    });
+    expect(empty.status).toBe(400);
+    expect(summaryOf(empty.text)).toEqual([
+      ['#f-name', 'Name: enter a name.'],
+      ['#f-scopes', 'Scopes: choose at least one scope.'],
+      ['#f-expiresAt', 'Expires (optional): choose a time in the future, or leave it empty.'],
+      ['#f-rateLimitPerMinute', 'Rate limit (requests a minute): enter 1 or more.'],
+    ]);
   });
 
   it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
@@ -1183,7 +1227,9 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     );
     expect(refused.text).toContain(`>${unsafe}</textarea>`);
     expect(refused.text).toContain('name="label" type="text" value="Bo Diddley"');
-    expect(refused.text).toContain('<a href="#f-injectionInstructions">The safety check refused');
+    expect(refused.text).toContain(
+      '<a href="#f-injectionInstructions">Instructions: the safety check refused',
+    );
 
     const pair = await submitEdit(agent, rpath, { maxInteractionsPerWindow: '3', windowSeconds: '' });
     expect(pair.status).toBe(400);

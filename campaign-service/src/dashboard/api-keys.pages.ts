@@ -13,7 +13,7 @@ import { fieldErrorsOf } from './campaigns.pages';
 import { type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
 import { type FieldErrors, type Form, intField } from './forms';
 import { html, type SafeHtml } from './html';
-import { csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
+import { csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
 import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant, isTimeZone, localToInstant } from './time';
 
@@ -133,8 +133,9 @@ ${
     : html`<p>No keys yet.</p>`
 }
 <h2>Create a key</h2>
-${errorSummary(errors)}
-<form method="post" action="${base(pc.project.id)}" novalidate>
+${withErrorSummary(
+  errors,
+  html`<form method="post" action="${base(pc.project.id)}" novalidate>
   ${csrfField(pc)}
   ${field({ name: 'name', label: 'Name', required: true, hint: 'What uses the key, e.g. “CRM sync”.', value: v.name, error: errors.name, attrs: html` maxlength="200"` })}
   <fieldset><legend>Scopes</legend>
@@ -146,6 +147,7 @@ ${errorSummary(errors)}
   ${field({ name: 'rateLimitPerMinute', label: 'Rate limit (requests a minute)', type: 'number', value: v.rateLimitPerMinute, error: errors.rateLimitPerMinute, attrs: html` min="1" step="1" inputmode="numeric"` })}
   <div class="actions"><button type="submit">Create key</button></div>
 </form>`,
+)}`,
       ),
       Object.keys(errors).length ? 400 : 200,
     );

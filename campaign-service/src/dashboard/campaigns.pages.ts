@@ -30,6 +30,7 @@ import {
   projectPath,
   select,
   stateBadge,
+  withErrorSummary,
 } from './layout';
 import { formatDuration, formatInstant, instantToLocal, isTimeZone, localToInstant, timeZones } from './time';
 import { barChart, conversationsOverTime } from './usage-chart';
@@ -166,8 +167,9 @@ function campaignForm(
   autoTz: boolean,
   submit: string,
 ): SafeHtml {
-  return html`${errorSummary(errors)}
-<form method="post" action="${action}" novalidate>
+  return withErrorSummary(
+    errors,
+    html`<form method="post" action="${action}" novalidate>
   ${csrfField(pc)}
   ${v.kept ? KEPT_FIELDS.map(([name, key]) => html`<input type="hidden" name="${name}" value="${v.kept?.[key] ?? ''}">`) : ''}
   ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
@@ -207,7 +209,8 @@ function campaignForm(
   </fieldset>
   ${field({ name: 'recipientCap', label: 'Recipient cap', value: v.recipientCap, hint: 'Most links the campaign may hold at once. Leave empty for no cap.', error: errors.recipientCap, attrs: html` inputmode="numeric"` })}
   <div class="actions"><button type="submit">${submit}</button><a class="button secondary" href="${projectPath(pc.project.id)}/campaigns">Cancel</a></div>
-</form>`;
+</form>`,
+  );
 }
 
 // The hidden fields of `kept`, by name.
@@ -591,6 +594,12 @@ ${
     const a = c.allowance;
     const editable = isEditable(c.state);
     const month = d.clock().toISOString().slice(0, 7);
+    const topOffForm = html`<form method="post" action="${path}/top-offs" class="filters">
+  ${csrfField(pc)}
+  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', value: extra.topOffValue, required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
+  <p class="meta">Captures the current price: ${c.pricePerConversation === null ? 'none (free)' : formatMoney(c.pricePerConversation)}.</p>
+  <div class="actions"><button type="submit">Add top-off</button></div>
+</form>`;
     sendPage(
       ctx,
       layout(
@@ -604,7 +613,9 @@ ${done ? notice('ok', done) : ''}
 <h1>${c.name}</h1>
 ${
   // At the top, where the script focuses it: the form is far down the page, out of sight.
-  extra.topOffError ? errorSummary({ conversations: extra.topOffError }, 'The top-off was not added:') : ''
+  extra.topOffError
+    ? errorSummary({ conversations: extra.topOffError }, topOffForm, 'The top-off was not added:')
+    : ''
 }
 <p>${stateBadge(c)} ${timingText(c)}</p>
 ${pastStartNote(c, d.clock())}
@@ -651,12 +662,7 @@ ${
           : ''
       }.</p>`
 }
-<form method="post" action="${path}/top-offs" class="filters">
-  ${csrfField(pc)}
-  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', value: extra.topOffValue, required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
-  <p class="meta">Captures the current price: ${c.pricePerConversation === null ? 'none (free)' : formatMoney(c.pricePerConversation)}.</p>
-  <div class="actions"><button type="submit">Add top-off</button></div>
-</form>`
+${topOffForm}`
     : ''
 }
 

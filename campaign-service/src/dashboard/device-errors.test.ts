@@ -29,8 +29,8 @@ describe('device form errors', () => {
     expect(errors).toEqual({
       persona: 'Use at most 4,000 characters.',
       'styling.backgroundColor': 'Choose a colour, written as #rrggbb (for example #0b57d0).',
-      'knowledge.0.title': 'Entry 1: Use at most 200 characters.',
-      'knowledge.2.content': 'Entry 3: Write its content.',
+      'knowledge.0.title': 'Use at most 200 characters.',
+      'knowledge.2.content': 'Write its content.',
       ipAllowList:
         'These lines are not CIDR blocks: office, 300.1.1.1/8. Write blocks such as 203.0.113.0/24 or 2001:db8::/32.',
     });

@@ -1,7 +1,8 @@
 /**
  * Device form problems in an operator's words. The admin schemas and the device rules report JSON
  * pointers and validator wording (`/knowledge/0/content must NOT have fewer than 1 characters`);
- * the form needs one plain sentence under each field, and entries numbered as people count.
+ * the form needs one plain sentence under each field (whose label, such as "Entry 2 title", numbers
+ * entries as people count, and names the field in the error summary).
  */
 import type { ValidationProblem } from '@outreach/contracts';
 import { deviceFields as F } from '../http/admin.schemas';
@@ -79,7 +80,7 @@ export function deviceFieldErrors(
     }
     const entry = name?.startsWith('knowledge.') ? name.split('.') : null;
     const message = entry
-      ? `Entry ${Number(entry[1]) + 1}: ${KNOWLEDGE[entry[2]]?.[p.rule] ?? `This ${p.message}.`}`
+      ? (KNOWLEDGE[entry[2]]?.[p.rule] ?? `This ${p.message}.`)
       : name && MESSAGES[name]
         ? (MESSAGES[name][p.rule] ?? `This ${p.message}.`)
         : `${p.pointer.slice(1) || 'The device'} ${p.message}.`;

@@ -25,13 +25,13 @@ import { html } from './html';
 import {
   breadcrumbs,
   csrfField,
-  errorSummary,
   field,
   layout,
   notice,
   type PageContext,
   projectPath,
   textarea,
+  withErrorSummary,
 } from './layout';
 
 type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> };
@@ -101,8 +101,9 @@ function deviceForm(
     ...Array.from({ length: SPARE_KNOWLEDGE }, () => ({ title: '', content: '' })),
   ];
   const s = v.styling ?? {};
-  return html`${errorSummary(errors)}
-<form method="post" action="${action}" novalidate data-preview-form>
+  return withErrorSummary(
+    errors,
+    html`<form method="post" action="${action}" novalidate data-preview-form>
   ${csrfField(pc)}
   ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
   <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
@@ -146,7 +147,8 @@ function deviceForm(
   </fieldset>
   <div class="actions"><button type="submit">${submit}</button><a class="button secondary" href="${projectPath(pc.project.id)}/devices">Cancel</a></div>
 </form>
-`;
+`,
+  );
 }
 
 /** Device list, create and edit (styling with live preview, languages, voice, persona, knowledge, access). */

@@ -1,5 +1,5 @@
 import type { Project } from '../projects/projects.service';
-import { html, type SafeHtml } from './html';
+import { html, raw, type SafeHtml } from './html';
 import type { Operator } from './operators.service';
 
 /** Where a page sits: who is signed in, in which project, and which section is current. */
@@ -103,12 +103,15 @@ interface ControlOptions {
   required?: boolean;
 }
 
+/** The id of a field's control (or of a fieldset's own error) by its name: `f-` and the name. */
+const fieldId = (name: string) => `f-${name.replace(/[^\w-]/g, '-')}`;
+
 /**
  * Wraps a control in its field: the label, hint and error, wired to the control through
  * `aria-describedby` and `aria-invalid` so assistive technology reads them with it.
  */
 function labelled(opts: ControlOptions, control: (id: string, aria: SafeHtml) => SafeHtml): SafeHtml {
-  const id = `f-${(opts.id ?? opts.name).replace(/[^\w-]/g, '-')}`;
+  const id = fieldId(opts.id ?? opts.name);
   const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-err` : ''].filter(Boolean).join(' ');
   const aria = html`${described ? html` aria-describedby="${described}"` : ''}${opts.error ? html` aria-invalid="true"` : ''}`;
   return html`<div class="field${opts.error ? ' has-error' : ''}">
@@ -152,14 +155,59 @@ export function select(
 }
 
 /**
- * A summary of form errors at the top of a form, focusable so it can be announced. Each links to
- * its field; `_`, what no single field shows, is listed without a link.
+ * Where the field `id` is in a form's markup, and what it is called there: its label, without the
+ * "(required)" mark, or for a fieldset's own error (which has no label) the fieldset's legend.
  */
-export function errorSummary(errors: Record<string, string>, general?: string): SafeHtml {
+function placeOf(form: string, id: string): { at: number; label?: SafeHtml } {
+  const at = form.indexOf(` id="${id}"`);
+  if (at < 0) return { at: Number.POSITIVE_INFINITY };
+  // Text of markup the form rendered, so already escaped: kept as it is, tags dropped.
+  const text = (markup: string) =>
+    raw(
+      markup
+        .replace(/<span class="req">[\s\S]*?<\/span>/g, '')
+        .replace(/<[^>]*>/g, '')
+        .trim(),
+    );
+  const label = new RegExp(`<label for="${id}">([\\s\\S]*?)</label>`).exec(form)?.[1];
+  if (label !== undefined) return { at, label: text(label) };
+  const before = form.slice(0, at);
+  const fieldset = before.lastIndexOf('<fieldset');
+  if (fieldset < 0 || fieldset < before.lastIndexOf('</fieldset>')) return { at };
+  const legend = /<legend>([\s\S]*?)<\/legend>/.exec(before.slice(fieldset))?.[1];
+  return { at, label: legend === undefined ? undefined : text(legend) };
+}
+
+/** A field's message after its label: "Use at most…" becomes "use at most…", "IP…" stays. */
+const afterLabel = (message: string) => message.replace(/^[A-Z](?![A-Z])/, (c) => c.toLowerCase());
+
+/**
+ * A summary of form errors at the top of a form, focusable so it can be announced. Its entries
+ * follow the fields' order in `form` (the markup that holds them), each naming its field by the
+ * field's label and linking to it; `_`, what no single field shows, comes first without a link.
+ */
+export function errorSummary(errors: Record<string, string>, form: SafeHtml, general?: string): SafeHtml {
   const entries = Object.entries(errors);
   if (entries.length === 0 && !general) return html``;
+  const fields = entries
+    .filter(([name]) => name !== '_')
+    .map(([name, message]) => ({ id: fieldId(name), message, ...placeOf(form.value, fieldId(name)) }))
+    .sort((x, y) => x.at - y.at);
   return html`<div class="notice error" role="alert" tabindex="-1" id="error-summary">
   <p><strong>${general ?? 'Please correct the following:'}</strong></p>
-  ${entries.length ? html`<ul>${entries.map(([name, msg]) => (name === '_' ? html`<li>${msg}</li>` : html`<li><a href="#f-${name.replace(/[^\w-]/g, '-')}">${msg}</a></li>`))}</ul>` : ''}
+  ${
+    entries.length
+      ? html`<ul>${errors._ ? html`<li>${errors._}</li>` : ''}${fields.map(
+          (f) =>
+            html`<li><a href="#${f.id}">${f.label ? html`${f.label}: ${afterLabel(f.message)}` : f.message}</a></li>`,
+        )}</ul>`
+      : ''
+  }
 </div>`;
+}
+
+/** A form with the summary of its errors above it (see errorSummary). */
+export function withErrorSummary(errors: Record<string, string>, form: SafeHtml): SafeHtml {
+  return html`${errorSummary(errors, form)}
+${form}`;
 }

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { AppError } from '@outreach/platform';
 import { baseContext, type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
 import { html } from './html';
-import { breadcrumbs, csrfField, errorSummary, field, layout, notice, projectPath } from './layout';
+import { breadcrumbs, csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
 import { addProjectOperator, listProjectOperators } from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
 import { setFlash, takeFlash } from './sessions.service';
@@ -61,13 +61,15 @@ ${extra.done === 'granted' ? notice('ok', `${extra.who ?? 'The operator'} alread
 <tbody>${members.map((m) => html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td></tr>`)}</tbody></table></div>
 <h2>Add an operator</h2>
 <p>Creates the account with the initial password you enter if it is new, or gives an existing operator access to this project; they keep their own password.</p>
-${errorSummary(extra.errors ?? {})}
-<form method="post" action="${projectPath(pc.project.id)}/members">
+${withErrorSummary(
+  extra.errors ?? {},
+  html`<form method="post" action="${projectPath(pc.project.id)}/members">
   ${csrfField(pc)}
   ${field({ name: 'email', label: 'E-mail address', type: 'email', value: extra.email, required: true, error: extra.errors?.email })}
   ${field({ name: 'password', label: 'Initial password (new accounts)', type: 'password', hint: `At least ${MIN_PASSWORD_LENGTH} characters; share it privately. Not used for an existing operator.`, error: extra.errors?.password, attrs: html` autocomplete="new-password"` })}
   <div class="actions"><button type="submit">Add operator</button></div>
 </form>`,
+)}`,
       ),
       extra.errors ? 400 : 200,
     );

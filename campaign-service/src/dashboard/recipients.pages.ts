@@ -11,7 +11,6 @@ import { html, type SafeHtml } from './html';
 import {
   breadcrumbs,
   csrfField,
-  errorSummary,
   field,
   layout,
   notice,
@@ -20,6 +19,7 @@ import {
   select,
   stateBadge,
   textarea,
+  withErrorSummary,
 } from './layout';
 import {
   EDIT_FIELDS,
@@ -266,8 +266,9 @@ ${
 <h1>New recipient</h1>
 ${editableNote(c)}
 ${general ? notice('error', general) : ''}
-${errorSummary(errors)}
-<form method="post" action="${path}/recipients" novalidate>
+${withErrorSummary(
+  errors,
+  html`<form method="post" action="${path}/recipients" novalidate>
   ${csrfField(pc)}
   ${field({ name: 'externalId', label: 'External id', value: v('externalId'), hint: 'Your own identifier, e.g. an e-mail address. Unique in the campaign.', error: errors.externalId, attrs: html` maxlength="191"` })}
   ${field({ name: 'label', label: 'Label', value: v('label'), hint: 'Display name.', error: errors.label, attrs: html` maxlength="191"` })}
@@ -276,6 +277,7 @@ ${errorSummary(errors)}
   ${settingsFields(v, errors, 'Placeholders such as {name}, {email} or {meta.key} are filled in now.')}
   <div class="actions"><button type="submit">Create recipient</button><a class="button secondary" href="${path}/recipients">Cancel</a></div>
 </form>`,
+)}`,
       ),
       Object.keys(errors).length || general ? 400 : 200,
     );
@@ -473,14 +475,16 @@ ${recipientActions(pc, c, x, rpath)}`,
         ])}
 <h1>Edit ${name}</h1>
 <p>The link stays the same. The external id${x.externalId ? html` (<code>${x.externalId}</code>)` : ''} and metadata are set at creation and cannot be changed; to close the link, disable the recipient on its page.</p>
-${errorSummary(errors)}
-<form method="post" action="${rpath}/edit" novalidate>
+${withErrorSummary(
+  errors,
+  html`<form method="post" action="${rpath}/edit" novalidate>
   ${csrfField(pc)}
   ${EDIT_FIELDS.map((k) => html`<input type="hidden" name="${SHOWN_PREFIX}${k}" value="${shown[k]}">`)}
   ${field({ name: 'label', label: 'Label', value: v('label'), hint: 'Display name. Empty to clear it.', error: errors.label, attrs: html` maxlength="191"` })}
   ${settingsFields(v, errors, EDIT_INSTRUCTIONS_HINT)}
   <div class="actions"><button type="submit">Save changes</button><a class="button secondary" href="${rpath}">Cancel</a></div>
 </form>`,
+)}`,
       ),
       Object.keys(errors).length ? 400 : 200,
     );

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { baseContext, type DashboardDeps, formOf, sendPage } from './context';
 import { html } from './html';
-import { csrfField, errorSummary, layout, notice, select } from './layout';
+import { csrfField, layout, notice, select, withErrorSummary } from './layout';
 import { setOperatorTimeZone } from './operators.service';
 import { isTimeZone, timeZones } from './time';
 
@@ -21,8 +21,9 @@ export function registerTimeZoneRoutes(r: Router, deps: DashboardDeps): void {
         'Time zone',
         html`<h1>Time zone of the dashboard</h1>
 ${ctx.query.done === 'saved' ? notice('ok', `Times are now shown in ${current}.`) : ''}
-${errorSummary(error ? { timeZone: error } : {})}
-<form method="post" action="/dashboard/time-zone" novalidate>
+${withErrorSummary(
+  error ? { timeZone: error } : {},
+  html`<form method="post" action="/dashboard/time-zone" novalidate>
   ${csrfField(pc)}
   ${select({
     name: 'timeZone',
@@ -36,6 +37,7 @@ ${errorSummary(error ? { timeZone: error } : {})}
   })}
   <div class="actions"><button type="submit">Save</button><a class="button secondary" href="/dashboard">Cancel</a></div>
 </form>`,
+)}`,
       ),
       error ? 400 : 200,
     );
