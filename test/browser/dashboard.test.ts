@@ -1,7 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { APP_CSS } from '../../campaign-service/src/dashboard/assets.styles';
 import { createOperatorFromEnv } from '../../campaign-service/src/dashboard/create-operator';
+import { barChart } from '../../campaign-service/src/dashboard/usage-chart';
 import { expectAccessible } from '../support/accessibility';
 import { describeWithChromium, launchChromium } from '../support/chromium';
 import { admin } from '../support/fixtures';
@@ -57,6 +59,23 @@ async function expectAccessibleWith(page: Page, name: string, rules: string[]): 
   expect(
     result.violations.map((v) => `${name}: ${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
   ).toEqual([]);
+}
+
+/**
+ * The usage chart's text as drawn, those hidden left out, and the chart's box: on a phone the
+ * chart is drawn at about half size, text and all.
+ */
+async function chartText(page: Page) {
+  return page.evaluate(() => {
+    const svg = document.querySelector('svg.chart')!.getBoundingClientRect();
+    const texts = Array.from(document.querySelectorAll('svg.chart > text'))
+      .filter((t) => getComputedStyle(t).display !== 'none')
+      .map((t) => {
+        const r = t.getBoundingClientRect();
+        return { text: t.textContent ?? '', left: r.left, right: r.right, top: r.top, height: r.height };
+      });
+    return { svg: { left: svg.left, right: svg.right }, texts };
+  });
 }
 
 /** Saves a full-page screenshot and checks nothing makes the page scroll sideways on a phone. */
@@ -217,6 +236,12 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.reload();
       expect(await page.locator('#new-key').count()).toBe(0); // never shown again
       await page.getByText(`${key.slice(0, 10)}…`).waitFor();
+      // Revoke is in sight on a phone, without scrolling the keys table sideways.
+      const revokeRights = await page
+        .getByRole('button', { name: /^Revoke/ })
+        .evaluateAll((buttons) => buttons.map((b) => b.getBoundingClientRect().right));
+      expect(revokeRights.length).toBeGreaterThan(0);
+      for (const right of revokeRights) expect(right).toBeLessThanOrEqual(page.viewportSize()!.width);
 
       // ---- import a CSV of recipients and watch the progress
       const rows = ['email,name,city,instructions,maxTotalInteractions'];
@@ -330,6 +355,14 @@ describeWithChromium('test/browser/dashboard.test.ts')(
         await page.waitForTimeout(300);
       }
       expect(allowance).toBe('1 of 3 conversations used, 2 left');
+      // The chart's text can be read on a phone: its figures and its one hour's label.
+      const drawn = await chartText(page);
+      expect(drawn.texts.map((t) => t.text)).toEqual([
+        '1',
+        '0',
+        expect.stringMatching(/^\d\d-\d\d \d\d:00$/),
+      ]);
+      for (const t of drawn.texts) expect([t.text, t.height >= 10]).toEqual([t.text, true]);
       await shot(page, '08-campaign-active');
 
       // ---- halt
@@ -376,6 +409,37 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.waitForURL('**/dashboard/sign-in?next=**');
 
       expect(cspViolations).toEqual([]);
+    });
+
+    it("draws a full usage chart's text readable on a phone, every label inside the chart and apart", async () => {
+      // 48 hours, the most the chart draws, their labels the longest it has, and a peak of 4 digits.
+      const points = Array.from({ length: 48 }, (_, i) => ({
+        at: new Date(Date.UTC(2026, 10, 1, i)).toISOString().slice(0, 16),
+        count: i === 47 ? 1234 : i % 5,
+      }));
+      const chart = await page.context().newPage();
+      for (const width of [375, 390]) {
+        await chart.setViewportSize({ width, height: 844 });
+        await chart.setContent(
+          `<!doctype html><meta name="viewport" content="width=device-width, initial-scale=1"><style>${APP_CSS}</style><main>${barChart(points, 'hour', 'UTC')}</main>`,
+        );
+        const { svg, texts } = await chartText(chart);
+        const labels = texts.filter((t) => /:/.test(t.text));
+        expect([width, texts.map((t) => t.text).slice(0, 2)]).toEqual([width, ['1234', '0']]);
+        expect(labels.length).toBeGreaterThanOrEqual(3);
+        for (const t of texts) {
+          expect([width, t.text, t.height >= 10]).toEqual([width, t.text, true]);
+          expect([width, t.text, t.left >= svg.left && t.right <= svg.right]).toEqual([width, t.text, true]);
+        }
+        for (let i = 1; i < labels.length; i += 1)
+          expect([width, labels[i].text, labels[i].left > labels[i - 1].right]).toEqual([
+            width,
+            labels[i].text,
+            true,
+          ]);
+        await chart.screenshot({ path: path.join(ARTIFACTS, `dashboard-10-chart-${width}.png`) });
+      }
+      await chart.close();
     });
   },
 );

@@ -122,13 +122,15 @@ ${extra.revoked ? notice('ok', 'Key revoked. Every gateway refuses it within a s
 ${
   keys.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">API keys of this project</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Rate limit</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col"><span class="visually-hidden">Actions</span></th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Rate limit</th><th scope="col">Expires</th><th scope="col">Last used</th></tr></thead>
 <tbody>${keys.map(
+        // Revoke first, then the name and status: on a phone the table scrolls sideways, and what
+        // an operator comes to do (find a key, see if it works, revoke it) must be in sight.
         (
           k,
-        ) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td><td class="num">${k.rateLimitPerMinute}/min</td>
-<td>${k.expiresAt ? formatInstant(k.expiresAt, tz) : 'never'}</td><td>${k.lastUsedAt ? formatInstant(k.lastUsedAt, tz) : 'never'}</td><td>${status(k)}</td>
-<td>${k.revokedAt ? '' : html`<form method="post" action="${base(pc.project.id)}/${k.id}/revoke" data-confirm="Revoke the key ${k.name}? Clients using it stop working at once.">${csrfField(pc)}<button type="submit" class="danger">Revoke<span class="visually-hidden"> ${k.name}</span></button></form>`}</td></tr>`,
+        ) => html`<tr><td>${k.revokedAt ? '' : html`<form method="post" action="${base(pc.project.id)}/${k.id}/revoke" data-confirm="Revoke the key ${k.name}? Clients using it stop working at once.">${csrfField(pc)}<button type="submit" class="danger">Revoke<span class="visually-hidden"> ${k.name}</span></button></form>`}</td>
+<td>${k.name}</td><td>${status(k)}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td><td class="num">${k.rateLimitPerMinute}/min</td>
+<td>${k.expiresAt ? formatInstant(k.expiresAt, tz) : 'never'}</td><td>${k.lastUsedAt ? formatInstant(k.lastUsedAt, tz) : 'never'}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>No keys yet.</p>`
 }

@@ -1,4 +1,5 @@
 import { LINK_PAGE_DEFAULT_COLORS } from '@outreach/contracts';
+import { CHART_PHONE_TEXT } from './usage-chart';
 
 /** The dashboard's one stylesheet: mobile first, system fonts, AA contrast, visible focus. */
 export const APP_CSS = `
@@ -78,10 +79,13 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 pre.prompt{white-space:pre-wrap;background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:1rem;overflow-wrap:anywhere}
 .secret{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .secret output{flex:1 1 16rem;font-family:ui-monospace,monospace;background:var(--panel);border:1px solid var(--line);padding:.6rem;border-radius:6px;overflow-wrap:anywhere}
+figure{margin:0 0 1rem}
 .chart{width:100%;height:auto;max-height:260px}
 .chart .bar{fill:var(--accent)}
 .chart .axis{stroke:var(--muted);stroke-width:1}
-.chart text{fill:var(--muted);font-size:11px}
+/* In the chart's own units: a phone draws the chart at about half size (see CHART_PHONE_TEXT). */
+.chart text{fill:var(--muted);font-size:${CHART_PHONE_TEXT}px}
+.chart .wide-only{display:none}
 progress{width:100%;height:1.25rem}
 .meter{margin:.5rem 0 1rem}
 .preview{border:1px solid var(--line);border-radius:12px;overflow:hidden;max-width:22rem;background:#fff}
@@ -101,5 +105,7 @@ progress{width:100%;height:1.25rem}
   dl.facts dd{margin:0}
   .grid2{grid-template-columns:1fr 1fr}
   .cards{grid-template-columns:repeat(auto-fill,minmax(20rem,1fr))}
+  .chart text{font-size:11px}
+  .chart .wide-only{display:inline}
 }
 `;

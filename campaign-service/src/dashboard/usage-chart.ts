@@ -39,6 +39,14 @@ export async function conversationsOverTime(
 }
 
 /**
+ * The chart's text size on a phone, in the chart's own units (set in assets.styles.ts): the chart
+ * is drawn there at about half its 600 units, so its text must be about twice the desktop's 11 to
+ * be read. Text is taken to be at most 0.6 of its size wide a character, to make room for it.
+ */
+export const CHART_PHONE_TEXT = 20;
+const textWidth = (text: string) => text.length * 0.6 * CHART_PHONE_TEXT;
+
+/**
  * An inline SVG bar chart (no script, no external assets) with a text alternative: the same
  * figures as a table for screen readers. One bar per hour or day, as conversationsOverTime gives.
  */
@@ -52,7 +60,8 @@ export function barChart(
   const max = Math.max(...shown.map((p) => p.count));
   const width = 600;
   const height = 200;
-  const pad = { left: 36, bottom: 28, top: 10, right: 8 };
+  // Room on the left for the peak's figure at the phone's text size.
+  const pad = { left: Math.max(36, Math.ceil(textWidth(String(max))) + 10), bottom: 28, top: 10, right: 8 };
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
   const slot = plotW / shown.length;
@@ -60,12 +69,17 @@ export function barChart(
   const label = (at: string) =>
     bucket === 'day' ? at.slice(5, 10) : `${at.slice(5, 10)} ${at.slice(11, 16)}`;
   const every = Math.ceil(shown.length / 8);
+  // A phone's larger text leaves room for every other label only, and not for one that would run
+  // off the chart's edge: the others are shown on wider screens alone.
+  const onPhone = (i: number, x: number, text: string) =>
+    (i / every) % 2 === 0 && x - textWidth(text) / 2 >= 0 && x + textWidth(text) / 2 <= width;
   const bars = shown.map((p, i) => {
     const h = max === 0 ? 0 : (p.count / max) * plotH;
     const x = pad.left + i * slot + (slot - barW) / 2;
+    const labelX = pad.left + i * slot + slot / 2;
     return html`<rect class="bar" x="${x.toFixed(1)}" y="${(pad.top + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}"><title>${label(p.at)}: ${p.count}</title></rect>${
       i % every === 0
-        ? html`<text x="${(pad.left + i * slot + slot / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${label(p.at)}</text>`
+        ? html`<text x="${labelX.toFixed(1)}" y="${height - 8}" text-anchor="middle"${onPhone(i, labelX, label(p.at)) ? '' : html` class="wide-only"`}>${label(p.at)}</text>`
         : ''
     }`;
   });
