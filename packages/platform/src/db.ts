@@ -117,7 +117,9 @@ export async function migrate(
   logger?: Logger,
   options: MigrateOptions = {},
 ): Promise<string[]> {
-  const { lockTimeoutMs = 2000, attempts = 30 } = options;
+  // Ten tries take about 50 s: four runs of the chart's Job (backoffLimit 3) stay within Helm's
+  // 5 min hook timeout, and a service's own start within its 2 min startup probe.
+  const { lockTimeoutMs = 2000, attempts = 10 } = options;
   const files = readdirSync(dir)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
     .sort();
