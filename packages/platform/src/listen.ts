@@ -1,4 +1,5 @@
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { type Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import { within } from './within';
 
@@ -13,10 +14,20 @@ const HEADERS_TIMEOUT_MS = 66_000;
 // is answered and would then stay open for the keep-alive time: it is closed this soon instead.
 const DRAIN_IDLE_CHECK_MS = 50;
 
+// Each server's open connections, so that a drain can tell the response in flight on each to close
+// its connection (per connection, not per request: keep-alive connections carry many).
+const connections = new WeakMap<HttpServer, Set<Socket>>();
+
 /** Listens on `port` at `host` and resolves with the bound port; rejects on EADDRINUSE and the like. */
 export function listen(server: HttpServer, port: number, host: string): Promise<number> {
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
+  const open = new Set<Socket>();
+  connections.set(server, open);
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
   return new Promise((resolve, reject) => {
     // Without a listener the error would be thrown from the event loop and this never settle.
     // It stays attached once listening: a later accept error (EMFILE while sockets pile up) then
@@ -29,13 +40,24 @@ export function listen(server: HttpServer, port: number, host: string): Promise<
   });
 }
 
+/** Has a response end its connection after it, saying so (`Connection: close`), when still possible. */
+function closingAfter(res: ServerResponse | undefined): void {
+  if (res && !res.headersSent) res.setHeader('Connection', 'close');
+}
+
 /**
- * Stops accepting, closes idle keep-alive sockets (and each busy one once it is answered), and
- * resolves once every connection has ended.
+ * Stops accepting, closes idle keep-alive sockets, has each busy one answer with
+ * `Connection: close` (so a client or proxy never sends another request on a connection about to
+ * close) and close once answered, and resolves once every connection has ended.
  */
 export function closeServer(server: HttpServer): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
+    // The response in flight on each connection (Node's own field for it), and any request yet
+    // to come on one before it closes.
+    for (const socket of connections.get(server) ?? [])
+      closingAfter((socket as Socket & { _httpMessage?: ServerResponse })._httpMessage);
+    server.on('request', (_req, res: ServerResponse) => closingAfter(res));
     const idle = setInterval(() => server.closeIdleConnections(), DRAIN_IDLE_CHECK_MS);
     server.close(() => {
       clearInterval(idle);
