@@ -886,6 +886,44 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(after.headers.get('location')).toContain('/dashboard/sign-in');
   });
 
+  it('removes an operator from a project: their access ends at once, and an account left with no project goes', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const members = `/dashboard/p/${p1}/members`;
+    const token = await a.csrf(members);
+    await a.post(members, { _csrf: token, email: 'frank@example.com', password: 'frank-password-1' });
+    const frank = new Agent(base);
+    expect((await frank.signIn('frank@example.com', 'frank-password-1')).status).toBe(303);
+    expect((await frank.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    const frankId = (await db.query("SELECT id FROM operators WHERE email = 'frank@example.com'")).rows[0].id;
+    expect((await a.get(members)).text).toContain(`action="${members}/${frankId}/remove"`);
+
+    const removed = await a.post(`${members}/${frankId}/remove`, { _csrf: token });
+    expect(removed.status).toBe(303);
+    expect(removed.headers.get('location')).toBe(`${members}?done=removed`);
+    expect((await a.get(`${members}?done=removed`)).text).toContain(
+      'frank@example.com can no longer manage this project.',
+    );
+    // Frank's next request finds no session (his account went with his last project).
+    const after = await frank.get(`/dashboard/p/${p1}/campaigns`);
+    expect(after.status).toBe(302);
+    expect(after.headers.get('location')).toContain('/dashboard/sign-in');
+    expect((await db.query("SELECT 1 FROM operators WHERE email = 'frank@example.com'")).rowCount).toBe(0);
+    expect((await new Agent(base).signIn('frank@example.com', 'frank-password-1')).status).toBe(401);
+
+    // A project keeps its last operator: Beta's only one cannot remove himself.
+    const bob = new Agent(base);
+    await bob.signIn('bob@example.com', 'bob-password-12');
+    const betaMembers = `/dashboard/p/${p2}/members`;
+    const bobToken = await bob.csrf(betaMembers);
+    const bobId = (await db.query("SELECT id FROM operators WHERE email = 'bob@example.com'")).rows[0].id;
+    expect((await bob.get(betaMembers)).text).not.toContain('/remove"');
+    const last = await bob.post(`${betaMembers}/${bobId}/remove`, { _csrf: bobToken });
+    expect(last.status).toBe(409);
+    expect(last.text).toContain('The last operator of a project cannot be removed.');
+    expect((await bob.get(`/dashboard/p/${p2}/campaigns`)).status).toBe(200);
+  });
+
   it('never shows or changes another project: 404 as for a project that does not exist', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

@@ -197,6 +197,45 @@ export async function requireMembership(
   return { id: rows[0].id, name: rows[0].name, createdAt: rows[0].created_at.toISOString() };
 }
 
+/**
+ * Takes an operator off a project (someone who left, say): their access to it ends with their
+ * next request. An operator left with no project is deleted, their sessions and e-mail address
+ * with them. A project's last operator stays (409), or nobody could manage it from the dashboard.
+ * Returns whether the account itself was deleted; 404 when the operator is no member.
+ */
+export async function removeProjectOperator(
+  deps: Pick<OperatorDeps, 'pool'>,
+  projectId: string,
+  operatorId: string,
+): Promise<{ accountDeleted: boolean }> {
+  return withTransaction(deps.pool, async (client) => {
+    // The project's memberships locked, so two removals at once cannot leave it with none.
+    const { rows } = await client.query<{ operator_id: string }>(
+      'SELECT operator_id FROM operator_projects WHERE project_id = $1 FOR UPDATE',
+      [projectId],
+    );
+    if (!rows.some((r) => r.operator_id === operatorId))
+      throw new AppError('not_found', 'This operator is not a member of the project.', {
+        details: { projectId, operatorId },
+      });
+    if (rows.length === 1)
+      throw new AppError('conflict', 'The last operator of a project cannot be removed.', {
+        details: { reason: 'last_operator', projectId },
+        hint: 'Add another operator first.',
+      });
+    await client.query('DELETE FROM operator_projects WHERE project_id = $1 AND operator_id = $2', [
+      projectId,
+      operatorId,
+    ]);
+    const deleted = await client.query(
+      `DELETE FROM operators o WHERE o.id = $1
+         AND NOT EXISTS (SELECT 1 FROM operator_projects m WHERE m.operator_id = o.id)`,
+      [operatorId],
+    );
+    return { accountDeleted: (deleted.rowCount ?? 0) > 0 };
+  });
+}
+
 /** The members of a project. */
 export async function listProjectOperators(
   deps: Pick<OperatorDeps, 'pool'>,

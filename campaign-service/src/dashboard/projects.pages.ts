@@ -3,7 +3,7 @@ import { AppError } from '@outreach/platform';
 import { baseContext, type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
 import { html } from './html';
 import { breadcrumbs, csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
-import { addProjectOperator, listProjectOperators } from './operators.service';
+import { addProjectOperator, listProjectOperators, removeProjectOperator } from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
 import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant } from './time';
@@ -39,7 +39,12 @@ ${
 
   const membersPage = async (
     ctx: Parameters<Router.Middleware>[0],
-    extra: { errors?: Record<string, string>; email?: string; done?: 'added' | 'granted'; who?: string } = {},
+    extra: {
+      errors?: Record<string, string>;
+      email?: string;
+      done?: 'added' | 'granted' | 'removed';
+      who?: string;
+    } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'members');
     const members = await listProjectOperators(deps.domain, pc.project.id);
@@ -56,9 +61,18 @@ ${
 <h1>Operators</h1>
 ${extra.done === 'added' ? notice('ok', `${extra.who ?? 'The new operator'} can now sign in and manage this project.`) : ''}
 ${extra.done === 'granted' ? notice('ok', `${extra.who ?? 'The operator'} already had an account and can now manage this project too; their password is unchanged.`) : ''}
+${extra.done === 'removed' ? notice('ok', `${extra.who ?? 'The operator'} can no longer manage this project.`) : ''}
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
-<thead><tr><th scope="col">E-mail</th><th scope="col">Since</th></tr></thead>
-<tbody>${members.map((m) => html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td></tr>`)}</tbody></table></div>
+<thead><tr><th scope="col">E-mail</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${members.map(
+          (m) =>
+            html`<tr><td>${m.email}</td><td>${formatInstant(m.createdAt, tz)}</td><td>${
+              members.length > 1
+                ? html`<form method="post" action="${projectPath(pc.project.id)}/members/${m.id}/remove" data-confirm="Remove ${m.email} from this project? Their access ends at once; an operator left with no project is deleted.">${csrfField(pc)}<button type="submit" class="danger">Remove<span class="visually-hidden"> ${m.email}</span></button></form>`
+                : ''
+            }</td></tr>`,
+        )}</tbody></table></div>
+${members.length === 1 ? html`<p class="meta">A project keeps at least one operator: add another before removing this one.</p>` : ''}
 <h2>Add an operator</h2>
 <p>Creates the account with the initial password you enter if it is new, or gives an existing operator access to this project; they keep their own password.</p>
 ${withErrorSummary(
@@ -76,7 +90,10 @@ ${withErrorSummary(
   };
 
   r.get('/p/:pid/members', async (ctx) => {
-    const done = ctx.query.done === 'added' || ctx.query.done === 'granted' ? ctx.query.done : undefined;
+    const done =
+      ctx.query.done === 'added' || ctx.query.done === 'granted' || ctx.query.done === 'removed'
+        ? ctx.query.done
+        : undefined;
     // The address comes only once, from the session (a reload names no one, and says no more).
     const sessionId = dash(ctx).sessionId;
     const flash =
@@ -87,6 +104,19 @@ ${withErrorSummary(
       done,
       who: flash?.member?.projectId === ctx.params.pid ? flash.member.email : undefined,
     });
+  });
+  r.post('/p/:pid/members/:oid/remove', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'members');
+    const members = await listProjectOperators(deps.domain, pc.project.id);
+    const member = members.find((m) => m.id === ctx.params.oid);
+    await removeProjectOperator(deps.domain, pc.project.id, ctx.params.oid);
+    ctx.status = 303;
+    // Who removed themself has no access left here.
+    if (ctx.params.oid === pc.operator?.id) return ctx.redirect('/dashboard');
+    await setFlash(deps.domain, dash(ctx).sessionId!, {
+      member: { email: member?.email ?? '', projectId: pc.project.id },
+    });
+    ctx.redirect(`${projectPath(pc.project.id)}/members?done=removed`);
   });
   r.post('/p/:pid/members', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'members');
