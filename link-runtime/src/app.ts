@@ -96,7 +96,8 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       deps.metrics.http.record([ctx.method, route], String(status ?? ctx.status), seconds);
     }
   });
-  app.use(healthRoutes(deps.lifecycle, deps.dependencies));
+  // Ready once the campaign and device state is replayed: before, links would be refused as not running.
+  app.use(healthRoutes(deps.lifecycle, deps.dependencies, () => deps.state.replayed));
   app.use(async (ctx, next) => {
     ctx.set(LINK_HEADERS);
     await next();

@@ -43,8 +43,14 @@ export class StateCache {
   private readonly campaigns = new Map<string, CampaignSnapshot>();
   private readonly devices = new Map<string, DeviceSnapshot>();
   private readonly consumptions: Consuming[] = [];
+  private replayDone = false;
 
   constructor(private readonly logger: Logger) {}
+
+  /** True once `start` has replayed what the stream held: the runtime is then ready to serve. */
+  get replayed(): boolean {
+    return this.replayDone;
+  }
 
   /** The campaign's latest snapshot, if one was published. */
   campaign(id: string): CampaignSnapshot | undefined {
@@ -70,9 +76,9 @@ export class StateCache {
 
   /**
    * Starts the two state consumers and resolves once both have replayed what the stream held
-   * when they started, however long that takes: a runtime that listened before would refuse
-   * the links of every campaign not yet replayed as not running. While it waits it logs every
-   * `slowLogMs` how many snapshots are left (the startup probe bounds the wait).
+   * when they started, however long that takes (`replayed` then turns true): a runtime ready
+   * before would refuse the links of every campaign not yet replayed as not running. While it
+   * waits it logs every `slowLogMs` how many snapshots are left.
    */
   async start(js: JetStreamClient, prefix: string, slowLogMs = 5000): Promise<void> {
     const subj = subjects(prefix);
@@ -87,6 +93,7 @@ export class StateCache {
       ),
       this.follow(js, stream, subj.deviceStateAll, (d) => this.applyDevice(d as DeviceSnapshot), slowLogMs),
     ]);
+    this.replayDone = true;
   }
 
   /** Follows RecipientChanged events from now on, calling `onChange` for each. */

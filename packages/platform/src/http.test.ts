@@ -5,7 +5,8 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import pino from 'pino';
 import { AppError } from './errors';
-import { type AccessLogMode, accessLog, logAppErrors, requestContext } from './http';
+import { type AccessLogMode, accessLog, healthRoutes, logAppErrors, requestContext } from './http';
+import { Lifecycle } from './lifecycle';
 import { REDACT_PATHS } from './logger';
 
 /** A stream a pino logger writes to, and the lines it wrote, parsed. */
@@ -171,6 +172,36 @@ describe('logAppErrors', () => {
     } finally {
       stderr.mockRestore();
       body.destroy();
+      server.close();
+    }
+  });
+});
+
+describe('healthRoutes', () => {
+  it('says starting (503) on /readyz until the service has what it serves with, while /livez is up', async () => {
+    let started = false;
+    const lifecycle = new Lifecycle(pino({ level: 'silent' }));
+    const app = new Koa();
+    app.use(
+      healthRoutes(
+        lifecycle,
+        async () => ({}),
+        () => started,
+      ),
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${base}/livez`)).status).toBe(200);
+      const starting = await fetch(`${base}/readyz`);
+      expect(starting.status).toBe(503);
+      expect(await starting.json()).toEqual({ status: 'starting' });
+      started = true;
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', checks: {} });
+    } finally {
       server.close();
     }
   });

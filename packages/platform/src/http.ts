@@ -142,20 +142,31 @@ export function sendError(ctx: Context, err: AppError): void {
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz']);
 
 /**
- * `/livez` (process up) and `/readyz`: 503 `draining` once shutdown began, otherwise 200 with each
+ * `/livez` (process up) and `/readyz`: 503 `starting` until `started()` (a service that listens
+ * before it has all it serves with, so that a long start does not fail its startup probe), 503
+ * `draining` once shutdown began, otherwise 200 with each
  * dependency's state, `degraded` while one is down. A store or backend that every replica shares
  * being down does not make a replica unready: all of them would turn unready at once, and the
  * Ingress would answer every request with its own 503 page, where each replica answers by itself
  * what it can (a 503 `unavailable` in the error model, the link's unavailable page in the
  * customer's language, and everything that does not need that store).
  */
-export function healthRoutes(lifecycle: Lifecycle, dependencies: DependencyStates): Middleware {
+export function healthRoutes(
+  lifecycle: Lifecycle,
+  dependencies: DependencyStates,
+  started: () => boolean = () => true,
+): Middleware {
   return async (ctx, next) => {
     if (ctx.path === '/livez') {
       ctx.body = { status: 'ok' };
       return;
     }
     if (ctx.path !== '/readyz') return next();
+    if (!started()) {
+      ctx.status = 503;
+      ctx.body = { status: 'starting' };
+      return;
+    }
     if (lifecycle.isDraining) {
       ctx.status = 503;
       ctx.body = { status: 'draining' };
