@@ -6,7 +6,7 @@ import { activeCampaign, device, recipient } from './support/fixtures';
 // What the next write of conversations does after it has reached PostgreSQL: 'commit-then-cut'
 // answers as a connection cut just after COMMIT does, 'commit-then-shutdown' as a primary shut
 // down in a failover after committing (57P01), 'refuse' as PostgreSQL refusing it.
-let next: 'commit-then-cut' | 'commit-then-shutdown' | 'refuse' | undefined;
+let next: 'commit-then-cut' | 'commit-then-shutdown' | 'commit-then-read-timeout' | 'refuse' | undefined;
 
 /** The pool, with the next write of conversations failing as `next` says. */
 function failingWrites(pool: Pool): Pool {
@@ -23,6 +23,10 @@ function failingWrites(pool: Pool): Pool {
         if (failure === 'commit-then-cut') {
           next = undefined;
           throw new Error('Connection terminated unexpectedly');
+        }
+        if (failure === 'commit-then-read-timeout') {
+          next = undefined;
+          throw new Error('Query read timeout');
         }
         if (failure === 'commit-then-shutdown') {
           next = undefined;
@@ -52,18 +56,20 @@ it('answers a start whose write committed although its answer was lost, and keep
   const dev = device();
   const campaign = activeCampaign({ deviceId: dev.id });
   const link: OpenLink = {
-    ...recipient(campaign, { maxTotalInteractions: 2 }),
+    ...recipient(campaign, { maxTotalInteractions: 3 }),
     campaign,
     device: dev,
   };
-  for (const [i, failure] of (['commit-then-cut', 'commit-then-shutdown'] as const).entries()) {
+  for (const [i, failure] of (
+    ['commit-then-cut', 'commit-then-shutdown', 'commit-then-read-timeout'] as const
+  ).entries()) {
     next = failure;
     expect((await f.admission.admit(link)).conversationId).toMatch(/^cnv_/);
     expect(await conversationsOf(link.recipient.id)).toBe(i + 1);
   }
-  // Both still counted: the cap of 2 is reached, and the next start is refused.
+  // All still counted: the cap of 3 is reached, and the next start is refused.
   await expect(f.admission.admit(link)).rejects.toMatchObject({ code: 'link_disabled' });
-  expect(await conversationsOf(link.recipient.id)).toBe(2);
+  expect(await conversationsOf(link.recipient.id)).toBe(3);
 });
 
 it('refuses a start PostgreSQL refused, and takes it back from the counters', async () => {

@@ -425,11 +425,13 @@ export class Admission {
       await insertConversations(this.deps.pool, rows, outbox);
     } catch (err) {
       // A statement whose answer was lost (the connection cut after it; a primary shut down in a
-      // failover, which may say so after committing) may have committed: refused, its starts would
-      // be taken back from the counters and refused to the customers, while their conversations
-      // are recorded and billed. Any other error is PostgreSQL's refusal: nothing was written.
-      // When the check cannot be made either, the write counts as failed.
-      if (!isUnreachable(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false))) throw err;
+      // failover, which may say so after committing; the client's read timeout) may have
+      // committed: refused, its starts would be taken back from the counters and refused to the
+      // customers, while their conversations are recorded and billed. Only PostgreSQL's own
+      // refusal says nothing was written. When the check cannot be made either, the write counts
+      // as failed.
+      if (refusedByPostgres(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false)))
+        throw err;
       this.deps.logger.warn({ err, batchId: id }, 'a write whose answer was lost had committed');
     }
     this.usage.announce({ id, batch });
@@ -449,4 +451,13 @@ function startsByRecipient(rows: readonly ConversationRecord[]): RecipientStarts
     entry.startedAtMs.push(row.startedAt.getTime());
   }
   return [...byRecipient.values()];
+}
+
+/**
+ * PostgreSQL's refusal of a statement (a SQLSTATE of its own, not one of a lost connection), after
+ * which nothing of it was written; not an errno of a socket (`EPIPE`) nor a client's timeout.
+ */
+function refusedByPostgres(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) && !isUnreachable(err);
 }
