@@ -9,7 +9,13 @@ import { createTestNamespace, type TestNamespace } from '../../test/support/isol
 import { startSystem, type TestSystem } from '../../test/support/system';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
-import { SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS } from '../src/dashboard/operators.service';
+import {
+  addMembership,
+  addProjectOperator,
+  removeProjectOperator,
+  SIGN_IN_MAX_FAILURES,
+  SIGN_IN_WINDOW_MS,
+} from '../src/dashboard/operators.service';
 import {
   hashSessionId,
   pruneSessions,
@@ -922,6 +928,26 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(last.status).toBe(409);
     expect(last.text).toContain('The last operator of a project cannot be removed.');
     expect((await bob.get(`/dashboard/p/${p2}/campaigns`)).status).toBe(200);
+  });
+
+  it('deletes an operator removed from their two projects at once, never leaving the account behind', async () => {
+    const pool = new Pool({ connectionString: ns.databaseUrl, options: '-c search_path=campaigns', max: 4 });
+    try {
+      for (let i = 0; i < 10; i++) {
+        const { operator } = await addProjectOperator(
+          { pool, clock },
+          { email: `gina${i}@example.com`, password: 'gina-password-12', projectId: p1 },
+        );
+        await addMembership({ pool, clock }, operator.id, p2);
+        await Promise.all([
+          removeProjectOperator({ pool }, p1, operator.id),
+          removeProjectOperator({ pool }, p2, operator.id),
+        ]);
+        expect((await db.query('SELECT 1 FROM operators WHERE id = $1', [operator.id])).rowCount).toBe(0);
+      }
+    } finally {
+      await pool.end();
+    }
   });
 
   it('never shows or changes another project: 404 as for a project that does not exist', async () => {

@@ -121,12 +121,22 @@ export async function addMembership(
   operatorId: string,
   projectId: string,
 ): Promise<void> {
-  const { rowCount } = await deps.pool.query(
-    `INSERT INTO operator_projects (operator_id, project_id, created_at)
-     SELECT $1, id, $3 FROM projects WHERE id = $2
-     ON CONFLICT DO NOTHING`,
-    [operatorId, projectId, deps.clock()],
-  );
+  const { rowCount } = await deps.pool
+    .query(
+      `INSERT INTO operator_projects (operator_id, project_id, created_at)
+       SELECT $1, id, $3 FROM projects WHERE id = $2
+       ON CONFLICT DO NOTHING`,
+      [operatorId, projectId, deps.clock()],
+    )
+    .catch((err: { code?: string; constraint?: string }) => {
+      // The account was deleted meanwhile (removed from its last project just then).
+      if (err.code === '23503' && err.constraint?.includes('operator_id'))
+        throw new AppError('conflict', 'This operator was removed meanwhile.', {
+          details: { reason: 'operator_removed', operatorId },
+          hint: 'Add them again.',
+        });
+      throw err;
+    });
   if (rowCount === 0) {
     const exists = await deps.pool.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
     if (exists.rowCount === 0)
@@ -209,7 +219,11 @@ export async function removeProjectOperator(
   operatorId: string,
 ): Promise<{ accountDeleted: boolean }> {
   return withTransaction(deps.pool, async (client) => {
-    // The project's memberships locked, so two removals at once cannot leave it with none.
+    // The operator first: removals of one operator from two projects at once then go one after
+    // the other (the second sees the first's and deletes the account left with no project), and
+    // a grant to them waits for the removal. Then the project's memberships, so that two removals
+    // at once cannot leave it with none.
+    await client.query('SELECT 1 FROM operators WHERE id = $1 FOR UPDATE', [operatorId]);
     const { rows } = await client.query<{ operator_id: string }>(
       'SELECT operator_id FROM operator_projects WHERE project_id = $1 FOR UPDATE',
       [projectId],
