@@ -164,6 +164,13 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
           .eraseRecipient(event.recipientId)
           .catch((err) => logger.warn({ err }, "erasing a deleted recipient's conversations failed"));
     });
+    // Before the servers open: steps stop newest first, so the servers stop accepting before these.
+    admission.startSweeper(config.USAGE_REPUBLISH_MS);
+    if (config.CONVERSATION_ROLLUP_ENABLED)
+      opened.addStop(
+        'roll-up',
+        rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS),
+      );
     const dependencies = monitorDependencies({
       postgres: postgresCheck(pool),
       redis: redisCheck(redis),
@@ -213,12 +220,6 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     // Listening already (the startup probe passes) but not ready (/readyz 503 `starting`) until the
     // replay is done, however long a large state stream takes; start() still resolves only then.
     await state.start(js, config.NATS_PREFIX);
-    admission.startSweeper(config.USAGE_REPUBLISH_MS);
-    if (config.CONVERSATION_ROLLUP_ENABLED)
-      opened.addStop(
-        'roll-up',
-        rollUpPeriodically({ pool, logger, clock }, config.CONVERSATION_ROLLUP_AFTER_DAYS),
-      );
 
     // The servers stop accepting first, then admissions are flushed, then the stores close.
     opened.handTo(lifecycle);

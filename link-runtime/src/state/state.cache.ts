@@ -29,7 +29,7 @@ export async function untilReplayed(
   while ((await within(replayed, everyMs)) === TIMED_OUT)
     logger.warn(
       { consumer: replay.consumer, snapshotsLeft: replay.left(), waitedMs: Date.now() - began },
-      'state replay is slow: not listening until it is done',
+      'state replay is slow: not ready until it is done',
     );
 }
 

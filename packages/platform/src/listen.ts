@@ -57,7 +57,8 @@ export function closeServer(server: HttpServer): Promise<void> {
     // to come on one before it closes.
     for (const socket of connections.get(server) ?? [])
       closingAfter((socket as Socket & { _httpMessage?: ServerResponse })._httpMessage);
-    server.on('request', (_req, res: ServerResponse) => closingAfter(res));
+    // Ahead of the app's own listener, which may answer before it returns (a cached page).
+    server.prependListener('request', (_req, res: ServerResponse) => closingAfter(res));
     const idle = setInterval(() => server.closeIdleConnections(), DRAIN_IDLE_CHECK_MS);
     server.close(() => {
       clearInterval(idle);
