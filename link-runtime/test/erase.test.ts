@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { conversationIdsOf } from '../src/admission/conversations.repository';
+import { conversationIdsOf, findConversation } from '../src/admission/conversations.repository';
 import { ConversationStore, mayHaveHadConversations } from '../src/conversations/conversations.store';
 import { type AdmissionFixture, startAdmission } from './support/admission';
 import { activeCampaign } from './support/fixtures';
@@ -26,8 +26,8 @@ it("erases a bulk delete's recipients a few queries at a time, one at a time, an
   let queries = 0;
   let inFlight = 0;
   let mostInFlight = 0;
-  const store = new ConversationStore(f.redis, f.ns.redisPrefix, 60, {
-    find: async () => null,
+  const store = new ConversationStore(f.redis, f.ns.redisPrefix, 3600, {
+    find: (id) => findConversation(f.pool, id),
     idsOf: async (ids) => {
       queries++;
       mostInFlight = Math.max(mostInFlight, ++inFlight);
@@ -43,7 +43,13 @@ it("erases a bulk delete's recipients a few queries at a time, one at a time, an
   // As their events arrive, each alone: the first goes at once, the rest 500 a query behind it.
   expect(queries).toBeLessThanOrEqual(4);
   expect(mostInFlight).toBe(1);
-  expect(await f.redis.exists(key, `${key}:history`)).toBe(0);
+  expect(await f.redis.exists(`${key}:history`)).toBe(0);
+  expect(await f.redis.hget(key, 'id')).toBeNull();
+  // A message already past the link's checks (the recipient deleted while its body was read) finds
+  // the conversation gone: it is not rebuilt from the durable record, which still holds it.
+  expect(await store.get(conversation)).toBeNull();
+  await store.append(conversation, [{ role: 'user', content: 'my account number' }], 40);
+  expect(await f.redis.exists(`${key}:history`)).toBe(0);
 });
 
 it('looks for conversations only in campaigns that may have had some: launched, and started', () => {

@@ -12,10 +12,11 @@ const ERASE_CHUNK = 500;
 const ERASE_BATCH = 500;
 
 // Appends an exchange only while the conversation's record is there: a reply that ends after its
-// recipient was deleted (its conversations erased) must not write their history back.
+// recipient was deleted (its conversations erased, their records left as a mark) must not write
+// their history back.
 // KEYS: the conversation hash, its history; ARGV: messages kept, ttl seconds, then the messages.
 const appendScript = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'id') == 0 then return 0 end
 for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[1]), -1)
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
@@ -77,6 +78,8 @@ export class ConversationStore {
    */
   async get(id: string, beforeDurable?: () => Promise<void>): Promise<ConversationInfo | null> {
     const h = await this.redis.hgetall(this.key(id));
+    // Erased with its recipient: never rebuilt from the durable record, which still holds it.
+    if (h.erased) return null;
     if (h.id)
       return { id: h.id, recipientId: h.recipientId, campaignId: h.campaignId, startedAt: h.startedAt };
     await beforeDurable?.();
@@ -133,11 +136,16 @@ export class ConversationStore {
       const batch = this.toErase.splice(0, ERASE_BATCH);
       try {
         const ids = await this.durable.idsOf(batch.map((b) => b.recipientId));
+        // Each record is left as a mark for the conversation's lifetime, so that a message already
+        // past the link's checks does not rebuild it from the durable record and keep its text.
         for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
-          const keys = ids
-            .slice(i, i + ERASE_CHUNK)
-            .flatMap((id) => [this.key(id), `${this.key(id)}:history`]);
-          await this.redis.del(...keys);
+          const erase = this.redis.multi();
+          for (const id of ids.slice(i, i + ERASE_CHUNK))
+            erase
+              .del(this.key(id), `${this.key(id)}:history`)
+              .hset(this.key(id), 'erased', '1')
+              .expire(this.key(id), this.ttlSeconds);
+          await erase.exec();
         }
         for (const b of batch) b.done();
       } catch (err) {
