@@ -211,19 +211,22 @@ export async function requireMembership(
  * Takes an operator off a project (someone who left, say): their access to it ends with their
  * next request. An operator left with no project is deleted, their sessions and e-mail address
  * with them. A project's last operator stays (409), or nobody could manage it from the dashboard.
- * Returns whether the account itself was deleted; 404 when the operator is no member.
+ * Returns their address and whether the account itself was deleted; 404 when the operator is no member.
  */
 export async function removeProjectOperator(
   deps: Pick<OperatorDeps, 'pool'>,
   projectId: string,
   operatorId: string,
-): Promise<{ accountDeleted: boolean }> {
+): Promise<{ email: string; accountDeleted: boolean }> {
   return withTransaction(deps.pool, async (client) => {
     // The operator first: removals of one operator from two projects at once then go one after
     // the other (the second sees the first's and deletes the account left with no project), and
     // a grant to them waits for the removal. Then the project's memberships, so that two removals
     // at once cannot leave it with none.
-    await client.query('SELECT 1 FROM operators WHERE id = $1 FOR UPDATE', [operatorId]);
+    const operator = await client.query<{ email: string }>(
+      'SELECT email FROM operators WHERE id = $1 FOR UPDATE',
+      [operatorId],
+    );
     const { rows } = await client.query<{ operator_id: string }>(
       'SELECT operator_id FROM operator_projects WHERE project_id = $1 FOR UPDATE',
       [projectId],
@@ -246,7 +249,7 @@ export async function removeProjectOperator(
          AND NOT EXISTS (SELECT 1 FROM operator_projects m WHERE m.operator_id = o.id)`,
       [operatorId],
     );
-    return { accountDeleted: (deleted.rowCount ?? 0) > 0 };
+    return { email: operator.rows[0].email, accountDeleted: (deleted.rowCount ?? 0) > 0 };
   });
 }
 

@@ -107,14 +107,12 @@ ${withErrorSummary(
   });
   r.post('/p/:pid/members/:oid/remove', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'members');
-    const members = await listProjectOperators(deps.domain, pc.project.id);
-    const member = members.find((m) => m.id === ctx.params.oid);
-    await removeProjectOperator(deps.domain, pc.project.id, ctx.params.oid);
+    const { email } = await removeProjectOperator(deps.domain, pc.project.id, ctx.params.oid);
     ctx.status = 303;
     // Who removed themself has no access left here.
     if (ctx.params.oid === pc.operator?.id) return ctx.redirect('/dashboard');
     await setFlash(deps.domain, dash(ctx).sessionId!, {
-      member: { email: member?.email ?? '', projectId: pc.project.id },
+      member: { email, projectId: pc.project.id },
     });
     ctx.redirect(`${projectPath(pc.project.id)}/members?done=removed`);
   });

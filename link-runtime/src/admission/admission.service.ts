@@ -4,7 +4,7 @@ import {
   AppError,
   batchPerTurn,
   isCommandTimeout,
-  isUnreachable,
+  isPostgresRefusal,
   newId,
   randomBase62,
   sharedFromWhileRunning,
@@ -430,7 +430,7 @@ export class Admission {
       // customers, while their conversations are recorded and billed. Only PostgreSQL's own
       // refusal says nothing was written. When the check cannot be made either, the write counts
       // as failed.
-      if (refusedByPostgres(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false)))
+      if (isPostgresRefusal(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false)))
         throw err;
       this.deps.logger.warn({ err, batchId: id }, 'a write whose answer was lost had committed');
     }
@@ -451,13 +451,4 @@ function startsByRecipient(rows: readonly ConversationRecord[]): RecipientStarts
     entry.startedAtMs.push(row.startedAt.getTime());
   }
   return [...byRecipient.values()];
-}
-
-/**
- * PostgreSQL's refusal of a statement (a SQLSTATE of its own, not one of a lost connection), after
- * which nothing of it was written; not an errno of a socket (`EPIPE`) nor a client's timeout.
- */
-function refusedByPostgres(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) && !isUnreachable(err);
 }

@@ -3,6 +3,7 @@ import type { Clock } from '@outreach/platform';
 import type Redis from 'ioredis';
 import { LuaScript } from '../admission/admission.lua';
 import type { ConversationRecord } from '../admission/conversations.repository';
+import { GroupCommit } from '../admission/group-commit';
 import type { ChatMessage } from '../assistant/assistant.client';
 import { countInMinute, minuteKey, secondsToNextMinute } from '../state/minute-counts';
 
@@ -114,8 +115,10 @@ export class ConversationStore {
     );
   }
 
-  private readonly toErase: { recipientId: string; done: () => void; failed: (err: unknown) => void }[] = [];
-  private erasing = false;
+  // One lookup at a time, up to ERASE_BATCH recipients each, those arriving meanwhile in the next.
+  private readonly eraser = new GroupCommit((recipientIds: string[]) => this.erase(recipientIds), 0, {
+    maxBatch: ERASE_BATCH,
+  });
 
   /**
    * Erases what Redis holds of a deleted recipient's conversations: their records and their
@@ -124,35 +127,22 @@ export class ConversationStore {
    * thousands of events never crowd the starts out of the database pool.
    */
   eraseRecipient(recipientId: string): Promise<void> {
-    return new Promise((done, failed) => {
-      this.toErase.push({ recipientId, done, failed });
-      if (!this.erasing) void this.eraseQueued();
-    });
+    return this.eraser.add(recipientId);
   }
 
-  private async eraseQueued(): Promise<void> {
-    this.erasing = true;
-    while (this.toErase.length > 0) {
-      const batch = this.toErase.splice(0, ERASE_BATCH);
-      try {
-        const ids = await this.durable.idsOf(batch.map((b) => b.recipientId));
-        // Each record is left as a mark for the conversation's lifetime, so that a message already
-        // past the link's checks does not rebuild it from the durable record and keep its text.
-        for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
-          const erase = this.redis.multi();
-          for (const id of ids.slice(i, i + ERASE_CHUNK))
-            erase
-              .del(this.key(id), `${this.key(id)}:history`)
-              .hset(this.key(id), 'erased', '1')
-              .expire(this.key(id), this.ttlSeconds);
-          await erase.exec();
-        }
-        for (const b of batch) b.done();
-      } catch (err) {
-        for (const b of batch) b.failed(err);
-      }
+  private async erase(recipientIds: string[]): Promise<void> {
+    const ids = await this.durable.idsOf(recipientIds);
+    // Each record is left as a mark for the conversation's lifetime, so that a message already
+    // past the link's checks does not rebuild it from the durable record and keep its text.
+    for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
+      const erase = this.redis.multi();
+      for (const id of ids.slice(i, i + ERASE_CHUNK))
+        erase
+          .del(this.key(id), `${this.key(id)}:history`)
+          .hset(this.key(id), 'erased', '1')
+          .expire(this.key(id), this.ttlSeconds);
+      await erase.exec();
     }
-    this.erasing = false;
   }
 
   /**

@@ -238,6 +238,16 @@ export function isUnreachable(err: unknown): boolean {
 }
 
 /**
+ * True when PostgreSQL itself refused a statement (a SQLSTATE of its own, not one of a lost
+ * connection), after which nothing of it was written; false for a socket's errno (`EPIPE`), a
+ * client's timeout and a lost connection, after which it may have been.
+ */
+export function isPostgresRefusal(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) && !isUnreachable(err);
+}
+
+/**
  * True when PostgreSQL refused a NUL character (U+0000) in a value: text cannot hold one
  * (SQLSTATE 22021) nor can jsonb (22P05). Request schemas refuse NUL field by field; this
  * covers what reaches a query otherwise, such as an id in a path.
