@@ -461,6 +461,60 @@ describe("a start repeated with the client's key", () => {
       body: { code: 'invalid_request', details: { header: 'Idempotency-Key' } },
     });
   });
+
+  // What a process killed while making a start leaves once its '-' has expired (a minute later):
+  // the start key gone, its claim still beside it.
+  const orphanClaim = async (recipientId: string, startKey: string) => {
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    try {
+      const at = `${h.ns.redisPrefix}link:start:${recipientId}:${startKey}`;
+      await redis.multi().del(at).set(`${at}:claim`, 'dead-claim', 'EX', 500).exec();
+    } finally {
+      await redis.quit();
+    }
+  };
+
+  it('answers the conversation a killed process wrote but never set the key of', async () => {
+    const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
+    const url = `${h.base}/i/${l.token}/conversations`;
+    const first = await post(url, undefined, { 'idempotency-key': key(9) });
+    expect(first.status).toBe(201);
+    await orphanClaim(l.recipient.id, key(9));
+    const retried = await post(url, undefined, { 'idempotency-key': key(9) });
+    expect(retried).toMatchObject({ status: 201, body: { conversationId: first.body.conversationId } });
+    expect(await conversationsOf(l.recipient.id)).toBe(1);
+    // The key is set again, and the cap of 2 still has room for another start.
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    try {
+      const at = `${h.ns.redisPrefix}link:start:${l.recipient.id}:${key(9)}`;
+      expect([await redis.get(at), await redis.exists(`${at}:claim`)]).toEqual([
+        first.body.conversationId,
+        0,
+      ]);
+    } finally {
+      await redis.quit();
+    }
+    expect((await post(url, undefined, { 'idempotency-key': key(10) })).status).toBe(201);
+    expect((await post(url, undefined, { 'idempotency-key': key(11) })).body.code).toBe('link_disabled');
+  });
+
+  it('makes the start of a process killed before writing it, once for parallel retries', async () => {
+    const l = await h.link();
+    const url = `${h.base}/i/${l.token}/conversations`;
+    // The counters exist (a start without a key made them), as they did for the killed process.
+    expect((await post(url)).status).toBe(201);
+    await orphanClaim(l.recipient.id, key(12));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, () => post(url, undefined, { 'idempotency-key': key(12) })),
+    );
+    const made = all.filter((r) => r.status === 201);
+    expect(new Set(made.map((r) => r.body.conversationId)).size).toBe(1);
+    for (const r of all.filter((x) => x.status !== 201))
+      expect(r).toMatchObject({ status: 503, body: { details: { reason: 'start_in_progress' } } });
+    expect(await conversationsOf(l.recipient.id)).toBe(2);
+    const again = await post(url, undefined, { 'idempotency-key': key(12) });
+    expect(again).toMatchObject({ status: 201, body: { conversationId: made[0].body.conversationId } });
+  });
 });
 
 describe('what consumes', () => {

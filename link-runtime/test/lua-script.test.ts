@@ -9,6 +9,7 @@ import {
   packAdmissions,
   RELEASE_SCRIPT,
   SEED_SCRIPT,
+  SETTLE_ORPHAN_SCRIPT,
 } from '../src/admission/admission.lua';
 
 describe('LuaScript', () => {
@@ -160,8 +161,8 @@ describe('LuaScript', () => {
     const counters = [`${prefix}keys:r`, `${prefix}keys:r:starts`, `${prefix}keys:c`];
     const [k1, k2, k3] = ['k1', 'k2', 'k3'].map((k) => `${prefix}keys:start:${k}`);
     const marker = `${prefix}keys:lost`;
-    const claimOf = (key: string, now: number, request = 'req1') =>
-      claim.run(redis, [key, counters[0], marker, `${key}:claim`], [now, request, 60]);
+    const claimOf = (key: string, now: number, request = 'req1', takeOver = '') =>
+      claim.run(redis, [key, counters[0], marker, `${key}:claim`], [now, request, 60, 600, takeOver]);
     // No counters: nothing is claimed, and the first such moment is remembered as the loss.
     expect(await claimOf(k1, 1000)).toEqual([0, 1000]);
     expect(await claimOf(k1, 2000)).toEqual([0, 1000]);
@@ -194,13 +195,36 @@ describe('LuaScript', () => {
     // side by side); the claiming request's own value is beside it.
     expect(await redis.get(k3)).toBe('-');
     expect(await redis.get(`${k3}:claim`)).toBe('req3');
-    expect(await redis.ttl(`${k3}:claim`)).toBeGreaterThan(50);
+    // The claim outlives the '-', which expires first should its process die.
+    expect(await redis.ttl(k3)).toBeLessThanOrEqual(60);
+    expect(await redis.ttl(`${k3}:claim`)).toBeGreaterThan(500);
     expect(await claimOf(k3, 3000, 'req4')).toEqual([2, '-']);
     expect(await redis.get(`${k3}:claim`)).toBe('req3');
+    // Once its '-' is gone, the claim is reported orphaned, and is taken over only by naming it.
+    await redis.del(k3);
+    expect(await claimOf(k3, 3000, 'req4')).toEqual([3, 'req3']);
+    expect(await claimOf(k3, 3000, 'req4', 'other')).toEqual([3, 'req3']);
+    expect(await claimOf(k3, 3000, 'req4', 'req3')).toEqual([1]);
+    expect([await redis.get(k3), await redis.get(`${k3}:claim`)]).toEqual(['-', 'req4']);
     // A seed that finds the counters already made restores nothing.
     await redis.del(k1);
     await seed.run(redis, [...counters, k1], [1, 1, 60, 60_000, 'e2', 0, 'cnv_1', 120]);
     expect(await redis.exists(k1)).toBe(0);
+  });
+
+  it('answers an orphaned claim only while no other request settled or took it over', async () => {
+    const settle = new LuaScript(SETTLE_ORPHAN_SCRIPT);
+    const [key, claimKey] = [`${prefix}orphan:start`, `${prefix}orphan:start:claim`];
+    await redis.set(claimKey, 'req2');
+    // Taken over by req2 since the orphan req1 was looked up: left to req2.
+    expect(await settle.run(redis, [key, claimKey], ['req1', 'cnv_1', 120])).toBe(0);
+    expect([await redis.get(key), await redis.get(claimKey)]).toEqual([null, 'req2']);
+    await redis.set(key, 'cnv_2');
+    expect(await settle.run(redis, [key, claimKey], ['req2', 'cnv_1', 120])).toBe(0);
+    await redis.del(key);
+    expect(await settle.run(redis, [key, claimKey], ['req2', 'cnv_1', 120])).toBe(1);
+    expect([await redis.get(key), await redis.exists(claimKey)]).toEqual(['cnv_1', 0]);
+    expect(await redis.ttl(key)).toBeGreaterThan(100);
   });
 
   it('refuses to pack a start with the wrong number of arguments', () => {

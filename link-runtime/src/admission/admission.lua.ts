@@ -193,11 +193,16 @@ return 1
  * restore yet: a retry in that moment starts a second conversation.
  * While its start is being made, the start key holds '-' (what every version takes for a start in
  * progress) and the claim key beside it the claiming request's own value, by which it frees them.
+ * The claim key outlives the '-' (as long as a made start is answered again): a claim whose '-'
+ * expired, neither made nor freed, is one whose process died, perhaps after its start was
+ * written, so it is reported as orphaned for the caller to look the start up in the durable
+ * record; a claim naming that orphan as the one it takes over then claims the key.
  * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1],
- * the claim key; ARGV: now ms, the claiming request's value, the claim's ttl seconds.
+ * the claim key; ARGV: now ms, the claiming request's value, the '-' ttl seconds, the claim key's
+ * ttl seconds, the orphaned claim taken over (or '').
  * Replies: {1} claimed; {2, value} held, by a start made (its conversation id) or being made
- * ('-'); {0, since} the recipient's counters are missing: rebuild them, then claim again (`since`
- * as in ADMIT_SCRIPT's 'missing').
+ * ('-'); {3, claim} orphaned by that claim; {0, since} the recipient's counters are missing:
+ * rebuild them, then claim again (`since` as in ADMIT_SCRIPT's 'missing').
  */
 export const CLAIM_SCRIPT = `
 if redis.call('HEXISTS', KEYS[2], 'seeded') == 0 then
@@ -210,9 +215,23 @@ if redis.call('HEXISTS', KEYS[2], 'seeded') == 0 then
 end
 local held = redis.call('GET', KEYS[1])
 if held then return {2, held} end
+local orphan = redis.call('GET', KEYS[4])
+if orphan and orphan ~= ARGV[5] then return {3, orphan} end
 redis.call('SET', KEYS[1], '-', 'EX', tonumber(ARGV[3]))
-redis.call('SET', KEYS[4], ARGV[2], 'EX', tonumber(ARGV[3]))
+redis.call('SET', KEYS[4], ARGV[2], 'EX', tonumber(ARGV[4]))
 return {1}
+`;
+
+/**
+ * Answers an orphaned claim (see CLAIM_SCRIPT) with the start the durable record holds for it,
+ * unless another request settled or took over the claim meanwhile. KEYS: the start key, the
+ * claim key; ARGV: the orphaned claim, the conversation id, its ttl seconds.
+ */
+export const SETTLE_ORPHAN_SCRIPT = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] or redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+redis.call('DEL', KEYS[2])
+return 1
 `;
 
 /**

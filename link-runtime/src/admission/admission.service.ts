@@ -28,6 +28,7 @@ import {
   type ConversationRecord,
   countCampaignConversations,
   type FactsQuery,
+  findKeyedStart,
   insertConversations,
   loadRecipientsFacts,
   type RecipientFacts,
@@ -224,8 +225,14 @@ export class Admission {
   admitOnce(link: OpenLink, key: string): Promise<{ conversationId: string; repeated: boolean }> {
     const { redis, redisPrefix, clock } = this.deps;
     const [recipientKey] = startKeys(redisPrefix, link.recipient.id, link.campaign.id, '');
+    const now = () => clock().getTime();
+    const findStart = async () => {
+      const since = new Date(now() - DONE_TTL_SECONDS * 1000);
+      const made = await findKeyedStart(this.deps.pool, link.recipient.id, key, since);
+      return made && { conversationId: made.id, startedAtMs: made.startedAt.getTime() };
+    };
     return startOnce(
-      { redis, now: () => clock().getTime(), restore: (lostAt) => this.restoreRecipient(link, lostAt) },
+      { redis, now, restore: (lostAt) => this.restoreRecipient(link, lostAt), findStart },
       {
         startKey: startKeyOf(redisPrefix, link.recipient.id, key),
         recipientKey,

@@ -72,6 +72,23 @@ export async function usageBatchWritten(pool: Pool, id: string): Promise<boolean
   return (rowCount ?? 0) > 0;
 }
 
+/** The conversation a recipient started with the client's key `key` after `since`, or null. */
+export async function findKeyedStart(
+  pool: Pool,
+  recipientId: string,
+  key: string,
+  since: Date,
+): Promise<{ id: string; startedAt: Date } | null> {
+  const { rows } = await pool.query<{ id: string; started_at: Date }>({
+    name: 'link-find-keyed-start',
+    text: `SELECT id, started_at FROM link.conversations
+            WHERE recipient_id = $1 AND started_at > $3 AND start_key = $2
+            ORDER BY started_at LIMIT 1`,
+    values: [recipientId, key, since],
+  });
+  return rows[0] ? { id: rows[0].id, startedAt: rows[0].started_at } : null;
+}
+
 /** A row of `link.conversations`, as CONVERSATION_COLUMNS select it. */
 interface ConversationRow {
   id: string;

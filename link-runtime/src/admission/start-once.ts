@@ -1,6 +1,6 @@
 import { AppError, isCommandTimeout, randomBase62, releaseClaim } from '@outreach/platform';
 import type Redis from 'ioredis';
-import { CLAIM_SCRIPT, LuaScript } from './admission.lua';
+import { CLAIM_SCRIPT, LuaScript, SETTLE_ORPHAN_SCRIPT } from './admission.lua';
 import { countersUnavailable } from './link-checks';
 
 /**
@@ -22,6 +22,7 @@ export const DONE_TTL_SECONDS = 600;
 const MAX_CLAIMS = 3;
 
 const claimScript = new LuaScript(CLAIM_SCRIPT);
+const settleOrphanScript = new LuaScript(SETTLE_ORPHAN_SCRIPT);
 
 /** Redis key of a start key at one link. */
 export const startKeyOf = (prefix: string, recipientId: string, key: string): string =>
@@ -43,15 +44,18 @@ export interface StartOnceDeps {
   now: () => number;
   /** Rebuilds the recipient's counters, and with them its start keys; `lostAt` as CLAIM_SCRIPT reports it. */
   restore: (lostAt: number) => Promise<void>;
+  /** The start made with the key in the last DONE_TTL_SECONDS, as the durable record holds it. */
+  findStart: () => Promise<{ conversationId: string; startedAtMs: number } | null>;
 }
 
 /**
  * Makes a conversation start at most once per client key: the first request with the key runs
  * `admit`; a request with the same key after it succeeded gets the same conversation, consuming
  * nothing, so a start whose 201 was lost on the way back is not paid twice, even when Redis lost
- * its data in between (the key is restored from the durable record with the counters). A request
- * while the first is still being made is refused as retryable; a refused or failed start frees
- * its key.
+ * its data in between (the key is restored from the durable record with the counters) or the
+ * process making it died between writing it and setting its key (the orphaned claim sends the
+ * retry to the durable record). A request while the first is still being made is refused as
+ * retryable; a refused or failed start frees its key.
  */
 export async function startOnce(
   deps: StartOnceDeps,
@@ -64,6 +68,7 @@ export async function startOnce(
   const claim = randomBase62(12);
   // Not awaited: Redis runs it after the claim whenever it gets to them (see releaseClaim).
   const free = () => void releaseClaim(redis, claimKey, claim, keys.startKey);
+  let takeOver = '';
   for (let attempt = 1; ; attempt++) {
     let outcome: number;
     let value: string | number | undefined;
@@ -72,6 +77,8 @@ export async function startOnce(
         deps.now(),
         claim,
         PENDING_TTL_SECONDS,
+        DONE_TTL_SECONDS,
+        takeOver,
       ])) as [number, (string | number)?];
     } catch (err) {
       // Unanswered, the claim may yet be made: a retry with the key must not find it held.
@@ -81,10 +88,23 @@ export async function startOnce(
     if (outcome === 1) break;
     if (outcome === 2) {
       if (!String(value).startsWith(PENDING)) return { conversationId: String(value), repeated: true };
-      throw new AppError('unavailable', 'This conversation is still being started.', {
-        details: { reason: 'start_in_progress' },
-        hint: 'Send the same request again in a moment.',
+      throw startInProgress();
+    }
+    if (outcome === 3) {
+      // Another request claimed the key since, and its claim is orphaned too: the client retries.
+      if (takeOver !== '') throw startInProgress();
+      takeOver = String(value);
+      const made = await deps.findStart().catch((err: unknown) => {
+        throw new AppError('unavailable', undefined, { cause: err });
       });
+      if (made) {
+        const ttl = Math.max(1, Math.ceil((made.startedAtMs + DONE_TTL_SECONDS * 1000 - deps.now()) / 1000));
+        await settleOrphanScript
+          .run(redis, [keys.startKey, claimKey], [takeOver, made.conversationId, ttl])
+          .catch(() => undefined);
+        return { conversationId: made.conversationId, repeated: true };
+      }
+      continue;
     }
     if (attempt === MAX_CLAIMS) throw countersUnavailable();
     await deps.restore(Number(value));
@@ -104,4 +124,12 @@ export async function startOnce(
     .exec()
     .catch(() => undefined);
   return { conversationId, repeated: false };
+}
+
+/** The refusal of a start whose key another request is using to make it. */
+function startInProgress(): AppError {
+  return new AppError('unavailable', 'This conversation is still being started.', {
+    details: { reason: 'start_in_progress' },
+    hint: 'Send the same request again in a moment.',
+  });
 }
