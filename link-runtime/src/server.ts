@@ -122,6 +122,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     registerRecipientCache(metrics.registry, recipients);
 
+    const conversations = new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
+      find: (id) => findConversation(pool, id),
+      idsOf: (recipientIds) => conversationIdsOf(pool, recipientIds),
+      clock,
+    });
     const admission = opened.add(
       'admissions',
       new Admission({
@@ -140,15 +145,14 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         usagePublishMs: config.USAGE_PUBLISH_MS,
         replayHours: config.USAGE_REPLAY_HOURS,
         onSeeded: (outcome) => metrics.counterSeeds.inc({ outcome }),
+        onWritten: (rows) =>
+          void conversations
+            .eraseWrittenLate(rows)
+            .catch((err) => logger.warn({ err }, "erasing a deleted recipient's conversations failed")),
       }),
       (a) => a.close(),
     );
 
-    const conversations = new ConversationStore(redis, config.REDIS_PREFIX, config.CONVERSATION_TTL_SECONDS, {
-      find: (id) => findConversation(pool, id),
-      idsOf: (recipientIds) => conversationIdsOf(pool, recipientIds),
-      clock,
-    });
     const state = opened.add('state', new StateCache(logger), (s) => s.stop());
     await state.followRecipientChanges(js, config.NATS_PREFIX, (event) => {
       recipients.invalidate(event.token, event.recipientId);

@@ -1171,6 +1171,45 @@ describe('changes take effect within a second', () => {
     }
   });
 
+  it('a delete erases a start still being written when it arrived, once it is written', async () => {
+    const l = await h.link();
+    const conv = (c: string) => `${h.ns.redisPrefix}link:conv:${c}`;
+    const earlier = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId as string;
+    const redis = new Redis(h.ns.env.REDIS_URL);
+    // SHARE mode holds the start's INSERT but not the eraser's lookup.
+    const blocker = new Client({ connectionString: h.ns.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE link.conversations IN SHARE MODE');
+      const late = post(`${h.base}/i/${l.token}/conversations`);
+      await waitFor(
+        async () =>
+          Number(
+            (
+              await db.query(
+                `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+                    AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO link.conversations%'`,
+              )
+            ).rows[0].n,
+          ) === 1,
+      );
+      h.recipients.recipients.delete(l.token);
+      await h.publisher.recipientChanged(l.recipient, 'deleted');
+      // The lookup has run once the conversation written before is erased; it missed the late one.
+      await waitFor(async () => (await redis.hget(conv(earlier), 'id')) === null, 1000);
+      await blocker.query('COMMIT');
+      const started = await late;
+      expect(started.status).toBe(201);
+      const id = started.body.conversationId as string;
+      await waitFor(async () => (await redis.hget(conv(id), 'erased')) === '1', 1000);
+      expect(await redis.hget(conv(id), 'recipientId')).toBeNull();
+    } finally {
+      await blocker.end();
+      redis.disconnect();
+    }
+  });
+
   it('a device change (deactivation) takes effect within a second', async () => {
     const l = await h.link();
     await h.publisher.device({ ...l.device, isActive: false });

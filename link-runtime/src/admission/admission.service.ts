@@ -103,6 +103,8 @@ export interface AdmissionDeps extends UsageAnnouncerDeps {
   recordAtStart: boolean;
   /** Told of each seeding of missing counters: whether the record held anything to restore. */
   onSeeded?: (outcome: 'empty' | 'restored') => void;
+  /** Told of each batch of conversations once it is durably written, before their starts are answered. */
+  onWritten?: (rows: readonly ConversationRecord[]) => void;
 }
 
 /** What the counters say about one start: consumed, or the refusal. */
@@ -441,6 +443,7 @@ export class Admission {
         throw err;
       this.deps.logger.warn({ err, batchId: id }, 'a write whose answer was lost had committed');
     }
+    this.deps.onWritten?.(rows);
     this.usage.announce({ id, batch });
   }
 }

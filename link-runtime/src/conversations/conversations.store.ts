@@ -11,6 +11,9 @@ import { countInMinute, minuteKey, secondsToNextMinute } from '../state/minute-c
 const ERASE_CHUNK = 500;
 // Deleted recipients whose conversations one query looks up.
 const ERASE_BATCH = 500;
+// How long a deleted recipient is remembered for its starts still being written when it was
+// erased: longer than any durable write of a start can take (statement timeouts are at most 60 s).
+const LATE_STARTS_MS = 5 * 60_000;
 
 // Appends an exchange only while the conversation's record is there: a reply that ends after its
 // recipient was deleted (its conversations erased, their records left as a mark) must not write
@@ -120,6 +123,9 @@ export class ConversationStore {
     maxBatch: ERASE_BATCH,
   });
 
+  /** Recipients erased in the last LATE_STARTS_MS, each until when, in that order. */
+  private readonly erasedRecipients = new Map<string, number>();
+
   /**
    * Erases what Redis holds of a deleted recipient's conversations: their records and their
    * history (the customer's messages and the replies), rather than leaving them to expire.
@@ -127,11 +133,34 @@ export class ConversationStore {
    * thousands of events never crowd the starts out of the database pool.
    */
   eraseRecipient(recipientId: string): Promise<void> {
+    // Remembered before the lookup, so that a start of this process written after the lookup
+    // began is erased when written (see eraseWrittenLate), and one written before is found.
+    const now = this.durable.clock().getTime();
+    for (const [id, until] of this.erasedRecipients) {
+      if (until > now) break;
+      this.erasedRecipients.delete(id);
+    }
+    this.erasedRecipients.delete(recipientId);
+    this.erasedRecipients.set(recipientId, now + LATE_STARTS_MS);
     return this.eraser.add(recipientId);
   }
 
+  /**
+   * Erases the conversations of a batch of starts just written whose recipient was erased while
+   * they were being written: the lookup of its conversations may have run before they were.
+   */
+  async eraseWrittenLate(rows: readonly ConversationRecord[]): Promise<void> {
+    if (this.erasedRecipients.size === 0) return;
+    const now = this.durable.clock().getTime();
+    const late = rows.filter((r) => (this.erasedRecipients.get(r.recipientId) ?? 0) > now);
+    await this.eraseConversations(late.map((r) => r.id));
+  }
+
   private async erase(recipientIds: string[]): Promise<void> {
-    const ids = await this.durable.idsOf(recipientIds);
+    await this.eraseConversations(await this.durable.idsOf(recipientIds));
+  }
+
+  private async eraseConversations(ids: readonly string[]): Promise<void> {
     // Each record is left as a mark for the conversation's lifetime, so that a message already
     // past the link's checks does not rebuild it from the durable record and keep its text.
     for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
