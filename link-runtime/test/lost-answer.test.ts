@@ -5,8 +5,18 @@ import { activeCampaign, device, recipient } from './support/fixtures';
 
 // What the next write of conversations does after it has reached PostgreSQL: 'commit-then-cut'
 // answers as a connection cut just after COMMIT does, 'commit-then-shutdown' as a primary shut
-// down in a failover after committing (57P01), 'refuse' as PostgreSQL refusing it.
-let next: 'commit-then-cut' | 'commit-then-shutdown' | 'commit-then-read-timeout' | 'refuse' | undefined;
+// down in a failover after committing (57P01), 'refuse' as PostgreSQL refusing it;
+// 'read-timeout-while-running' gives up waiting as the client's read timeout does while the
+// statement still runs on the server (it is held by a lock), which goes on with it.
+let next:
+  | 'commit-then-cut'
+  | 'commit-then-shutdown'
+  | 'commit-then-read-timeout'
+  | 'read-timeout-while-running'
+  | 'refuse'
+  | undefined;
+// The statement left running by 'read-timeout-while-running', settled (committed or failed).
+let leftRunning: Promise<unknown> | undefined;
 
 /** The pool, with the next write of conversations failing as `next` says. */
 function failingWrites(pool: Pool): Pool {
@@ -19,7 +29,14 @@ function failingWrites(pool: Pool): Pool {
           next = undefined;
           throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
         }
-        const result = await (target.query as (...a: unknown[]) => Promise<unknown>)(config, ...rest);
+        const run = () => (target.query as (...a: unknown[]) => Promise<unknown>)(config, ...rest);
+        if (failure === 'read-timeout-while-running') {
+          next = undefined;
+          leftRunning = run().catch(() => undefined);
+          await waitingForLock();
+          throw new Error('Query read timeout');
+        }
+        const result = await run();
         if (failure === 'commit-then-cut') {
           next = undefined;
           throw new Error('Connection terminated unexpectedly');
@@ -38,6 +55,19 @@ function failingWrites(pool: Pool): Pool {
       };
     },
   });
+}
+
+/** Resolves once a write of conversations waits for a lock. */
+async function waitingForLock(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await f.pool.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+          AND query LIKE '%INSERT INTO link.conversations%'`,
+    );
+    if (rows.length > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the write never waited for the lock');
 }
 
 let f: AdmissionFixture;
@@ -84,4 +114,30 @@ it('refuses a start PostgreSQL refused, and takes it back from the counters', as
   await expect(f.admission.admit(link)).rejects.toMatchObject({ code: 'unavailable' });
   expect(await conversationsOf(link.recipient.id)).toBe(0);
   expect((await f.admission.admit(link)).conversationId).toMatch(/^cnv_/);
+});
+
+it('refuses a start whose write was still running when its answer was lost, and keeps it from committing later', async () => {
+  const dev = device();
+  const campaign = activeCampaign({ deviceId: dev.id });
+  const link: OpenLink = {
+    ...recipient(campaign, { maxTotalInteractions: 1 }),
+    campaign,
+    device: dev,
+  };
+  // SHARE mode holds the write of conversations, not the look-up of its batch.
+  const blocker = await f.pool.connect();
+  try {
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE link.conversations IN SHARE MODE');
+    next = 'read-timeout-while-running';
+    await expect(f.admission.admit(link)).rejects.toMatchObject({ code: 'unavailable' });
+    await blocker.query('COMMIT');
+  } finally {
+    blocker.release();
+  }
+  // The write left running goes on once the lock is gone, and must not record the refused start.
+  await leftRunning;
+  expect(await conversationsOf(link.recipient.id)).toBe(0);
+  expect((await f.admission.admit(link)).conversationId).toMatch(/^cnv_/);
+  await expect(f.admission.admit(link)).rejects.toMatchObject({ code: 'link_disabled' });
 });

@@ -28,12 +28,12 @@ import {
   type ConversationRecord,
   countCampaignConversations,
   type FactsQuery,
+  fenceUsageBatch,
   findKeyedStart,
   insertConversations,
   loadRecipientsFacts,
   type RecipientFacts,
   type UsageBatch,
-  usageBatchWritten,
 } from './conversations.repository';
 import { GroupCommit } from './group-commit';
 import {
@@ -434,13 +434,13 @@ export class Admission {
       await insertConversations(this.deps.pool, rows, outbox);
     } catch (err) {
       // A statement whose answer was lost (the connection cut after it; a primary shut down in a
-      // failover, which may say so after committing; the client's read timeout) may have
-      // committed: refused, its starts would be taken back from the counters and refused to the
-      // customers, while their conversations are recorded and billed. Only PostgreSQL's own
-      // refusal says nothing was written. When the check cannot be made either, the write counts
-      // as failed.
-      if (isPostgresRefusal(err) || !(await usageBatchWritten(this.deps.pool, id).catch(() => false)))
-        throw err;
+      // failover, which may say so after committing; the client's read timeout, the statement
+      // perhaps still running) may have committed, or may yet: refused, its starts would be
+      // taken back from the counters and refused to the customers, while their conversations
+      // are recorded and billed. Only PostgreSQL's own refusal says nothing was written; else
+      // the fence settles it. When the fence cannot be made either, the write counts as failed.
+      if (isPostgresRefusal(err)) throw err;
+      if (!(await fenceUsageBatch(this.deps.pool, id, this.deps.clock()).catch(() => false))) throw err;
       this.deps.logger.warn({ err, batchId: id }, 'a write whose answer was lost had committed');
     }
     this.deps.onWritten?.(rows);

@@ -1,3 +1,4 @@
+import type { UsageStartsBatch } from '@outreach/contracts';
 import { inPages } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 
@@ -66,10 +67,21 @@ export async function insertConversations(
   });
 }
 
-/** Whether the batch `id` (and so each conversation written with it, in one statement) is recorded. */
-export async function usageBatchWritten(pool: Pool, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query('SELECT 1 FROM link.usage_batches WHERE id = $1', [id]);
-  return (rowCount ?? 0) > 0;
+/**
+ * Whether the batch `id` (and so each conversation written with it, in one statement) is recorded,
+ * settled for good: unless it is, an empty batch (already confirmed, so never announced) is
+ * recorded under its id. A statement writing the batch that is still running waits for it (or
+ * it for that statement) and fails on it: a write whose answer was lost cannot commit after it
+ * was found missing.
+ */
+export async function fenceUsageBatch(pool: Pool, id: string, at: Date): Promise<boolean> {
+  const empty: UsageStartsBatch = { batchId: id, recipients: [] };
+  const { rowCount } = await pool.query(
+    `INSERT INTO link.usage_batches (id, event, created_at, confirmed_at) VALUES ($1, $2, $3, $3)
+     ON CONFLICT (id) DO NOTHING`,
+    [id, JSON.stringify(empty), at],
+  );
+  return rowCount === 0;
 }
 
 /** The conversation a recipient started with the client's key `key` after `since`, or null. */
