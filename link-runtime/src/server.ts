@@ -210,6 +210,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       messagesPerMinute: config.MESSAGES_PER_MINUTE,
       limits: {
         maxChars: config.MESSAGE_MAX_CHARS,
+        replyMs: config.ASSISTANT_TIMEOUT_MS,
         historyMessages: config.HISTORY_MAX_MESSAGES,
         knowledgeEntries: config.KNOWLEDGE_ENTRIES,
       },

@@ -23,7 +23,7 @@ const device = (version: number, title: string): DeviceSnapshot => ({
 describe('ChatPages', () => {
   it('tells of each device snapshot once, on the first page asked for it', () => {
     const told: number[] = [];
-    const pages = new ChatPages(4000, (d) => told.push(d.version));
+    const pages = new ChatPages({ maxChars: 4000, replyMs: 30_000 }, (d) => told.push(d.version));
     const first = device(1, 'Acme');
     pages.page('en', first);
     pages.page('de', first);
@@ -34,14 +34,14 @@ describe('ChatPages', () => {
 
   it('sends exactly the rendered page, plain, gzip or brotli', () => {
     const d = device(1, '<b>Acme</b>');
-    const page = new ChatPages(4000).page('de-CH, en;q=0.5', d);
+    const page = new ChatPages({ maxChars: 4000, replyMs: 30_000 }).page('de-CH, en;q=0.5', d);
     expect(page.lang).toBe('de');
     const rendered = renderPage({
       lang: 'de',
       textLang: 'de',
       strings: UI_STRINGS.de,
       device: d,
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     const plain = page.encoded.bytes('identity');
     expect(plain.encoding).toBeUndefined();
@@ -59,7 +59,7 @@ describe('ChatPages', () => {
   });
 
   it('renders a newer device snapshot afresh', () => {
-    const pages = new ChatPages(4000);
+    const pages = new ChatPages({ maxChars: 4000, replyMs: 30_000 });
     const html = (version: number, title: string) =>
       pages.page('', device(version, title)).encoded.bytes('identity').body.toString();
     expect(html(1, 'Old title')).toContain('<title>Old title</title>');

@@ -1,6 +1,6 @@
 import type { DeviceSnapshot } from '@outreach/contracts';
 import { pickLanguage, type UiStrings } from './i18n';
-import { EncodedPage, renderPage } from './render';
+import { type ChatLimits, EncodedPage, renderPage } from './render';
 
 /** The chat page of one device in one language, rendered and compressed once. */
 export interface ChatPage {
@@ -27,11 +27,11 @@ export class ChatPages {
   private readonly noDevice: DevicePages = { byHeader: new Map(), byLang: new Map() };
 
   /**
-   * `maxChars` is the longest message the server takes; `firstPage` is told of each device
+   * `limits` are the server's, as the page is told them; `firstPage` is told of each device
    * snapshot the first time one of its pages is asked for.
    */
   constructor(
-    private readonly maxChars: number,
+    private readonly limits: ChatLimits,
     private readonly firstPage: (device: DeviceSnapshot) => void = () => {},
   ) {}
 
@@ -54,7 +54,7 @@ export class ChatPages {
         textLang,
         strings,
         device,
-        body: { kind: 'chat', maxChars: this.maxChars },
+        body: { kind: 'chat', ...this.limits },
       });
       page = { lang, strings, encoded: new EncodedPage(rendered) };
       pages.byLang.set(lang, page);

@@ -43,7 +43,11 @@ describe('renderPage', () => {
 
   it('ships a script that parses', () => {
     const picked = pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' });
-    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+    const { html } = renderPage({
+      ...picked,
+      device,
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
+    });
     const script = html.match(/<script>([\s\S]*?)<\/script>/)?.[1] ?? '';
     expect(script.length).toBeGreaterThan(1000);
     expect(() => new Function(script)).not.toThrow();
@@ -55,7 +59,7 @@ describe('renderPage', () => {
       textLang: 'de',
       strings: UI_STRINGS.de,
       device,
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
     expect(scripts.map((m) => m[1])).toEqual([' type="application/json" id="cfg"', '']);
@@ -72,14 +76,18 @@ describe('renderPage', () => {
       textLang: 'de',
       strings: UI_STRINGS.de,
       device: { ...device, styling: { primaryColor: '#123456' } },
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     expect(other.csp).not.toBe(csp);
   });
 
   it('names the language of its texts, English on the fallback, and the conversation and speech in the device language', () => {
     const picked = pickLanguage('ko', { languages: ['ko'], defaultLanguage: 'ko' });
-    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+    const { html } = renderPage({
+      ...picked,
+      device,
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
+    });
     expect(html).toContain('<html lang="en">');
     expect(html).toContain('>Send</button>');
     // Only the messages' words are in the device language (the script marks them): the log's own
@@ -100,7 +108,11 @@ describe('renderPage', () => {
   it('lays out right-to-left texts right to left, and lets each message and the input take its own direction', () => {
     // An Arabic device: the page's texts fall back to English and stay left to right.
     const picked = pickLanguage('ar', { languages: ['ar'], defaultLanguage: 'ar' });
-    const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+    const { html } = renderPage({
+      ...picked,
+      device,
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
+    });
     expect(html).toContain('<html lang="en">');
     // The customer's and the assistant's words may be in either direction, or both.
     expect(html).toMatch(/<textarea id="text"[^>]* dir="auto"/);
@@ -114,7 +126,7 @@ describe('renderPage', () => {
         textLang,
         strings: UI_STRINGS.en,
         device,
-        body: { kind: 'chat', maxChars: 4000 },
+        body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
       });
       expect(rtl.html).toContain(`<html lang="${textLang}" dir="rtl">`);
     }
@@ -132,7 +144,11 @@ describe('renderPage', () => {
   it('says, in its own language, that the chat needs JavaScript where the browser runs none', () => {
     for (const lang of ['en', 'de', 'tr']) {
       const picked = pickLanguage(lang, { languages: [lang], defaultLanguage: lang });
-      const { html } = renderPage({ ...picked, device, body: { kind: 'chat', maxChars: 4000 } });
+      const { html } = renderPage({
+        ...picked,
+        device,
+        body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
+      });
       expect(html).toContain(
         `<noscript><p class="notice">${escapeHtml(UI_STRINGS[lang].noScript)}</p></noscript>`,
       );
@@ -144,7 +160,7 @@ describe('renderPage', () => {
       textLang: 'en',
       strings: UI_STRINGS.en,
       device,
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     expect(html).toMatch(/<button type="button" id="voice"[^>]* hidden>/);
     // The texts in the HTML itself are not sent again in the script's data.
@@ -325,7 +341,7 @@ describe('text on the primary colour', () => {
     const { html } = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
       device: { ...device, styling: { backgroundColor: '#808080' } },
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     expect(html).toContain(`--line:${lineOn('#808080')};`);
     expect(html).toMatch(/textarea\{[^}]*border:1px solid var\(--line\)/);
@@ -341,7 +357,7 @@ describe('text on the primary colour', () => {
     const { html } = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
       device: { ...device, styling: { primaryColor: '#ffeb3b' } },
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     expect(html).toContain(
       ':root{--primary:#ffeb3b;--on-primary:#1d1d1f;--bg:#f5f5f7;--muted:#55555a;--line:#85858c;--focus:#1d1d1f}',
@@ -349,7 +365,7 @@ describe('text on the primary colour', () => {
     const red = renderPage({
       ...pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' }),
       device: { ...device, styling: { primaryColor: '#e53935' } },
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     });
     expect(red.html).toContain(`:root{--primary:${primaryUnderText('#e53935')};--on-primary:#fff;`);
   });

@@ -162,9 +162,18 @@ export function contentSecurityPolicy(style: string, script: string | null): str
 }
 
 /** What a page shows: the chat, or one refusal with its text. */
+/** What the chat page is told of the server's limits. */
+export interface ChatLimits {
+  /** The longest message the server takes, checked before sending. */
+  maxChars: number;
+  /** The longest a reply may take (the assistant's deadline): a stream silent for longer is given up. */
+  replyMs: number;
+}
+
+/** What a page shows: the chat, or the message of a refusal. */
 export type PageBody =
-  /** The chat; `maxChars` is the longest message the server takes, checked before sending. */
-  | { kind: 'chat'; maxChars: number }
+  /** The chat: its limits as the server keeps them (see ChatLimits). */
+  | ({ kind: 'chat' } & ChatLimits)
   | {
       kind: 'message';
       code: string;
@@ -172,6 +181,8 @@ export type PageBody =
       note?: string;
       /** The language of `text` where it is not the page's: an operator's own message is in the device's. */
       lang?: string;
+      /** Whether the page goes on with a conversation the tab still has (see RESUME_SCRIPT). */
+      resume?: boolean;
     };
 
 /** Inputs of one page render. */
@@ -215,6 +226,16 @@ header button[aria-pressed=true]{background:var(--on-primary);color:var(--primar
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
 `;
 
+// Where a tab keeps its conversation with a link (sessionStorage), by the link's path.
+const SAVED_PREFIX = 'outreach:';
+
+// Runs on the page of a counter's refusal (the link's cap, window or budget used up): a tab that
+// still has a conversation with the link comes back with it (?c=), which the server then serves
+// the chat for while the conversation lives; without one, or refused again, the refusal stays.
+const RESUME_SCRIPT = `(function(){try{var p=location.pathname.replace(/\\/+$/,''),k='${SAVED_PREFIX}'+p,v=JSON.parse(sessionStorage.getItem(k)||'null');
+if(!v||!v.c)return;if(/[?&]c=/.test(location.search)){sessionStorage.removeItem(k);return;}
+location.replace(p+'?c='+encodeURIComponent(v.c));}catch(e){}})();`;
+
 // Runs in the browser. Every text from the server is set with textContent, never as HTML.
 const SCRIPT = `
 (function(){
@@ -223,6 +244,12 @@ var s=cfg.strings,log=document.getElementById('log'),form=document.getElementByI
 input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
+// The tab keeps its conversation, the key of a start under way and the answered messages, so that
+// a reload (or a phone restoring a discarded tab) goes on with them instead of starting, and
+// paying for, a new conversation. Only the tab's own storage: it goes when the tab is closed.
+var SAVED='${SAVED_PREFIX}'+base,KEPT=40,kept=[];
+function save(){try{sessionStorage.setItem(SAVED,JSON.stringify({c:conversation,k:startKey,t:kept}));}catch(e){}}
+function forget(){kept=[];try{sessionStorage.removeItem(SAVED);}catch(e){}}
 // The form is sticky at the foot: at the page's end the newest message and the status show above it.
 function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
 function setStatus(t){status.textContent=t||'';down();}
@@ -267,8 +294,8 @@ function notice(t,own){input.disabled=send.disabled=true;var n=document.createEl
 // A conversation that expired (idle past its time) is forgotten: the message sent again starts a
 // new one, as a reload would, without losing what the customer wrote.
 function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(b&&b.details)||{};
-  if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;}
-  if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);else{again();setStatus(t);unlock();}}
+  if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;forget();}
+  if(ends(b)){forget();notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);}else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function primaryOf(tag){return String(tag||'').toLowerCase().split(/[-_]/)[0];}
 // Safari on iPhones speaks only once speech has started inside a tap: an empty utterance in the
@@ -289,22 +316,29 @@ if(voiceBtn){voiceBtn.hidden=!('speechSynthesis' in window);
 // page's notice), or by a failure underneath (the message goes back to send again).
 // Its key goes with every try of one start: a start made whose 201 was lost is answered again,
 // not paid twice.
+// A request whose answer stops coming (a phone changing networks) is given up: a start after
+// START_MS, a reply silent for longer than the server lets one take; the message then goes back
+// to send again, a start with the same key.
+var START_MS=20000;
+function watch(ms){var ctl=new AbortController(),t=0;function poke(){clearTimeout(t);t=setTimeout(function(){ctl.abort();},ms);}
+  poke();return{signal:ctl.signal,poke:poke,stop:function(){clearTimeout(t);}};}
 function newKey(){var b=new Uint8Array(18);crypto.getRandomValues(b);return btoa(String.fromCharCode.apply(null,b)).replace(/\\+/g,'-').replace(/\\//g,'_');}
-function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);startKey=startKey||newKey();
-  return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json','Idempotency-Key':startKey}}).then(function(res){
+function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);startKey=startKey||newKey();save();
+  var w=watch(START_MS);
+  return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json','Idempotency-Key':startKey},signal:w.signal}).then(function(res){
     if(res.status!==201)return fail(res,again).then(function(){return null;});
-    return res.json().then(function(b){conversation=b.conversationId;return conversation;});
-  });}
+    return res.json().then(function(b){conversation=b.conversationId;save();return conversation;});
+  }).finally(w.stop);}
 // A stream that stops before its done or error event was cut: its partial reply is no answer, and
 // rejecting gives the message back to send again.
-function readStream(res,target,again){
+function readStream(res,target,again,w){
   var reader=res.body.getReader(),dec=new TextDecoder(),buf='',text='',ended=false;
   function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
     if(!data)return;var p=JSON.parse(data);
     if(ev==='error'){ended=true;target.remove();refused(p,null,again);return;}
     if(ev==='done'){ended=true;text=p.reply;fill(target,text);speak(text);return;}
     if(p.token){text+=p.token;fill(target,text);down();}}
-  function pump(){return reader.read().then(function(r){if(r.done){if(buf.trim())handle(buf);if(!ended)throw new Error('stream cut');return;}buf+=dec.decode(r.value,{stream:true});
+  function pump(){return reader.read().then(function(r){w.poke();if(r.done){if(buf.trim())handle(buf);if(!ended)throw new Error('stream cut');return;}buf+=dec.decode(r.value,{stream:true});
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
 }
@@ -318,11 +352,15 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the
   // input, once, before anything written meanwhile.
   function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;grow();}
-  start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);
-    return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text})});})
+  // A reply is given up once silent for longer than the server's own deadline of one, and a margin.
+  var w=null;
+  start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);w=watch(cfg.replyMs+15000);
+    return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text}),signal:w.signal});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
-    return readStream(res,target,again).then(function(){target.removeAttribute('aria-busy');if(!failed)setStatus('');if(!log.querySelector('.notice'))unlock();});})
-  .catch(function(){target.remove();again();setStatus(s.failed);unlock();});});
+    return readStream(res,target,again,w).then(function(){target.removeAttribute('aria-busy');
+      if(!failed){setStatus('');kept.push(['user',text],['assistant',target.lastChild.textContent]);kept=kept.slice(-KEPT);save();}
+      if(!log.querySelector('.notice'))unlock();});})
+  .catch(function(){target.remove();again();setStatus(s.failed);unlock();}).finally(function(){if(w)w.stop();});});
 // The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
 function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
   if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
@@ -331,6 +369,10 @@ input.addEventListener('input',grow);
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
 // Tapping Send leaves focus (and a phone's keyboard) in the input.
 send.addEventListener('mousedown',function(e){e.preventDefault();});
+try{var was=JSON.parse(sessionStorage.getItem(SAVED)||'null');
+  if(was){conversation=was.c||null;startKey=was.k||null;(was.t||[]).forEach(function(m){if(m[0]==='user'||m[0]==='assistant'){bubble(m[0],String(m[1]));kept.push(m);}});}}catch(e){}
+// Gone on with after the link's counters were used up (see RESUME_SCRIPT): the address it came back by is not the link's.
+if(location.search)history.replaceState(null,'',base);
 unlock();
 })();
 `;
@@ -381,10 +423,10 @@ export function renderPage(input: PageInput): RenderedPage {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
 <p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''} dir="auto">${escapeHtml(body.text + note)}</p>
-</main>
+</main>${body.resume ? `\n<script>${RESUME_SCRIPT}</script>` : ''}
 </body>
 </html>`;
-    return { html, csp: contentSecurityPolicy(style, null) };
+    return { html, csp: contentSecurityPolicy(style, body.resume ? RESUME_SCRIPT : null) };
   }
   const cfg = {
     lang: input.lang,
@@ -393,6 +435,7 @@ export function renderPage(input: PageInput): RenderedPage {
     voice,
     voiceName: device?.voice.voiceName ?? null,
     maxChars: body.kind === 'chat' ? body.maxChars : 0,
+    replyMs: body.kind === 'chat' ? body.replyMs : 0,
   };
   // The JSON block is data, not script: CSP does not run it and the script reads it.
   const html = `${head}
