@@ -517,6 +517,27 @@ describe('authentication, scopes, project isolation', () => {
     expect((await http('DELETE', api(fx, `/recipients/${id}`), { token: fx.keys.rw })).status).toBe(404);
   });
 
+  it("answers another project's campaign exactly as one that does not exist, on every campaign route", async () => {
+    const theirs = other.campaignId;
+    const none = 'cmp_AAAAAAAAAAAAAAAAAAAAAA';
+    const routes = (campaignId: string): [string, string, unknown?][] => [
+      ['GET', `/recipients?campaignId=${campaignId}`],
+      ['POST', '/recipients', { campaignId, items: [{}] }],
+    ];
+    for (const [i, [method, path, body]] of routes(theirs).entries()) {
+      const [, missingPath, missingBody] = routes(none)[i];
+      // Several times each: whichever backend answers first, the answer is the same.
+      for (let n = 0; n < 5; n++) {
+        const a = await http(method, api(fx, path), { body, token: fx.keys.rw });
+        const b = await http(method, api(fx, missingPath), { body: missingBody, token: fx.keys.rw });
+        expect([a.status, b.status]).toEqual([404, 404]);
+        expect(a.body).toMatchObject({ code: 'not_found', details: { resource: 'campaign', id: theirs } });
+        const withoutId = (r: typeof a) => ({ ...r.body, details: { ...r.body.details, id: undefined } });
+        expect(withoutId(a)).toEqual(withoutId(b));
+      }
+    }
+  });
+
   it('answers reads that arrive together each as a lone read, across projects and for missing ids', async () => {
     const mine = (
       await create(

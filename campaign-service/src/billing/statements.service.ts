@@ -1,4 +1,4 @@
-import { AppError } from '@outreach/platform';
+import { campaignNotFound } from '@outreach/platform';
 import type { Pool } from 'pg';
 import type { CampaignDeps } from '../deps';
 import { invalidField } from '../problems';
@@ -92,7 +92,7 @@ export async function getCampaignStatement(
     'SELECT * FROM campaigns WHERE id = $1 AND project_id = $2',
     [campaignId, projectId],
   );
-  if (rows.length === 0) throw new AppError('not_found', 'Campaign not found.', { details: { campaignId } });
+  if (rows.length === 0) throw campaignNotFound(campaignId);
   return statementFor(deps, rows[0], m);
 }
 

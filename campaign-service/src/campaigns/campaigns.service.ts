@@ -7,7 +7,7 @@ import {
   subjects,
   type Timing,
 } from '@outreach/contracts';
-import { AppError, newId, type OutboxMessage, withTransaction } from '@outreach/platform';
+import { AppError, campaignNotFound, newId, type OutboxMessage, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import type { CampaignDeps } from '../deps';
 import { enqueue } from '../events/outbox';
@@ -280,7 +280,7 @@ async function changeCampaign(
       'SELECT * FROM campaigns WHERE id = $1 AND project_id = $2 FOR UPDATE',
       [campaignId, projectId],
     );
-    if (rows.length === 0) throw notFound(campaignId);
+    if (rows.length === 0) throw campaignNotFound(campaignId);
     await change(client, rows[0], deps.clock());
     const bumped = await client.query<CampaignRow>(
       'UPDATE campaigns SET version = version + 1 WHERE id = $1 RETURNING *',
@@ -451,7 +451,7 @@ async function campaignRow(deps: CampaignDeps, projectId: string, campaignId: st
     `${SELECT_WITH_USAGE} WHERE c.id = $1 AND c.project_id = $2`,
     [campaignId, projectId],
   );
-  if (rows.length === 0) throw notFound(campaignId);
+  if (rows.length === 0) throw campaignNotFound(campaignId);
   return rows[0];
 }
 
@@ -504,6 +504,3 @@ export async function remainingBudgets(
     .map((v) => ({ campaignId: v.id, remaining: v.allowance.remaining as number }));
 }
 
-function notFound(campaignId: string): AppError {
-  return new AppError('not_found', 'Campaign not found.', { details: { campaignId } });
-}

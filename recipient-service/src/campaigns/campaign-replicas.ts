@@ -1,6 +1,6 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { CampaignFacts, CampaignMessage, CampaignSnapshot } from '@outreach/contracts';
-import { AppError, callUnary, fromServiceError, type Logger } from '@outreach/platform';
+import { callUnary, campaignNotFound, fromServiceError, type Logger } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 
 /** The campaign facts this service keeps, plus the recipient count it maintains. */
@@ -190,12 +190,6 @@ export function campaignLookup(pool: Pool, campaignClient: object | null): Campa
   };
 }
 
-/** The refusal for a campaign that is not in the project. */
-export function campaignNotFound(campaignId: string): AppError {
-  return new AppError('not_found', 'Campaign not found in this project.', {
-    details: { resource: 'campaign', id: campaignId },
-  });
-}
 
 /** What the campaign service says of a campaign: its state's facts and its recipient cap. */
 export interface AuthorityFacts extends CampaignFacts {
