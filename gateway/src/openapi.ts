@@ -287,7 +287,7 @@ const COMPONENT_TEXT: Record<string, ComponentText> = {
     },
   },
   'bulk-delete': {
-    description: `Exactly one of \`{"ids": […]}\` (1 to ${LIMITS.bulkDeleteIds} recipient ids of one campaign) or \`{"all": true}\` (every recipient of the project in its editable campaigns).`,
+    description: `Exactly one of \`{"ids": […]}\` (1 to ${LIMITS.bulkDeleteIds} recipient ids of one campaign) or \`{"all": true}\` (every recipient of the project in its editable campaigns). The key sent picks the form the body is checked against (neither key: the \`ids\` form), so a 400 names only that form's problems; both keys is 400 with \`details.rule = "oneOf"\`.`,
   },
   'bulk-delete-response': {
     properties: {

@@ -145,6 +145,31 @@ test('full recipient lifecycle with the documented shapes', async () => {
   expect(foreign.status).toBe(404);
 });
 
+test('a bulk delete fault names the field of the form its key names, and only its problems', async () => {
+  const refusal = async (body: unknown) => {
+    const r = await call('POST', '/recipients/bulk-delete', '/recipients/bulk-delete', body);
+    expect(r.status).toBe(400);
+    return { error: r.body.error, ...r.body.details };
+  };
+  expect(await refusal({ all: true, x: 1 })).toEqual({
+    error: 'Invalid body: /x is not a known field.',
+    pointer: '/x',
+    rule: 'additionalProperties',
+    problems: [{ pointer: '/x', rule: 'additionalProperties', message: 'is not a known field' }],
+  });
+  expect(await refusal({ all: 'yes' })).toEqual({
+    error: 'Invalid body: /all must be true.',
+    pointer: '/all',
+    rule: 'const',
+    problems: [{ pointer: '/all', rule: 'const', message: 'must be true' }],
+  });
+  expect(await refusal({ ids: [] })).toMatchObject({
+    pointer: '/ids',
+    rule: 'minItems',
+    problems: [{ pointer: '/ids', rule: 'minItems', message: 'must NOT have fewer than 1 items' }],
+  });
+});
+
 test('refusals carry the error body with every field', async () => {
   const r = await call('GET', '/campaigns', '/campaigns?state=bogus');
   expect(Object.keys(r.body).sort()).toEqual(['code', 'details', 'error', 'hint', 'retryable']);

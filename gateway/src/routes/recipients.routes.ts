@@ -6,7 +6,7 @@ import {
   toAllowance,
   toListEntry,
 } from '@outreach/contracts';
-import { AppError, forwardedOf, methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
+import { forwardedOf, methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
 import type { Backends } from '../clients';
 import type { IdempotencyState } from '../middleware/idempotency';
@@ -52,14 +52,6 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
 
   router.post(BULK_DELETE_PATH, ...withBody, async (ctx) => {
     const body = ctx.state.body;
-    // Both forms at once fail each form of the schema with the other's field as unknown, which
-    // would name a field the client meant to send: say what is wrong instead.
-    if (body !== null && typeof body === 'object' && 'ids' in body && 'all' in body) {
-      const problem = { pointer: '', rule: 'oneOf', message: 'must have either ids or all, not both' };
-      throw new AppError('invalid_request', `Invalid body: it ${problem.message}.`, {
-        details: { pointer: problem.pointer, rule: problem.rule, problems: [problem] },
-      });
-    }
     check('bulk-delete', body);
     const { ids, all } = body as { ids?: string[]; all?: true };
     const res = await backends.recipients<{

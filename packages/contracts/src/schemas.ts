@@ -75,6 +75,8 @@ export const patchSchema = {
   },
 } as const;
 
+// Each form requires a key only it has: the validator checks a body against the form its key
+// names (see keyedForms in validation.ts), so a fault is told once, for the form that was meant.
 export const bulkDeleteSchema = {
   $id: `${S}bulk-delete`,
   oneOf: [

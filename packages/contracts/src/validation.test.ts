@@ -29,6 +29,28 @@ describe('validator', () => {
     });
   });
 
+  it("checks a bulk delete against the form its key names, and says only that form's problems", () => {
+    const bulk = validator('bulk-delete');
+    expect(bulk({ all: true, x: 1 })).toEqual([
+      { pointer: '/x', rule: 'additionalProperties', message: 'is not a known field' },
+    ]);
+    expect(bulk({ all: 'yes' })).toEqual([{ pointer: '/all', rule: 'const', message: 'must be true' }]);
+    expect(bulk({ ids: [] })).toEqual([
+      { pointer: '/ids', rule: 'minItems', message: 'must NOT have fewer than 1 items' },
+    ]);
+    expect(bulk({ ids: ['rcp_a'], all: true })).toEqual([
+      { pointer: '', rule: 'oneOf', message: 'must have either ids or all, not both' },
+    ]);
+    // Neither key: the first form says what is missing, and what else is wrong.
+    expect(bulk({ idz: ['rcp_a'] })).toEqual([
+      { pointer: '/ids', rule: 'required', message: 'is required' },
+      { pointer: '/idz', rule: 'additionalProperties', message: 'is not a known field' },
+    ]);
+    expect(bulk([])).toEqual([{ pointer: '', rule: 'type', message: 'must be object' }]);
+    expect(bulk({ all: true })).toEqual([]);
+    expect(bulk({ ids: ['rcp_a'] })).toEqual([]);
+  });
+
   it('coerces query strings but refuses non-integers', () => {
     expect(validator('list-query')({ campaignId: 'c', limit: '200', offset: '0' })).toEqual([]);
     expect(validator('list-query')({ campaignId: 'c', limit: '201' })[0]).toMatchObject({

@@ -44,9 +44,11 @@ export function validator(name: string): Validator {
   const fn = ajv.getSchema(schemaId(name)) as ValidateFunction | undefined;
   if (!fn) throw new Error(`no schema named ${name}`);
   const strict = isQuery ? rawIntegerCheck(fn.schema) : undefined;
+  const forms = keyedForms(ajv, fn.schema);
   const v: Validator = (data) => {
     const raw = strict?.(data) ?? [];
     if (raw.length > 0) return raw;
+    if (forms) return checkKeyedForm(forms, data);
     return fn(data) ? [] : toProblems(fn.errors ?? []);
   };
   cache.set(name, v);
@@ -72,7 +74,11 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
   }
   for (const e of errors) {
     // anyOf/oneOf add a summary error after the branch errors; the branch errors say more.
-    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath === e.instancePath)) continue;
+    if (
+      (e.keyword === 'anyOf' || e.keyword === 'oneOf') &&
+      errors.some((o) => o !== e && o.instancePath === e.instancePath)
+    )
+      continue;
     let pointer = e.instancePath;
     let message = e.message ?? 'is invalid';
     const types = e.keyword === 'type' ? typesOnly.get(pointer) : undefined;
@@ -88,6 +94,8 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
     } else if (e.keyword === 'minProperties') {
       const limit = Number(e.params.limit);
       message = `must have at least ${limit} field${limit === 1 ? '' : 's'}`;
+    } else if (e.keyword === 'const') {
+      message = `must be ${JSON.stringify(e.params.allowedValue)}`;
     } else if (e.keyword === 'propertyNames') {
       pointer = `${pointer}/${escapePointer(String(e.params.propertyName))}`;
       message = 'is not an allowed key';
@@ -99,6 +107,42 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
     out.push({ pointer, rule: e.keyword, message });
   }
   return out;
+}
+
+/** One form of a body that is one of several, each named by a key only it has. */
+interface KeyedForm {
+  key: string;
+  validate: ValidateFunction;
+}
+
+/**
+ * The forms of a schema that is a `oneOf` of objects each requiring a key of its own (bulk
+ * delete's `{ids}` or `{all}`); undefined for any other schema.
+ */
+function keyedForms(ajv: Ajv2020, schema: unknown): KeyedForm[] | undefined {
+  const branches = (schema as { oneOf?: { type?: string; required?: string[] }[] }).oneOf;
+  if (!branches || branches.length < 2) return undefined;
+  const keys = branches.map((b) => (b.type === 'object' && b.required?.length === 1 ? b.required[0] : ''));
+  if (keys.includes('') || new Set(keys).size !== keys.length) return undefined;
+  return branches.map((b, i) => ({ key: keys[i], validate: ajv.compile(b) }));
+}
+
+/**
+ * Checks a body against the form its key names. Checked against every form, as a plain oneOf
+ * is, a fault would be told once per form: the field the client meant called unknown by the
+ * other form, and the first problem naming a key it never meant to send.
+ */
+function checkKeyedForm(forms: KeyedForm[], data: unknown): ValidationProblem[] {
+  const isObject = data !== null && typeof data === 'object' && !Array.isArray(data);
+  const present = isObject ? forms.filter((f) => Object.hasOwn(data, f.key)) : [];
+  if (present.length > 1) {
+    const names = present.map((f) => f.key);
+    const message = `must have either ${names.slice(0, -1).join(', ')} or ${names.at(-1)}, not both`;
+    return [{ pointer: '', rule: 'oneOf', message }];
+  }
+  // With neither key, the first form (the one documented first) says what is missing.
+  const form = present[0] ?? forms[0];
+  return form.validate(data) ? [] : toProblems(form.validate.errors ?? []);
 }
 
 function escapePointer(token: string): string {
