@@ -145,3 +145,44 @@ test('a key revoked in the dashboard is refused by the gateway within 1 s', asyn
   expect(refused.status).toBe(401);
   expect(refused.lastAdmittedMs).toBeLessThan(1000);
 });
+
+test("a nullable field's refusal says what is wrong with the value, never that it must be null", async () => {
+  const project = await admin('POST', '/projects', { name: 'nullable' });
+  const device = await admin('POST', `/projects/${project.id}/devices`, { name: 'd', persona: 'You help.' });
+  const campaign = await admin('POST', `/projects/${project.id}/campaigns`, {
+    name: 'c',
+    deviceId: device.id,
+    startDate: new Date(Date.now() + 3600_000).toISOString(),
+    endDate: new Date(Date.now() + 86400_000).toISOString(),
+    budgetMode: 'metered',
+  });
+  const { key } = await admin('POST', `/projects/${project.id}/api-keys`, {
+    name: 'rw',
+    scopes: ['recipients:read', 'recipients:write'],
+  });
+  const base = `${gatewayUrl}/api/v1/projects/${project.id}`;
+  const minimum = (field: string) => ({ pointer: `/${field}`, rule: 'minimum', message: 'must be >= 1' });
+
+  const created = await http('POST', `${base}/recipients`, key, {
+    campaignId: campaign.id,
+    items: [{ label: 'ok' }, { maxTotalInteractions: 0 }, { disabledMessage: 'x'.repeat(2001) }],
+  });
+  expect(created.status).toBe(201);
+  const [ok, count, message] = created.body.results;
+  expect(count.details).toEqual({
+    pointer: '/maxTotalInteractions',
+    rule: 'minimum',
+    problems: [minimum('maxTotalInteractions')],
+  });
+  expect(message.details.problems).toEqual([
+    { pointer: '/disabledMessage', rule: 'maxLength', message: 'must NOT have more than 2000 characters' },
+  ]);
+
+  const patched = await http('PATCH', `${base}/recipients/${ok.id}`, key, { windowSeconds: 0 });
+  expect(patched.status).toBe(400);
+  expect(patched.body.details).toEqual({
+    pointer: '/windowSeconds',
+    rule: 'minimum',
+    problems: [minimum('windowSeconds')],
+  });
+});

@@ -15,6 +15,24 @@ describe('validator', () => {
     ]);
   });
 
+  it("tells a nullable field's value what is wrong with it, not that it must be null", () => {
+    expect(validator('create-item')({ maxTotalInteractions: 0 })).toEqual([
+      { pointer: '/maxTotalInteractions', rule: 'minimum', message: 'must be >= 1' },
+    ]);
+    expect(validator('patch')({ label: 'Ada\u0000', windowSeconds: 31_536_001 })).toEqual([
+      { pointer: '/label', rule: 'format', message: 'must not contain the NUL character (U+0000)' },
+      { pointer: '/windowSeconds', rule: 'maximum', message: 'must be <= 31536000' },
+    ]);
+    // A text too long for a metadata value is not also told to be a number or a boolean.
+    expect(validator('create-item')({ metadata: { a: 'x'.repeat(501) } })).toEqual([
+      { pointer: '/metadata/a', rule: 'maxLength', message: 'must NOT have more than 500 characters' },
+    ]);
+    // A value of none of the types is still told every type it may have.
+    expect(validator('patch')({ maxTotalInteractions: 1.5 })).toEqual([
+      { pointer: '/maxTotalInteractions', rule: 'type', message: 'must be integer or null' },
+    ]);
+  });
+
   it('names an unknown field by JSON pointer and rule', () => {
     expect(validator('create-item')({ label: 'x', colour: 'red' })).toEqual([
       { pointer: '/colour', rule: 'additionalProperties', message: 'is not a known field' },

@@ -72,7 +72,20 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
       );
     }
   }
+  // A branch the value does not even have the type of says nothing when another branch takes
+  // that type: 0 for a nullable count is told its minimum, never also "must be null".
+  const offType = new Set<ErrorObject>();
   for (const e of errors) {
+    if (e.keyword !== 'anyOf' && e.keyword !== 'oneOf') continue;
+    const branches = branchErrors(e, errors);
+    const wrongType = [...branches].filter(([i, list]) =>
+      list.some((o) => o.keyword === 'type' && o.schemaPath === `${e.schemaPath}/${i}/type`),
+    );
+    if (wrongType.length === 0 || wrongType.length === branches.size) continue;
+    for (const [, list] of wrongType) for (const o of list) offType.add(o);
+  }
+  for (const e of errors) {
+    if (offType.has(e)) continue;
     // anyOf/oneOf add a summary error after the branch errors; the branch errors say more.
     if (
       (e.keyword === 'anyOf' || e.keyword === 'oneOf') &&
@@ -107,6 +120,18 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
     out.push({ pointer, rule: e.keyword, message });
   }
   return out;
+}
+
+/** The errors of each branch of an anyOf/oneOf error, by branch index (as a string). */
+function branchErrors(summary: ErrorObject, errors: ErrorObject[]): Map<string, ErrorObject[]> {
+  const prefix = `${summary.schemaPath}/`;
+  const branches = new Map<string, ErrorObject[]>();
+  for (const o of errors) {
+    if (o === summary || !o.schemaPath.startsWith(prefix)) continue;
+    const index = o.schemaPath.slice(prefix.length).split('/')[0];
+    branches.set(index, [...(branches.get(index) ?? []), o]);
+  }
+  return branches;
 }
 
 /** One form of a body that is one of several, each named by a key only it has. */
