@@ -105,6 +105,28 @@ describe('admin authentication', () => {
     expect((await api('GET', '/ADMIN/v1/projects')).status).toBe(404);
   });
 
+  it('matches no route for a path with a trailing slash, after asking for the token', async () => {
+    const p = await project();
+    for (const [method, path] of [
+      ['GET', '/admin/v1/projects/'],
+      ['POST', '/admin/v1/projects/'],
+      ['GET', `/admin/v1/projects/${p}/`],
+      ['GET', `/admin/v1/projects/${p}/devices/`],
+      ['PUT', '/admin/v1/projects/'],
+    ]) {
+      expect([method, path, (await adminClient(service, '')(method, path)).status]).toEqual([
+        method,
+        path,
+        401,
+      ]);
+      const r = await api(method, path, method === 'POST' ? { name: 'Slash' } : undefined);
+      expect([method, path, r.status, r.body.code]).toEqual([method, path, 404, 'not_found']);
+    }
+    expect(
+      (await api('GET', '/admin/v1/projects')).body.projects.map((x: { name: string }) => x.name),
+    ).not.toContain('Slash');
+  });
+
   it('serves health without a token and 404/405 with the catalogue', async () => {
     const live = await fetch(`http://127.0.0.1:${service.ports.http}/livez`);
     expect(live.status).toBe(200);

@@ -65,9 +65,10 @@ export function buildApp(deps: GatewayDeps): Koa {
   });
   const openApi = Buffer.from(JSON.stringify(buildOpenApi()));
 
-  // Case-sensitive, as every path of the API is written (as the admin API's): @koa/router would
-  // otherwise also answer /Campaigns, paths no client should come to depend on.
-  const publicRouter = new Router({ sensitive: true });
+  // Paths are matched as written (as the admin API's): @koa/router would otherwise also answer
+  // /Campaigns and /campaigns/, paths no client should come to depend on; and an idempotent
+  // retry sent with the slash where the first had none would be refused as another request.
+  const publicRouter = new Router({ sensitive: true, strict: true });
   publicRouter.get(
     '/api/v1/openapi.json',
     rateLimitPerAddress(limiter, deps.publicPerMinute ?? DEFAULT_PUBLIC_PER_MINUTE, refusals),
@@ -77,7 +78,7 @@ export function buildApp(deps: GatewayDeps): Koa {
     },
   );
 
-  const api = new Router({ sensitive: true });
+  const api = new Router({ sensitive: true, strict: true });
   campaignRoutes(api, deps.backends);
   recipientRoutes(api, deps.backends, idempotency({ redis: deps.redis, prefix: deps.redisPrefix }));
 

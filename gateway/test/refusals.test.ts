@@ -115,6 +115,44 @@ describe('routing and bodies', () => {
     }
   });
 
+  test('a trailing slash is another, unknown, path: 404 after authentication, never the route', async () => {
+    const a = '/api/v1/projects/prj_a';
+    for (const [method, path, body] of [
+      ['GET', `${a}/campaigns/`],
+      ['GET', `${a}/recipients/rcp_x/`],
+      ['PATCH', `${a}/recipients/rcp_x/`, { label: 'x' }],
+      ['POST', `${a}/recipients/`, { campaignId, items: [{ label: 'slash' }] }],
+      ['POST', `${a}/recipients/bulk-delete/`, { ids: ['rcp_x'] }],
+      // A method no route has is not 405 either: the path itself does not exist.
+      ['PUT', `${a}/recipients/`],
+      ['GET', '/api/v1/openapi.json/'],
+    ] as const) {
+      const r = await h.request(method, path, { key: full, body });
+      expect([method, path, r.status, r.body.code, r.body.details]).toEqual([
+        method,
+        path,
+        404,
+        'not_found',
+        { reason: 'unknown_route' },
+      ]);
+      expect(r.headers.get('allow')).toBeNull();
+    }
+    // Authentication still comes first.
+    expect((await h.request('GET', `${a}/campaigns/`)).status).toBe(401);
+
+    // A create sent with the slash runs nothing and keeps nothing under its key, so the retry
+    // without it is made once and then replayed, never refused as another request.
+    const headers = { 'idempotency-key': 'slash-retry-1' };
+    const body = { campaignId, items: [{ label: 'slash' }] };
+    const slashed = await h.request('POST', `${a}/recipients/`, { key: full, body, headers });
+    expect(slashed.status).toBe(404);
+    const first = await h.request('POST', `${a}/recipients`, { key: full, body, headers });
+    expect(first.status).toBe(201);
+    const again = await h.request('POST', `${a}/recipients`, { key: full, body, headers });
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect(again.text).toBe(first.text);
+  });
+
   test('wrong method is 405 with Allow', async () => {
     const r = await h.request('PUT', '/api/v1/projects/prj_a/recipients', { key: full });
     expect(r.status).toBe(405);

@@ -41,9 +41,9 @@ export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder)
   };
   const rid = (ctx: Context) => ctx.state.requestId as string;
 
-  // Case-sensitive, as every path of the API is written: @koa/router matches regardless of case
-  // by default.
-  const r = new Router({ prefix: '/admin/v1', sensitive: true });
+  // Paths are matched as written, as the public API's are: @koa/router would otherwise also
+  // answer them in other letters and with a trailing slash.
+  const r = new Router({ prefix: '/admin/v1', sensitive: true, strict: true });
 
   r.post('/projects', async (ctx) => {
     ctx.status = 201;
