@@ -634,6 +634,81 @@ describe('authentication, scopes, project isolation', () => {
     expect((await http('GET', api(fx, '/campaigns'), { token: fx.keys.read })).status).toBe(200);
   });
 
+  it("refuses a lone UTF-16 surrogate as the field's problem, never failing the batch nor storing it changed", async () => {
+    // What a client gets when it cuts a name to 191 UTF-16 units with String.slice mid-emoji.
+    const cut = `${'a'.repeat(190)}😀`.slice(0, 191);
+    const sent = [
+      { externalId: 'lone-good-1' },
+      { externalId: 'bad\udfffx' },
+      { label: 'x', metadata: { k: 'v\ud800' } },
+      { label: 'lone \ud800 surrogate' },
+      { label: cut },
+      { label: 'pair 😀', injectionInstructions: 'Hi\udbff' },
+    ];
+    const total = async () =>
+      (await http('GET', api(fx, `/recipients?campaignId=${fx.campaignId}&limit=1`), { token: fx.keys.read }))
+        .body.total as number;
+    const before = await total();
+    const batch = await create(fx, sent);
+    expect(batch.status).toBe(201);
+    const format = 'must not contain the NUL character (U+0000) or a lone UTF-16 surrogate';
+    expect(batch.body).toMatchObject({ created: 1, failed: 5, total: 6 });
+    expect(
+      batch.body.results.map((r: { status: string; details?: { pointer: string; rule: string } }) => [
+        r.status,
+        r.details?.pointer,
+        r.details?.rule,
+      ]),
+    ).toEqual([
+      ['created', undefined, undefined],
+      ['error', '/externalId', 'format'],
+      ['error', '/metadata/k', 'format'],
+      ['error', '/label', 'format'],
+      ['error', '/label', 'format'],
+      ['error', '/injectionInstructions', 'format'],
+    ]);
+    expect(batch.body.results[1]).toMatchObject({ code: 'invalid_request', error: `/externalId ${format}` });
+    const good = batch.body.results[0];
+    // Only the good item was stored: none of the others as U+FFFD either.
+    expect((await total()) - before).toBe(1);
+
+    const key = { token: fx.keys.rw };
+    const patched = await http('PATCH', api(fx, `/recipients/${good.id}`), {
+      ...key,
+      body: { label: 'ab\udc00' },
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body).toMatchObject({
+      code: 'invalid_request',
+      details: { pointer: '/label', rule: 'format' },
+    });
+    expect((await http('GET', api(fx, `/recipients/${good.id}`), key)).body.label).toBeNull();
+    const bulk = await http('POST', api(fx, '/recipients/bulk-delete'), {
+      ...key,
+      body: { ids: ['rcp_\ud800'] },
+    });
+    expect(bulk.status).toBe(400);
+    expect(bulk.body.details).toMatchObject({ pointer: '/ids/0', rule: 'format' });
+
+    // The admin API's create goes through the same item rules.
+    const viaAdmin = await admin(
+      sys,
+      'POST',
+      `/projects/${fx.projectId}/campaigns/${fx.campaignId}/recipients`,
+      {
+        items: [{ label: 'admin ok' }, { externalId: '\ud83d' }],
+      },
+    );
+    expect(viaAdmin.results.map((r: { status: string }) => r.status)).toEqual(['created', 'error']);
+
+    // A path or query cannot carry one: UTF-8 has no form for a surrogate, so its percent-encoded
+    // bytes are no id (the router keeps them as sent; the query parser makes them U+FFFD).
+    const path = await http('GET', api(fx, '/recipients/rcp_%ED%A0%80'), key);
+    expect([path.status, path.body.code]).toEqual([404, 'not_found']);
+    const query = await http('GET', api(fx, '/recipients?campaignId=cmp_%ED%B0%80'), key);
+    expect([query.status, query.body.code]).toEqual([404, 'not_found']);
+  });
+
   it('rate limits per key with the X-RateLimit headers on every response and Retry-After on 429', async () => {
     const p = `/projects/${fx.projectId}`;
     const limited = (

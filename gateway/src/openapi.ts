@@ -43,7 +43,7 @@ const IDEMPOTENCY_HOURS = IDEMPOTENCY_TTL_MS / 3_600_000;
 const REQUEST_FAULTS = `body not an object, \`campaignId\` or \`items\` missing, \`items\` not an array, empty or over ${LIMITS.itemsPerCreate}, an unknown top-level field`;
 /** What fails one create item alone, said in its component and the create operation. */
 const ITEM_FAULTS =
-  'unknown field, value too long or out of range, bad metadata, instructions too long or refused by the safety check, only one of `maxInteractionsPerWindow` and `windowSeconds`';
+  'unknown field, value too long or out of range, text holding NUL (U+0000) or a lone UTF-16 surrogate (format `storable-text`), bad metadata, instructions too long or refused by the safety check, only one of `maxInteractionsPerWindow` and `windowSeconds`';
 
 const RATE_HEADERS = {
   'X-RateLimit-Limit': 'Requests allowed in the current window.',

@@ -121,6 +121,8 @@ function inWords(name: string, p: Problem, details: Record<string, unknown>): st
     const missing = name === 'windowSeconds' ? 'the window length' : 'the conversations per window';
     return `Enter ${missing} as well: a window limit needs both numbers, or leave both empty.`;
   }
+  // A form cannot carry a lone surrogate (the browser and URLSearchParams make it U+FFFD), so a
+  // format refusal here is a NUL.
   if (p.rule === 'format') return 'Remove the NUL character (an invisible control character) from the text.';
   switch (name) {
     case 'maxTotalInteractions':

@@ -9,11 +9,14 @@ const S = 'https://outreach.dev/schemas/';
 const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const limit = { type: 'integer', minimum: 1, maximum: LIMITS.maxInteractionLimit };
 const isoInstant = { type: 'string', format: 'date-time' };
-// Text a client sends to be stored or looked up: PostgreSQL text cannot hold NUL (U+0000), so
-// a string with one is refused as the field's own problem (format `no-nul`, see validation.ts),
-// rather than failing the whole request in the database.
+/**
+ * The format of text a client sends to be stored or looked up (see validation.ts): a string
+ * PostgreSQL cannot store as sent (a NUL, a lone UTF-16 surrogate) is refused as the field's own
+ * problem, rather than failing the whole request in the database or being stored changed.
+ */
+export const STORABLE_TEXT = 'storable-text';
 const text = (bounds: { minLength?: number; maxLength?: number } = {}) =>
-  ({ type: 'string', format: 'no-nul', ...bounds }) as const;
+  ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
 
 const instructionsFields = {
   isActive: { type: 'boolean' },

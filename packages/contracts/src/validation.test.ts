@@ -86,21 +86,43 @@ describe('validator', () => {
       });
     }
   });
-  it('refuses a NUL character in any text a client sends to be stored or looked up', () => {
-    const nul = { pointer: '/label', rule: 'format', message: 'must not contain the NUL character (U+0000)' };
+  it('refuses a NUL character or a lone surrogate in any text a client sends to be stored or looked up', () => {
+    const message = 'must not contain the NUL character (U+0000) or a lone UTF-16 surrogate';
+    const nul = { pointer: '/label', rule: 'format', message };
     expect(validator('create-item')({ label: 'Ada\u0000' })).toEqual([nul]);
     expect(validator('patch')({ label: 'Ada\u0000' })[0]).toEqual(nul);
-    expect(validator('create-item')({ metadata: { k: '\u0000' } })[0]).toMatchObject({
-      pointer: '/metadata/k',
+    // A high or low surrogate without its other half, anywhere in the text: PostgreSQL cannot
+    // store it as sent (what String.slice leaves when it cuts an emoji in two).
+    for (const lone of ['\ud800', 'bad\udfffx', '😀'.slice(0, 1), '😀'.slice(1), '\udc00\ud800']) {
+      expect(validator('create-item')({ label: lone })).toEqual([nul]);
+      expect(validator('patch')({ label: lone })[0]).toEqual(nul);
+      expect(validator('create-item')({ externalId: lone })).toEqual([
+        { pointer: '/externalId', rule: 'format', message },
+      ]);
+    }
+    for (const [name, data, pointer] of [
+      ['create-item', { metadata: { k: '\u0000' } }, '/metadata/k'],
+      ['create-item', { metadata: { k: 'v\ud800' } }, '/metadata/k'],
+      ['create-item', { injectionInstructions: 'Hi\u0000' }, '/injectionInstructions'],
+      ['create-item', { disabledMessage: 'Hi\udbff' }, '/disabledMessage'],
+      ['patch', { cooldownMessage: '\udfffHi' }, '/cooldownMessage'],
+      ['patch', { injectionInstructions: 'Hi\ud83d' }, '/injectionInstructions'],
+      ['create-request', { campaignId: 'cmp_\ud800', items: [{}] }, '/campaignId'],
+      ['list-query', { campaignId: 'cmp_\u0000' }, '/campaignId'],
+      ['list-query', { campaignId: 'cmp_\udfff' }, '/campaignId'],
+      ['bulk-delete', { ids: ['rcp_\u0000'] }, '/ids/0'],
+      ['bulk-delete', { ids: ['rcp_a', 'rcp_\ud800'] }, '/ids/1'],
+    ] as const) {
+      expect([name, validator(name)(data)[0]]).toEqual([name, { pointer, rule: 'format', message }]);
+    }
+    // A metadata key is held to its own pattern, which no surrogate fits.
+    expect(validator('create-item')({ metadata: { 'k\ud800': 'v' } })).toContainEqual({
+      pointer: '/metadata/k\ud800',
+      rule: 'propertyNames',
+      message: 'is not an allowed key',
     });
-    expect(validator('create-item')({ injectionInstructions: 'Hi\u0000' })[0]).toMatchObject({
-      pointer: '/injectionInstructions',
-    });
-    expect(validator('list-query')({ campaignId: 'cmp_\u0000' })[0]).toMatchObject({
-      pointer: '/campaignId',
-    });
-    expect(validator('bulk-delete')({ ids: ['rcp_\u0000'] })[0]).toMatchObject({ pointer: '/ids/0' });
-    // Every other character is text like any other.
-    expect(validator('create-item')({ label: 'Zoë 漢字 😀 \u0001\u007f' })).toEqual([]);
+    // Every other character is text like any other, a surrogate pair (an emoji) included.
+    expect(validator('create-item')({ label: 'Zoë 漢字 😀 \ud83d\ude00 \u0001\u007f\ufffd' })).toEqual([]);
+    expect(validator('create-item')({ metadata: { k: '𝄞' }, externalId: '👩‍👩‍👧' })).toEqual([]);
   });
 });

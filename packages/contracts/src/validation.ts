@@ -1,6 +1,6 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { ALL_SCHEMAS, schemaId } from './schemas';
+import { ALL_SCHEMAS, STORABLE_TEXT, schemaId } from './schemas';
 
 /** One validation failure: where (JSON pointer) and which rule. */
 export interface ValidationProblem {
@@ -17,11 +17,23 @@ export function describeProblem(problem: ValidationProblem, whole: string): stri
 /** A compiled validator returning the problems, empty when valid. */
 export type Validator = (data: unknown) => ValidationProblem[];
 
+// With the `u` flag a surrogate pair is one code point (not Cs): only a lone surrogate matches.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+// Text PostgreSQL can store as it is: no NUL (U+0000), which text and jsonb cannot hold, and no
+// lone UTF-16 surrogate, which has no UTF-8 form (the driver would store U+FFFD in its place,
+// jsonb refuses its `\u` escape and fails the whole statement).
+function isStorableText(value: string): boolean {
+  return !value.includes('\0') && !LONE_SURROGATE.test(value);
+}
+
+const STORABLE_TEXT_MESSAGE = 'must not contain the NUL character (U+0000) or a lone UTF-16 surrogate';
+
 /** Compiles every schema once; `coerce` is for query strings. */
 function build(coerce: boolean): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce, useDefaults: false });
   addFormats(ajv, ['date-time', 'uri']);
-  ajv.addFormat('no-nul', { type: 'string', validate: (value: string) => !value.includes('\0') });
+  ajv.addFormat(STORABLE_TEXT, { type: 'string', validate: isStorableText });
   for (const schema of ALL_SCHEMAS) ajv.addSchema(schema);
   return ajv;
 }
@@ -102,8 +114,8 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
     } else if (e.keyword === 'required') {
       pointer = `${pointer}/${escapePointer(String(e.params.missingProperty))}`;
       message = 'is required';
-    } else if (e.keyword === 'format' && e.params.format === 'no-nul') {
-      message = 'must not contain the NUL character (U+0000)';
+    } else if (e.keyword === 'format' && e.params.format === STORABLE_TEXT) {
+      message = STORABLE_TEXT_MESSAGE;
     } else if (e.keyword === 'minProperties') {
       const limit = Number(e.params.limit);
       message = `must have at least ${limit} field${limit === 1 ? '' : 's'}`;
