@@ -709,6 +709,49 @@ describe('authentication, scopes, project isolation', () => {
     expect([query.status, query.body.code]).toEqual([404, 'not_found']);
   });
 
+  it('reads a body only as application/json in UTF-8, storing nothing it would have to guess at', async () => {
+    const total = async () =>
+      (await http('GET', api(fx, `/recipients?campaignId=${fx.campaignId}&limit=1`), { token: fx.keys.read }))
+        .body.total as number;
+    const before = await total();
+    const send = (method: string, path: string, body: Buffer | string, contentType = 'application/json') =>
+      fetch(api(fx, path), {
+        method,
+        headers: { authorization: `Bearer ${fx.keys.rw}`, 'content-type': contentType },
+        body,
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const bad = Buffer.concat([
+      Buffer.from(`{"campaignId":"${fx.campaignId}","items":[{"label":"ab`),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('cd"}]}'),
+    ]);
+    const badBytes = await send('POST', '/recipients', bad);
+    expect([badBytes.status, badBytes.body.details.reason]).toEqual([400, 'malformed_json']);
+    const body = JSON.stringify({ campaignId: fx.campaignId, items: [{ label: 'Zoë' }] });
+    const latin1 = await send('POST', '/recipients', body, 'application/json; charset=latin1');
+    expect([latin1.status, latin1.body.code]).toEqual([415, 'unsupported_media_type']);
+    expect(await total()).toBe(before);
+
+    const kept = (await create(fx, [{ label: 'kept' }])).body.results[0];
+    const merge = await send(
+      'PATCH',
+      `/recipients/${kept.id}`,
+      '{"label":"x"}',
+      'application/merge-patch+json',
+    );
+    expect([merge.status, merge.body.code]).toEqual([415, 'unsupported_media_type']);
+    expect((await http('GET', api(fx, `/recipients/${kept.id}`), { token: fx.keys.read })).body.label).toBe(
+      'kept',
+    );
+    const utf8 = await send(
+      'PATCH',
+      `/recipients/${kept.id}`,
+      '{"label":"Zoë"}',
+      'application/json; charset=UTF-8',
+    );
+    expect([utf8.status, utf8.body.label]).toEqual([200, 'Zoë']);
+  });
+
   it('rate limits per key with the X-RateLimit headers on every response and Retry-After on 429', async () => {
     const p = `/projects/${fx.projectId}`;
     const limited = (

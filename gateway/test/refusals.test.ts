@@ -186,6 +186,61 @@ describe('routing and bodies', () => {
     expectRateLimitHeaders(r);
   });
 
+  test.each([
+    'application/merge-patch+json',
+    'application/vnd.api+json',
+    'application/json; charset=latin1',
+    'application/json; charset=ISO-8859-1',
+    'application/json; charset=utf-16',
+  ])('a body declared %s is 415: only application/json in UTF-8 is read', async (contentType) => {
+    const r = await h.request('PATCH', '/api/v1/projects/prj_a/recipients/rcp_x', {
+      key: full,
+      raw: '{"label":"x"}',
+      headers: { 'content-type': contentType },
+    });
+    expect(r.status).toBe(415);
+    expect(r.body).toMatchObject({ code: 'unsupported_media_type', details: { contentType } });
+    expectRateLimitHeaders(r);
+  });
+
+  test.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=UTF-8',
+    'Application/JSON; Charset="utf-8"',
+  ])('a body declared %s is read', async (contentType) => {
+    const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
+      key: full,
+      raw: '{"campaignId":"cmp_x","items":[]}',
+      headers: { 'content-type': contentType },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.details).toMatchObject({ pointer: '/items', rule: 'minItems' });
+  });
+
+  test.each([
+    ['stray bytes', [0xff, 0xfe]],
+    ['a surrogate in UTF-8 form (CESU-8)', [0xed, 0xa0, 0x80]],
+    ['an overlong form', [0xc1, 0xbf]],
+    ['an emoji cut short', [0xf0, 0x9f, 0x98]],
+  ])(
+    'a body that is not UTF-8 is 400 malformed_json naming the byte, never stored as U+FFFD: %s',
+    async (_, bad) => {
+      const head = Buffer.from(`{"campaignId":"${campaignId}","items":[{"label":"ab`);
+      const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
+        key: full,
+        raw: Buffer.concat([head, Buffer.from(bad), Buffer.from('cd"}]}')]),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({
+        code: 'invalid_request',
+        details: { reason: 'malformed_json', message: `Invalid UTF-8 at byte ${head.length}` },
+      });
+      expectRateLimitHeaders(r);
+    },
+  );
+
   test('a compressed body is 415, not misread as malformed JSON', async () => {
     const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {
       key: full,

@@ -1,11 +1,20 @@
+import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import Router from '@koa/router';
+import fc from 'fast-check';
 import Koa from 'koa';
 import pino from 'pino';
 import { AppError } from './errors';
-import { type AccessLogMode, accessLog, healthRoutes, logAppErrors, requestContext } from './http';
+import {
+  type AccessLogMode,
+  accessLog,
+  healthRoutes,
+  invalidUtf8At,
+  logAppErrors,
+  requestContext,
+} from './http';
 import { Lifecycle } from './lifecycle';
 import { REDACT_PATHS } from './logger';
 
@@ -204,5 +213,38 @@ describe('healthRoutes', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('invalidUtf8At', () => {
+  it('finds the first byte of what is not UTF-8: a stray, overlong, surrogate or cut sequence', () => {
+    const at = (...bytes: number[]) => invalidUtf8At(Uint8Array.from(bytes));
+    expect(invalidUtf8At(Buffer.from('Zoë 漢字 😀'))).toBe(-1);
+    expect(at(0x61, 0x62, 0xff, 0xfe)).toBe(2);
+    expect(at(0x61, 0xc0, 0x80)).toBe(1); // overlong NUL
+    expect(at(0xed, 0xa0, 0x80)).toBe(0); // U+D800, a surrogate
+    expect(at(0xf4, 0x90, 0x80, 0x80)).toBe(0); // past U+10FFFF
+    expect(at(0x61, 0xf0, 0x9f, 0x98)).toBe(1); // an emoji cut short
+  });
+
+  it("agrees with Node's own check on any bytes", () => {
+    const utf8ish = fc.array(
+      fc.oneof(
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0x80, max: 0xbf }),
+        fc.constantFrom(0xed, 0xf4),
+      ),
+      { maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(utf8ish, (bytes) => {
+        const data = Uint8Array.from(bytes);
+        const at = invalidUtf8At(data);
+        expect(at === -1).toBe(isUtf8(data));
+        // Everything before the byte it names is well-formed.
+        if (at !== -1) expect(isUtf8(data.subarray(0, at))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });

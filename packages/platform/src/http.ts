@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { Context, Middleware, Next } from 'koa';
@@ -114,6 +115,11 @@ export function accessLog(logger: Logger, mode: AccessLogMode = 'all'): AccessLo
 
 /** Reads the request body as UTF-8 text; past `limitBytes` it refuses with 413 `payload_too_large`. */
 export async function readBodyText(ctx: Context, limitBytes: number): Promise<string> {
+  return (await readBodyBytes(ctx, limitBytes)).toString('utf8');
+}
+
+/** Reads the request body's bytes; past `limitBytes` it refuses with 413 `payload_too_large`. */
+async function readBodyBytes(ctx: Context, limitBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
@@ -125,7 +131,7 @@ export async function readBodyText(ctx: Context, limitBytes: number): Promise<st
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** Writes an AppError as the response, with its extra headers. */
@@ -194,7 +200,8 @@ export interface JsonBodyOptions {
 
 /**
  * Reads and parses a JSON request body with the documented refusals: 415 when the body
- * is not declared JSON or is compressed, 413 past the limit (stops reading), 400 for malformed JSON.
+ * is not declared `application/json`, declares a charset other than UTF-8 or is compressed,
+ * 413 past the limit (stops reading), 400 for bytes that are not UTF-8 or malformed JSON.
  * Returns undefined when there is no body.
  */
 export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
@@ -202,9 +209,19 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
   const length = Number(ctx.get('content-length') || 0);
   const chunked = ctx.get('transfer-encoding') !== '';
   if (length === 0 && !chunked) return undefined;
-  if (!ctx.is('application/json', '+json')) {
+  // Only application/json itself: a `+json` type (merge-patch, say) promises semantics we do not
+  // implement, so it is refused rather than read as if it were plain JSON.
+  if (!ctx.is('application/json')) {
     throw new AppError('unsupported_media_type', undefined, {
       details: { contentType: ctx.get('content-type') || null },
+    });
+  }
+  // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread, not converted.
+  const charset = ctx.request.charset.toLowerCase();
+  if (charset !== '' && charset !== 'utf-8') {
+    throw new AppError('unsupported_media_type', 'Request bodies are read as UTF-8 only.', {
+      details: { contentType: ctx.get('content-type') },
+      hint: 'Send the body in UTF-8, as "Content-Type: application/json" (charset=utf-8 or none).',
     });
   }
   // A compressed body read as it is would fail as malformed JSON, which would mislead its client.
@@ -216,7 +233,15 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
     });
   }
   if (length > limit) throw new AppError('payload_too_large', undefined, { details: { limitBytes: limit } });
-  const text = await readBodyText(ctx, limit);
+  const bytes = await readBodyBytes(ctx, limit);
+  // Decoded leniently, bytes that are not UTF-8 would become U+FFFD and be stored so.
+  if (!isUtf8(bytes)) {
+    throw new AppError('invalid_request', 'The request body is not valid UTF-8.', {
+      details: { reason: 'malformed_json', message: `Invalid UTF-8 at byte ${invalidUtf8At(bytes)}` },
+      hint: 'Send the body encoded as UTF-8.',
+    });
+  }
+  const text = bytes.toString('utf8');
   if (text.trim() === '') return undefined;
   let body: unknown;
   try {
@@ -235,6 +260,40 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
     });
   }
   return body;
+}
+
+/**
+ * The offset of the first byte that does not begin a well-formed UTF-8 sequence (Unicode's
+ * table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF), or -1 when there is none.
+ */
+export function invalidUtf8At(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let more: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) more = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      more = 2;
+      if (b === 0xe0) low = 0xa0;
+      if (b === 0xed) high = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      more = 3;
+      if (b === 0xf0) low = 0x90;
+      if (b === 0xf4) high = 0x8f;
+    } else return i;
+    for (let k = 1; k <= more; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? low : 0x80) || c > (k === 1 ? high : 0xbf)) return i;
+    }
+    i += more + 1;
+  }
+  return -1;
 }
 
 /**
