@@ -503,4 +503,3 @@ export async function remainingBudgets(
     .filter((v) => v.state !== 'completed' && v.allowance.remaining !== null)
     .map((v) => ({ campaignId: v.id, remaining: v.allowance.remaining as number }));
 }
-

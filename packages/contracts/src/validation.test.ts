@@ -20,7 +20,11 @@ describe('validator', () => {
       { pointer: '/maxTotalInteractions', rule: 'minimum', message: 'must be >= 1' },
     ]);
     expect(validator('patch')({ label: 'Ada\u0000', windowSeconds: 31_536_001 })).toEqual([
-      { pointer: '/label', rule: 'format', message: 'must not contain the NUL character (U+0000)' },
+      {
+        pointer: '/label',
+        rule: 'format',
+        message: 'must not contain the NUL character (U+0000) or a lone UTF-16 surrogate',
+      },
       { pointer: '/windowSeconds', rule: 'maximum', message: 'must be <= 31536000' },
     ]);
     // A text too long for a metadata value is not also told to be a number or a boolean.

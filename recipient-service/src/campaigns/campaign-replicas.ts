@@ -190,7 +190,6 @@ export function campaignLookup(pool: Pool, campaignClient: object | null): Campa
   };
 }
 
-
 /** What the campaign service says of a campaign: its state's facts and its recipient cap. */
 export interface AuthorityFacts extends CampaignFacts {
   recipientCap: number | null;
