@@ -179,11 +179,12 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       await page.keyboard.press('Enter');
       if (i === 1) {
         // The input keeps focus while the reply streams in (a phone keeps its keyboard open).
-        await page.locator('.msg.assistant[aria-busy]').waitFor();
+        // The log is busy while the reply streams in, so that a screen reader reads it once, whole.
+        await page.locator('#log[aria-busy=true] .msg.assistant').waitFor();
         expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
       }
       await page
-        .locator('.msg.assistant:not([aria-busy])')
+        .locator('#log:not([aria-busy]) .msg.assistant')
         .nth(i - 1)
         .waitFor();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('text');
@@ -212,6 +213,67 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     ).toBe('status');
     await page.screenshot({ path: path.join(ARTIFACTS, 'chat-320.png'), animations: 'disabled' });
     await expectAccessible(page, 'chat on mid-tone colours');
+    await context.close();
+  });
+
+  it('follows a streamed reply only for a reader at the end, and shows a long one from its first line', async () => {
+    const l = await h.link();
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 390, height: 640 } });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    const replyTop = () =>
+      page.evaluate(
+        () => [...document.querySelectorAll('.msg.assistant')].pop()!.getBoundingClientRect().top,
+      );
+    // A reply several screens long, streamed word by word: its first line stays in view.
+    model.reply = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    model.tokenDelayMs = 2;
+    await page.fill('#text', 'Tell me everything.');
+    await page.keyboard.press('Enter');
+    await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'word299' }).waitFor();
+    const top = await replyTop();
+    expect(top).toBeGreaterThanOrEqual(0);
+    expect(top).toBeLessThan(640);
+    // A reader who scrolled up while the next reply streams in is left where they are.
+    model.tokenDelayMs = 10;
+    await page.fill('#text', 'And again?');
+    await page.keyboard.press('Enter');
+    await page.locator('#log[aria-busy=true] .msg.assistant >> nth=1').waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    await page.locator('#log:not([aria-busy]) .msg.assistant >> nth=1').waitFor();
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    model.tokenDelayMs = 0;
+    await context.close();
+  });
+
+  it('at 200% zoom on a phone held sideways, does not pin the form over the conversation', async () => {
+    const l = await h.link();
+    // 640x360 at 200%: a 320x180 viewport.
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 320, height: 180 } });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    await page.locator('#text:not([disabled])').waitFor();
+    expect(await page.$eval('#chat', (f) => getComputedStyle(f).position)).toBe('static');
+    expect(await page.$eval('#text', (t) => t.getAttribute('enterkeyhint'))).toBe('send');
+    await page.screenshot({
+      path: path.join(ARTIFACTS, 'chat-zoom-landscape.png'),
+      fullPage: true,
+      animations: 'disabled',
+    });
+    await context.close();
+  });
+
+  it('without JavaScript, says so and offers no form that cannot work', async () => {
+    const l = await h.link();
+    const context = await browser.newContext({ locale: 'en-US', javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${h.base}/i/${l.token}`);
+    expect(await page.locator('noscript .notice, .notice').first().isVisible()).toBe(true);
+    expect(await page.locator('#chat').isVisible()).toBe(false);
+    expect(await page.locator('#intro').isVisible()).toBe(false);
     await context.close();
   });
 
@@ -306,7 +368,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await expectAccessible(second.page, 'chat ended by a refused start');
     expect(await second.page.locator('.msg').count()).toBe(0);
     expect(await second.page.inputValue('#text')).toBe('Hi from the second tab');
-    expect(await second.page.locator('#text').isDisabled()).toBe(true);
+    // Ended: the text stays readable and copyable, but nothing more is sent; the notice has the focus.
+    expect(await second.page.locator('#text').isEditable()).toBe(false);
+    expect(await second.page.locator('#send').isDisabled()).toBe(true);
+    expect(await second.page.evaluate(() => document.activeElement?.className)).toBe('notice');
     expect((await pgCount(h, l.recipient.id)).rows).toBe(1);
     await first.context.close();
     await second.context.close();

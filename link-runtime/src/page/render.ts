@@ -198,6 +198,7 @@ export interface PageInput {
 
 const CSS = `
 *{box-sizing:border-box}
+[hidden]{display:none!important}
 html,body{margin:0;height:100%}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:#1d1d1f;display:flex;flex-direction:column;min-height:100vh}
 header{display:flex;flex-wrap:wrap;align-items:center;gap:.75rem;padding:.75rem 1rem;background:var(--primary);color:var(--on-primary)}
@@ -213,9 +214,10 @@ main{flex:1;width:100%;max-width:44rem;margin:0 auto;padding:1rem;display:flex;f
 .notice{background:#fff;border:1px solid #d9d9de;border-radius:.75rem;padding:1.25rem;text-align:center;white-space:pre-wrap;overflow-wrap:anywhere}
 #status{min-height:1.5em;font-size:.875rem;color:var(--muted)}
 #intro{margin:0;text-align:center;color:var(--muted)}
-#log:not(:empty)+#intro{display:none}
+#log:not(:empty)~#intro,.notice~#intro{display:none}
 form{display:flex;flex-wrap:wrap;gap:.5rem;position:sticky;bottom:0;background:var(--bg);padding-bottom:.5rem}
-textarea{flex:1 1 8rem;min-width:0;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:10rem}
+textarea{flex:1 1 8rem;min-width:0;font:inherit;padding:.625rem .75rem;border:1px solid var(--line);border-radius:.75rem;resize:none;min-height:2.75rem;max-height:min(10rem,35vh)}
+@media (max-height:30rem){form{position:static}}
 textarea:focus,button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 header button:focus-visible{outline-color:var(--on-primary)}
 header button[aria-pressed=true]{background:var(--on-primary);color:var(--primary)}
@@ -251,8 +253,12 @@ var SAVED='${SAVED_PREFIX}'+base,KEPT=40,kept=[];
 function save(){try{sessionStorage.setItem(SAVED,JSON.stringify({c:conversation,k:startKey,t:kept}));}catch(e){}}
 function forget(){kept=[];try{sessionStorage.removeItem(SAVED);}catch(e){}}
 // The form is sticky at the foot: at the page's end the newest message and the status show above it.
+// The page follows what arrives only for a reader at its end: one who scrolled up to read is left there.
 function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
-function setStatus(t){status.textContent=t||'';down();}
+function atEnd(){return scrollY+innerHeight>=document.documentElement.scrollHeight-2;}
+function setStatus(t){var end=atEnd();status.textContent=t||'';if(end)down();}
+// A streamed reply is followed until its first line would leave the top: a long one is then read from its start.
+function follow(d,was){if(!was)return;down();if(d.getBoundingClientRect().top<0)d.scrollIntoView({block:'start'});}
 ${RETRY_IN_SCRIPT}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
@@ -263,9 +269,9 @@ function bubble(cls,text){var d=document.createElement('div'),who=document.creat
   d.appendChild(who);d.appendChild(t);log.appendChild(d);down();return d;}
 function fill(d,text){d.lastChild.textContent=text;}
 // Awaiting a reply blocks only sending: the input keeps focus (and a phone its keyboard).
-var busy=false;
+var busy=false,over=false;
 function lock(){busy=true;send.setAttribute('aria-disabled','true');}
-function unlock(){busy=false;input.disabled=send.disabled=false;send.removeAttribute('aria-disabled');
+function unlock(){if(over)return;busy=false;input.disabled=send.disabled=false;send.removeAttribute('aria-disabled');
   if(document.activeElement===document.body||document.activeElement===send)input.focus();}
 // A refusal by the link's rules ends the page's conversation; a failure underneath (the model
 // timing out, a store out of reach) ends only the message: the customer sends it again, since a
@@ -287,15 +293,18 @@ function refusal(body,retryAfter){
   return t;
 }
 // An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
-function notice(t,own){input.disabled=send.disabled=true;var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.dir='auto';n.textContent=t;
-  if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.appendChild(n);setStatus('');}
+// The notice is an alert of its own after the log, not one more of its messages (read out twice),
+// and takes the focus from the input, which keeps what was not sent readable and copyable.
+function notice(t,own){over=true;input.readOnly=true;send.disabled=true;send.removeAttribute('aria-disabled');
+  var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.dir='auto';n.textContent=t;n.tabIndex=-1;
+  if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.parentNode.insertBefore(n,log.nextSibling);setStatus('');n.focus();}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
-// send again (a start refused so consumed nothing).
+// send again (a start refused so consumed nothing). Either way the unanswered message leaves the log.
 // A conversation that expired (idle past its time) is forgotten: the message sent again starts a
 // new one, as a reload would, without losing what the customer wrote.
 function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(b&&b.details)||{};
   if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;forget();}
-  if(ends(b)){forget();notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);}else{again();setStatus(t);unlock();}}
+  if(ends(b)){forget();again();notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);}else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function primaryOf(tag){return String(tag||'').toLowerCase().split(/[-_]/)[0];}
 // Safari on iPhones speaks only once speech has started inside a tap: an empty utterance in the
@@ -336,19 +345,20 @@ function readStream(res,target,again,w){
   function handle(block){var ev='message',data='';block.split('\\n').forEach(function(l){if(l.indexOf('event:')===0)ev=l.slice(6).trim();else if(l.indexOf('data:')===0)data+=l.slice(5).trim();});
     if(!data)return;var p=JSON.parse(data);
     if(ev==='error'){ended=true;target.remove();refused(p,null,again);return;}
-    if(ev==='done'){ended=true;text=p.reply;fill(target,text);speak(text);return;}
-    if(p.token){text+=p.token;fill(target,text);down();}}
+    if(ev==='done'){ended=true;if(p.reply!==text){text=p.reply;fill(target,text);}speak(text);return;}
+    if(p.token){var was=atEnd();text+=p.token;fill(target,text);follow(target,was);}}
   function pump(){return reader.read().then(function(r){w.poke();if(r.done){if(buf.trim())handle(buf);if(!ended)throw new Error('stream cut');return;}buf+=dec.decode(r.value,{stream:true});
     var i;while((i=buf.indexOf('\\n\\n'))>=0){handle(buf.slice(0,i));buf=buf.slice(i+2);}return pump();});}
   return pump();
 }
 // No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
 // is said so before it is sent, and before a first message would pay for a conversation.
-form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||input.disabled)return;
+form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||over||input.disabled)return;
   if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
   prime();
   var mine=bubble('user',text),failed=false;input.value='';grow();lock();
-  var target=bubble('assistant','');target.setAttribute('aria-busy','true');
+  // The log is busy while the reply streams in, so a screen reader reads it once, whole.
+  var target=bubble('assistant','');log.setAttribute('aria-busy','true');
   // The server keeps only answered messages: an unanswered one leaves the log and goes back to the
   // input, once, before anything written meanwhile.
   function again(){if(failed)return;failed=true;mine.remove();input.value=input.value?text+'\\n'+input.value:text;grow();}
@@ -357,10 +367,10 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
   start(again).then(function(id){if(!id){target.remove();again();return;}setStatus(s.thinking);w=watch(cfg.replyMs+15000);
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text}),signal:w.signal});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
-    return readStream(res,target,again,w).then(function(){target.removeAttribute('aria-busy');
+    return readStream(res,target,again,w).then(function(){
       if(!failed){setStatus('');kept.push(['user',text],['assistant',target.lastChild.textContent]);kept=kept.slice(-KEPT);save();}
       if(!log.querySelector('.notice'))unlock();});})
-  .catch(function(){target.remove();again();setStatus(s.failed);unlock();}).finally(function(){if(w)w.stop();});});
+  .catch(function(){target.remove();again();setStatus(s.failed);unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
 // The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
 function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
   if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
@@ -373,6 +383,7 @@ try{var was=JSON.parse(sessionStorage.getItem(SAVED)||'null');
   if(was){conversation=was.c||null;startKey=was.k||null;(was.t||[]).forEach(function(m){if(m[0]==='user'||m[0]==='assistant'){bubble(m[0],String(m[1]));kept.push(m);}});}}catch(e){}
 // Gone on with after the link's counters were used up (see RESUME_SCRIPT): the address it came back by is not the link's.
 if(location.search)history.replaceState(null,'',base);
+document.getElementById('intro').hidden=form.hidden=false;
 unlock();
 })();
 `;
@@ -441,11 +452,11 @@ export function renderPage(input: PageInput): RenderedPage {
   const html = `${head}
 <noscript><p class="notice">${escapeHtml(strings.noScript)}</p></noscript>
 <div id="log" role="log" aria-live="polite" aria-label="${escapeHtml(strings.title)}"></div>
-<p id="intro">${escapeHtml(strings.intro)}</p>
+<p id="intro" hidden>${escapeHtml(strings.intro)}</p>
 <p id="status" role="status" aria-live="polite"></p>
-<form id="chat" autocomplete="off">
+<form id="chat" autocomplete="off" hidden>
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
-<textarea id="text" rows="1" dir="auto" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
+<textarea id="text" rows="1" dir="auto" enterkeyhint="send" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
 <button id="send" type="submit" disabled>${escapeHtml(strings.send)}</button>
 </form>
 </main>
