@@ -6,7 +6,7 @@ import { expectAccessible } from '../../test/support/accessibility';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { contrastRatio } from '../src/page/render';
 import { FakeOpenAi } from './support/fake-openai';
-import { type Harness, post, startHarness } from './support/harness';
+import { type Harness, post, startHarness, waitFor } from './support/harness';
 
 const ARTIFACTS = path.resolve(__dirname, '../../test/artifacts/link-runtime');
 describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a real browser', () => {
@@ -377,6 +377,30 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await second.context.close();
   });
 
+  it('says a used-up budget and a halted campaign have ended, rather than to try again later', async () => {
+    const ended =
+      'This conversation has ended. If you still need help, please contact the sender of this link.';
+    const l = await h.link({ campaign: { includedConversations: 1 } });
+    const first = await openChat(l.token);
+    const second = await openChat(l.token);
+    model.reply = 'Hello there.';
+    await first.page.fill('#text', 'Hi from the first tab');
+    await first.page.click('#send');
+    await first.page.locator('.msg.assistant', { hasText: 'Hello there.' }).waitFor();
+    // The budget's one conversation is the first tab's: the second tab's start is refused.
+    await second.page.fill('#text', 'Hi from the second tab');
+    await second.page.click('#send');
+    expect(await second.page.locator('.notice').textContent()).toBe(ended);
+    // A halt ends the conversation in progress with its next message.
+    await h.publisher.campaign({ ...l.campaign, haltedAt: new Date().toISOString() });
+    await waitFor(async () => (await post(`${h.base}/i/${l.token}/conversations`)).body.retryable === false);
+    await first.page.fill('#text', 'And one more question');
+    await first.page.click('#send');
+    expect(await first.page.locator('.notice').textContent()).toBe(ended);
+    await first.context.close();
+    await second.context.close();
+  });
+
   it('gives the first message back when its conversation could not be started, and starts it on the next send', async () => {
     const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
     const { context, page } = await openChat(l.token);
@@ -643,6 +667,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       expect([name, await page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([name, 320]);
       if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
       if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
+      if (name === 'budget-exhausted') expect(notice).toContain('Dieses Gespräch ist beendet.');
       expect([name, errors]).toEqual([name, []]);
       await page.screenshot({
         path: path.join(ARTIFACTS, `refusal-${name}.png`),

@@ -210,7 +210,8 @@ describe('the refusal table, on the page and on a start', () => {
     expect(r.body.code).toBe('not_found');
   });
 
-  // A campaign not live yet may open, so retrying makes sense; a completed one never will.
+  // A campaign not live yet may open, so retrying makes sense; a completed one never will, and its
+  // page says so rather than to try again later.
   it.each([
     ['draft', { launchedAt: null }, true],
     ['upcoming', { startDate: new Date(Date.now() + 3600_000).toISOString() }, true],
@@ -218,7 +219,7 @@ describe('the refusal table, on the page and on a start', () => {
     ['halted', { haltedAt: new Date(Date.now() - 1000).toISOString() }, false],
   ])('503 unavailable for a %s campaign', async (_name, campaign, retryable) => {
     const l = await h.link({ campaign, waitLive: false });
-    await waitFor(async () => (await page(l.token)).html.includes('currently unavailable'));
+    await waitFor(async () => (await page(l.token)).status === 503);
     // Until its snapshot arrives the campaign is unknown, which is retryable: wait for the snapshot.
     const start = () => post(`${h.base}/i/${l.token}/conversations`);
     if (!retryable)
@@ -233,6 +234,12 @@ describe('the refusal table, on the page and on a start', () => {
       details: { reason: 'campaign_not_active' },
     });
     if (!retryable) expect(r.body.hint).toMatch(/will not help/);
+    expect(noticeOf(p.html)).toEqual({
+      code: 'unavailable',
+      text: retryable
+        ? 'This conversation is currently unavailable. Please try again later.'
+        : 'This conversation has ended. If you still need help, please contact the sender of this link.',
+    });
     expect(await conversationsOf(l.recipient.id)).toBe(0);
   });
 
@@ -280,9 +287,16 @@ describe('the refusal table, on the page and on a start', () => {
     expect(p.html).not.toContain('<b>for</b>');
     const r = await post(`${h.base}/i/${l.token}/conversations`);
     expect(r.body).toMatchObject({ code: 'link_disabled', details: { message: 'Closed <b>for</b> now' } });
+    // The default text says whom to ask, as the API's hint does.
     const plain = await h.link({ recipient: { isActive: false } });
+    expect(noticeOf((await page(plain.token)).html)).toEqual({
+      code: 'link_disabled',
+      text: 'This link is no longer active. If you need help, please contact the sender of this link.',
+    });
     const de = await page(plain.token, 'de-CH,de;q=0.9,en;q=0.5');
-    expect(de.html).toContain('Dieser Link ist nicht mehr aktiv.');
+    expect(de.html).toContain(
+      'Dieser Link ist nicht mehr aktiv. Wenn Sie Hilfe benötigen, wenden Sie sich bitte an den Absender dieses Links.',
+    );
     expect(de.html).toContain('lang="de"');
     // The operator's own text is in the device language where the page's texts fell back to English.
     const ko = await h.link({
@@ -331,15 +345,19 @@ describe('the refusal table, on the page and on a start', () => {
     expect(noticeOf(p.html)).toEqual({ code: 'cooldown', text: 'Back soon!\nYou can try again in 10 min.' });
   });
 
-  it('403 budget_exhausted with the neutral unavailable text', async () => {
+  it('403 budget_exhausted with a neutral text that does not ask to try again later', async () => {
     const l = await h.link({ campaign: { includedConversations: 1 } });
     expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);
     const r = await post(`${h.base}/i/${l.token}/conversations`);
     expect(r.status).toBe(403);
-    expect(r.body.code).toBe('budget_exhausted');
+    expect(r.body).toMatchObject({ code: 'budget_exhausted', retryable: false });
     const p = await page(l.token);
     expect(p.status).toBe(403);
-    expect(p.html).toContain('This conversation is currently unavailable.');
+    // Nothing about budgets, and nothing that a later visit would change by itself.
+    expect(noticeOf(p.html)).toEqual({
+      code: 'budget_exhausted',
+      text: 'This conversation has ended. If you still need help, please contact the sender of this link.',
+    });
   });
 
   it('when several refusals apply, the one earliest in the table wins, on the page and on a start', async () => {

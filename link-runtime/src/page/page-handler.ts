@@ -156,6 +156,11 @@ function pageText(err: AppError, strings: UiStrings): string {
       return strings.disabled;
     case 'cooldown':
       return strings.cooldown;
+    case 'unavailable':
+    case 'budget_exhausted':
+      // "Try again later" only where a later visit may open it (a campaign not live yet, a store
+      // out of reach); an ended or halted campaign and a used-up budget tell whom to ask instead.
+      return err.retryable ? strings.unavailable : strings.ended;
     default:
       return strings.unavailable;
   }
