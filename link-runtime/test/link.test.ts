@@ -351,6 +351,9 @@ describe('the refusal table, on the page and on a start', () => {
     const r = await post(`${h.base}/i/${l.token}/conversations`);
     expect(r.status).toBe(403);
     expect(r.body).toMatchObject({ code: 'budget_exhausted', retryable: false });
+    expect(r.body.hint).toBe(
+      "The campaign's conversation budget is used up; the sender must raise it before new conversations can start.",
+    );
     const p = await page(l.token);
     expect(p.status).toBe(403);
     // Nothing about budgets, and nothing that a later visit would change by itself.

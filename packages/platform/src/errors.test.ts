@@ -13,6 +13,14 @@ describe('error catalogue', () => {
     }
   });
 
+  // A client that follows the hint of a final refusal must not be sent round in circles.
+  it('never tells a client to retry or try again later where retrying will not help', () => {
+    const contradicting = Object.entries(ERROR_CATALOGUE)
+      .filter(([, spec]) => !spec.retryable && /\b(retry|try again|later)\b/i.test(spec.hint))
+      .map(([code, spec]) => `${code}: ${spec.hint}`);
+    expect(contradicting).toEqual([]);
+  });
+
   it('round-trips an AppError through gRPC with its code, details and hint', () => {
     const original = new AppError('conflict', 'Campaign is not editable.', {
       details: { reason: 'not_editable' },

@@ -110,7 +110,7 @@ export const ERROR_CATALOGUE = {
     grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED,
     retryable: false,
     message: 'This conversation is currently unavailable.',
-    hint: 'Try again later.',
+    hint: "The campaign's conversation budget is used up; the sender must raise it before new conversations can start.",
   },
   unavailable: {
     httpStatus: 503,
