@@ -191,6 +191,21 @@ describe('validation', () => {
         '/styling/logoUrl',
         'format',
       ],
+      // A right-to-left override in the page's heading would reverse what customers read.
+      [
+        'POST',
+        `/admin/v1/projects/${p}/devices`,
+        { name: 'd', styling: { title: 'Help \u202Egnp.exe' } },
+        '/styling/title',
+        'format',
+      ],
+      [
+        'PATCH',
+        `/admin/v1/projects/${p}/devices/${d}`,
+        { styling: { title: 'Help \u2067x\u2069' } },
+        '/styling/title',
+        'format',
+      ],
       ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, {}, '', 'minProperties'],
       [
         'POST',

@@ -397,6 +397,20 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('refuses a device title with text-direction controls under the title field, storing nothing', async () => {
+    const res = await postDeviceForm({
+      name: 'bidi device',
+      languages: 'en',
+      'styling.title': 'Help \u202Eevil',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(
+      /<p class="error" id="f-styling-title-err">Remove the invisible control characters/,
+    );
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM devices WHERE name = 'bidi device'");
+    expect(rows[0].n).toBe(0);
+  });
+
   it("shows the link page's own colours and title on the device form, and stores a colour only once the operator sets one", async () => {
     const device = await admin('POST', `/projects/${p1}/devices`, {
       name: 'Paris desk',

@@ -318,6 +318,24 @@ describe('the refusal table, on the page and on a start', () => {
     );
   });
 
+  it('shows an operator message stored with bidi controls without them, on the page and on a start', async () => {
+    // Stored before they were refused: an RLO would show "gnp.exe" as "exe.png".
+    const l = await h.link({
+      recipient: { isActive: false, disabledMessage: 'Call 0100. \u202Egnp.exe \u2067x' },
+    });
+    expect(noticeOf((await page(l.token)).html)).toEqual({
+      code: 'link_disabled',
+      text: 'Call 0100. gnp.exe x',
+    });
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.body.details.message).toBe('Call 0100. gnp.exe x');
+    const c = await h.link({
+      recipient: { maxInteractionsPerWindow: 1, windowSeconds: 600, cooldownMessage: '\u202DBack soon' },
+    });
+    expect((await post(`${h.base}/i/${c.token}/conversations`)).status).toBe(201);
+    expect((await post(`${h.base}/i/${c.token}/conversations`)).body.details.message).toBe('Back soon');
+  });
+
   it('403 link_disabled once interactionCount reaches maxTotalInteractions', async () => {
     const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
     expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);

@@ -1,3 +1,4 @@
+import { PAGE_TEXT_MESSAGE } from '@outreach/contracts';
 import { deviceFieldErrors } from './device-errors';
 
 describe('device form errors', () => {
@@ -34,6 +35,14 @@ describe('device form errors', () => {
       ipAllowList:
         'These lines are not CIDR blocks: office, 300.1.1.1/8. Write blocks such as 203.0.113.0/24 or 2001:db8::/32.',
     });
+  });
+
+  it('asks to remove text-direction controls from the title customers see', () => {
+    const errors = deviceFieldErrors(
+      [{ pointer: '/styling/title', rule: 'format', message: PAGE_TEXT_MESSAGE }],
+      {},
+    );
+    expect(errors['styling.title']).toMatch(/^Remove the invisible control characters .*U\+202A to U\+202E/);
   });
 
   it('keeps the first problem of a field and puts what no field shows in the general slot', () => {

@@ -1,4 +1,4 @@
-import type { RecipientJson } from '@outreach/contracts';
+import { PAGE_TEXT_MESSAGE, type RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import { formValuesOf, patchFieldErrors, recipientPatch } from './recipient-edit';
 
@@ -119,6 +119,22 @@ describe('recipient edit form', () => {
     expect(patchFieldErrors(label)).toEqual({ label: 'Use at most 191 characters.' });
     const other = new AppError('invalid_request', 'The body is empty.', { details: {} });
     expect(patchFieldErrors(other)).toEqual({ _: 'The body is empty.' });
+  });
+
+  it('says which invisible characters to remove from a text customers see', () => {
+    const refused = new AppError('invalid_request', 'The request is invalid.', {
+      details: {
+        problems: [
+          { pointer: '/disabledMessage', rule: 'format', message: PAGE_TEXT_MESSAGE },
+          { pointer: '/label', rule: 'format', message: 'must not contain the NUL character (U+0000)' },
+        ],
+      },
+    });
+    const errors = patchFieldErrors(refused);
+    expect(errors.disabledMessage).toMatch(
+      /text-direction controls U\+202A to U\+202E and U\+2066 to U\+2069/,
+    );
+    expect(errors.label).toBe('Remove the NUL character (an invisible control character) from the text.');
   });
 
   it('leaves a conflict or an outage to the error page', () => {

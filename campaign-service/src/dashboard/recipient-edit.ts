@@ -1,5 +1,6 @@
 import { LIMITS, type RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
+import { PAGE_TEXT } from './device-errors';
 import type { FieldErrors, Form } from './forms';
 
 /** What the recipient edit form changes: the fields a v1 PATCH accepts, bar `isActive`. */
@@ -122,8 +123,12 @@ function inWords(name: string, p: Problem, details: Record<string, unknown>): st
     return `Enter ${missing} as well: a window limit needs both numbers, or leave both empty.`;
   }
   // A form cannot carry a lone surrogate (the browser and URLSearchParams make it U+FFFD), so a
-  // format refusal here is a NUL.
-  if (p.rule === 'format') return 'Remove the NUL character (an invisible control character) from the text.';
+  // format refusal here is a NUL, or in a message shown on the link page a bidi control.
+  if (p.rule === 'format') {
+    return name === 'disabledMessage' || name === 'cooldownMessage'
+      ? PAGE_TEXT
+      : 'Remove the NUL character (an invisible control character) from the text.';
+  }
   switch (name) {
     case 'maxTotalInteractions':
     case 'maxInteractionsPerWindow':

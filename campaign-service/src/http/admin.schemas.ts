@@ -1,4 +1,4 @@
-import { isLogoUrl, SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
+import { isLogoUrl, isPageText, SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
 import { parseCidr } from '@outreach/platform';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -27,7 +27,8 @@ export const deviceFields = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      title: { type: 'string', maxLength: 200 },
+      // The link page's heading: refused with bidi controls, as the recipients' page texts are.
+      title: { type: 'string', format: 'page-text', maxLength: 200 },
       primaryColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       backgroundColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       logoUrl: { type: 'string', format: 'http-url', maxLength: 2000 },
@@ -161,6 +162,7 @@ export function compileAdminSchemas(): (schema: AdminSchema, data: unknown) => V
     ajv.addFormat('cidr', { type: 'string', validate: (s: string) => parseCidr(s) !== null });
     // `uri` alone admits javascript: and data: addresses; the link page shows only http(s) ones.
     ajv.addFormat('http-url', { type: 'string', validate: isLogoUrl });
+    ajv.addFormat('page-text', { type: 'string', validate: isPageText });
     return ajv;
   };
   const plain = make(false);

@@ -3,6 +3,7 @@ import {
   type CampaignSnapshot,
   type DeviceSnapshot,
   deriveCampaignState,
+  withoutBidiControls,
 } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { LinkedRecipient } from '../state/recipient.cache';
@@ -104,10 +105,18 @@ export function countersApply(link: OpenLink): boolean {
   return limits.perWindow >= 0 || limits.maxTotal >= 0 || limits.budget >= 0;
 }
 
+/**
+ * The operator's message as the page shows it: one stored before bidi controls were refused has
+ * them taken out, so that it cannot reorder what the customer reads.
+ */
+function shownMessage(message: string | null | undefined): string | null {
+  return typeof message === 'string' ? withoutBidiControls(message) : null;
+}
+
 /** The refusal of a disabled link (or one at its lifetime cap), carrying the operator's message. */
 export function linkDisabled(recipient: LinkedRecipient): AppError {
   return new AppError('link_disabled', undefined, {
-    details: { message: recipient.disabledMessage ?? null },
+    details: { message: shownMessage(recipient.disabledMessage) },
   });
 }
 
@@ -115,7 +124,7 @@ export function linkDisabled(recipient: LinkedRecipient): AppError {
 export function cooldown(recipient: LinkedRecipient, retryAfterMs: number): AppError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new AppError('cooldown', undefined, {
-    details: { message: recipient.cooldownMessage ?? null, retryAfterSeconds: seconds },
+    details: { message: shownMessage(recipient.cooldownMessage), retryAfterSeconds: seconds },
     headers: { 'Retry-After': String(seconds) },
   });
 }

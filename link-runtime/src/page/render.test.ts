@@ -41,6 +41,30 @@ describe('renderPage', () => {
     expect(csp).toContain("script-src 'none'");
   });
 
+  it('takes bidi controls out of operator text stored before they were refused', () => {
+    // U+202E (RLO) would show "gnp.exe" as "exe.png", and an unclosed isolate would swallow what follows.
+    const hostile = { ...device, styling: { title: 'Acme \u202EHelp\u2067' } };
+    const chat = renderPage({
+      lang: 'en',
+      textLang: 'en',
+      strings: UI_STRINGS.en,
+      device: hostile,
+      body: { kind: 'chat', maxChars: 4000 },
+    }).html;
+    const refusal = renderPage({
+      lang: 'en',
+      textLang: 'en',
+      strings: UI_STRINGS.en,
+      device: hostile,
+      body: { kind: 'message', code: 'cooldown', text: 'Call 0100. \u202Egnp.exe', note: 'Soon.' },
+    }).html;
+    for (const html of [chat, refusal]) {
+      expect(html).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
+      expect(html).toContain('<h1>Acme Help</h1>');
+    }
+    expect(refusal).toContain('>Call 0100. gnp.exe\nSoon.</p>');
+  });
+
   it('ships a script that parses', () => {
     const picked = pickLanguage('en', { languages: ['en'], defaultLanguage: 'en' });
     const { html } = renderPage({

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
-import { type DeviceSnapshot, isLogoUrl, LINK_PAGE_DEFAULT_COLORS } from '@outreach/contracts';
+import {
+  type DeviceSnapshot,
+  isLogoUrl,
+  LINK_PAGE_DEFAULT_COLORS,
+  withoutBidiControls,
+} from '@outreach/contracts';
 import { isRightToLeft, RETRY_IN_SCRIPT, type UiStrings } from './i18n';
 
 /** Escapes text for HTML element content and quoted attribute values. */
@@ -404,7 +409,8 @@ export function renderPage(input: PageInput): RenderedPage {
   const styling = device?.styling ?? {};
   const primary = color(styling.primaryColor, LINK_PAGE_DEFAULT_COLORS.primaryColor);
   const background = color(styling.backgroundColor, LINK_PAGE_DEFAULT_COLORS.backgroundColor);
-  const title = styling.title?.trim() || strings.title;
+  // Operator text stored before bidi controls were refused must not reorder what customers read.
+  const title = withoutBidiControls(styling.title ?? '').trim() || strings.title;
   const logo = logoUrl(styling.logoUrl);
   const voice = body.kind === 'chat' && device?.voice.enabled === true;
   // Everything on the primary colour carries text, so the page paints it in the shade that text reads on.
@@ -433,7 +439,7 @@ export function renderPage(input: PageInput): RenderedPage {
   if (body.kind === 'message') {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
-<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''} dir="auto">${escapeHtml(body.text + note)}</p>
+<p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''} dir="auto">${escapeHtml(withoutBidiControls(body.text) + note)}</p>
 </main>${body.resume ? `\n<script>${RESUME_SCRIPT}</script>` : ''}
 </body>
 </html>`;

@@ -17,6 +17,10 @@ const isoInstant = { type: 'string', format: 'date-time' };
 export const STORABLE_TEXT = 'storable-text';
 const text = (bounds: { minLength?: number; maxLength?: number } = {}) =>
   ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
+// Text the link page shows its visitors: no bidi controls either, which would reorder what they
+// read (format `page-text`, see isPageText).
+const pageText = (bounds: { maxLength: number }) =>
+  ({ type: 'string', format: 'page-text', ...bounds }) as const;
 
 const instructionsFields = {
   isActive: { type: 'boolean' },
@@ -27,8 +31,8 @@ const instructionsFields = {
   // Length limits depend on the mode and apply after placeholder substitution (in code); this
   // bound on the text as sent comes first, so that a huge one is not substituted at all.
   injectionInstructions: nullable(text({ maxLength: LIMITS.instructionsChars })),
-  disabledMessage: nullable(text({ maxLength: LIMITS.messageLength })),
-  cooldownMessage: nullable(text({ maxLength: LIMITS.messageLength })),
+  disabledMessage: nullable(pageText({ maxLength: LIMITS.messageLength })),
+  cooldownMessage: nullable(pageText({ maxLength: LIMITS.messageLength })),
 };
 
 export const metadataSchema = {

@@ -1,4 +1,4 @@
-import { validator } from './validation';
+import { PAGE_TEXT_MESSAGE, validator } from './validation';
 
 describe('validator', () => {
   it('says every type a value may have where it has none of them, and how many fields a body needs', () => {
@@ -128,5 +128,31 @@ describe('validator', () => {
     // Every other character is text like any other, a surrogate pair (an emoji) included.
     expect(validator('create-item')({ label: 'Zoë 漢字 😀 \ud83d\ude00 \u0001\u007f\ufffd' })).toEqual([]);
     expect(validator('create-item')({ metadata: { k: '𝄞' }, externalId: '👩‍👩‍👧' })).toEqual([]);
+  });
+
+  it('refuses bidi embedding, override and isolate controls in the texts the link page shows', () => {
+    // U+202E (RLO) would show "gnp.exe" as "exe.png" to the customer.
+    const controls = [
+      '\u202A',
+      '\u202B',
+      '\u202C',
+      '\u202D',
+      '\u202E',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+    ];
+    for (const field of ['disabledMessage', 'cooldownMessage']) {
+      for (const c of controls) {
+        const problem = { pointer: `/${field}`, rule: 'format', message: PAGE_TEXT_MESSAGE };
+        // The field may also be null, which the refusal names next.
+        expect(validator('create-item')({ [field]: `See ${c}gnp.exe` })[0]).toEqual(problem);
+        expect(validator('patch')({ [field]: `See ${c}gnp.exe` })[0]).toEqual(problem);
+      }
+      expect(validator('patch')({ [field]: 'Closed\u0000' })[0]).toMatchObject({ rule: 'format' });
+      // Right-to-left text, and the marks that only steer the neutral characters beside them, pass.
+      expect(validator('patch')({ [field]: 'انتهى العرض. \u200Fשלום\u200E (10%) \u061C' })).toEqual([]);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { isPageText } from './link-page';
 import { ALL_SCHEMAS, STORABLE_TEXT, schemaId } from './schemas';
 
 /** One validation failure: where (JSON pointer) and which rule. */
@@ -8,6 +9,10 @@ export interface ValidationProblem {
   rule: string;
   message: string;
 }
+
+/** What is wrong with a text refused by format `page-text` (storable, and see `isPageText`). */
+export const PAGE_TEXT_MESSAGE =
+  'must not contain the NUL character (U+0000), a lone UTF-16 surrogate, or a bidirectional embedding, override or isolate control (U+202A to U+202E, U+2066 to U+2069)';
 
 /** A problem as one phrase, its field then what is wrong; `whole` names the document itself (pointer ''). */
 export function describeProblem(problem: ValidationProblem, whole: string): string {
@@ -34,6 +39,10 @@ function build(coerce: boolean): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce, useDefaults: false });
   addFormats(ajv, ['date-time', 'uri']);
   ajv.addFormat(STORABLE_TEXT, { type: 'string', validate: isStorableText });
+  ajv.addFormat('page-text', {
+    type: 'string',
+    validate: (value: string) => isStorableText(value) && isPageText(value),
+  });
   for (const schema of ALL_SCHEMAS) ajv.addSchema(schema);
   return ajv;
 }
@@ -116,6 +125,8 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
       message = 'is required';
     } else if (e.keyword === 'format' && e.params.format === STORABLE_TEXT) {
       message = STORABLE_TEXT_MESSAGE;
+    } else if (e.keyword === 'format' && e.params.format === 'page-text') {
+      message = PAGE_TEXT_MESSAGE;
     } else if (e.keyword === 'minProperties') {
       const limit = Number(e.params.limit);
       message = `must have at least ${limit} field${limit === 1 ? '' : 's'}`;
