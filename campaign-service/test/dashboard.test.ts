@@ -752,7 +752,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     await a.signIn('alice@example.com', 'alice-password-1');
     const form = await a.get(`/dashboard/p/${p1}/devices/new`);
     expect(form.text).toContain(
-      `own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; other languages get them in English`,
+      `own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; for any other language a visitor gets them in the next language of this device they accept that has them, else in English`,
     );
     expect(LINK_PAGE_LANGUAGES).toEqual(expect.arrayContaining(['en', 'de', 'fr', 'es', 'it']));
   });

@@ -336,6 +336,21 @@ describe('the refusal table, on the page and on a start', () => {
     expect((await post(`${h.base}/i/${c.token}/conversations`)).body.details.message).toBe('Back soon');
   });
 
+  it("gives the page's texts in the visitor's next accepted device language that ships, not English", async () => {
+    const languages = { languages: ['en', 'de', 'fr', 'ja', 'ar'], defaultLanguage: 'en' };
+    const chat = await page((await h.link({ device: languages })).token, 'ar,fr;q=0.5');
+    expect(chat.status).toBe(200);
+    expect(chat.html).toContain('<html lang="fr">');
+    expect(chat.html).toContain('>Envoyer</button>');
+    // The conversation itself stays in the device language the visitor prefers.
+    expect(chat.html).toMatch(/id="cfg">\{"lang":"ar",/);
+    const off = await h.link({ device: languages, recipient: { isActive: false } });
+    expect(noticeOf((await page(off.token, 'ar,fr;q=0.5')).html)).toEqual({
+      code: 'link_disabled',
+      text: 'Ce lien n&#39;est plus actif. Si vous avez besoin d&#39;aide, veuillez contacter l&#39;expéditeur de ce lien.',
+    });
+  });
+
   it('403 link_disabled once interactionCount reaches maxTotalInteractions', async () => {
     const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
     expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201);

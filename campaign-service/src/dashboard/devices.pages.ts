@@ -123,7 +123,7 @@ function deviceForm(
 </section>
   </fieldset>
   <fieldset><legend>Languages and voice</legend>
-    ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: `Language codes separated by commas, e.g. en, fr, de-CH. The link page has its own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; other languages get them in English.`, error: errors.languages })}
+    ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: `Language codes separated by commas, e.g. en, fr, de-CH. The link page has its own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; for any other language a visitor gets them in the next language of this device they accept that has them, else in English.`, error: errors.languages })}
     ${field({ name: 'defaultLanguage', label: 'Default language', value: v.defaultLanguage, error: errors.defaultLanguage })}
     <div class="check"><input type="checkbox" id="f-voice-enabled" name="voice.enabled"${v.voice?.enabled ? html` checked` : ''}><label for="f-voice-enabled">Voice enabled</label></div>
     ${field({ name: 'voice.voiceName', label: 'Voice name', value: v.voice?.voiceName, error: errors['voice.voiceName'] })}

@@ -484,8 +484,8 @@ export function parseAcceptLanguage(header: string): string[] {
 /**
  * The page language: the visitor's most preferred language among the device's languages
  * (exact tag first, then primary subtag), else the device's default. The interface strings
- * follow it, falling back to English for a language not shipped; `textLang` names the language
- * they are actually in.
+ * follow it; for a language not shipped they take the visitor's next accepted device language
+ * that is, else English; `textLang` names the language they are actually in.
  */
 export function pickLanguage(
   acceptLanguage: string,
@@ -493,18 +493,23 @@ export function pickLanguage(
 ): { lang: string; textLang: string; strings: UiStrings } {
   const offered =
     device && device.languages.length > 0 ? device.languages : [device?.defaultLanguage || 'en'];
-  let lang = device?.defaultLanguage || offered[0];
+  // The device languages the visitor accepts, in the visitor's order.
+  const accepted: string[] = [];
   for (const wanted of parseAcceptLanguage(acceptLanguage)) {
     const exact = offered.find((o) => o.toLowerCase() === wanted.toLowerCase());
     const loose = exact ?? offered.find((o) => primary(o) === primary(wanted));
-    if (loose) {
-      lang = loose;
-      break;
+    if (loose) accepted.push(loose);
+  }
+  const lang = accepted[0] ?? (device?.defaultLanguage || offered[0]);
+  // The assistant speaks `lang`; the page's own texts need only be read, so a visitor who accepts
+  // Arabic, then French, reads them in French rather than in English.
+  for (const tag of [lang, ...accepted]) {
+    const shipped = linkPageTextLanguage(tag);
+    if (shipped) {
+      return { lang, textLang: shipped === primary(tag) ? tag : shipped, strings: UI_STRINGS[shipped] };
     }
   }
-  const shipped = linkPageTextLanguage(lang);
-  if (!shipped) return { lang, textLang: 'en', strings: en };
-  return { lang, textLang: shipped === primary(lang) ? lang : shipped, strings: UI_STRINGS[shipped] };
+  return { lang, textLang: 'en', strings: en };
 }
 
 /**

@@ -226,6 +226,20 @@ describe('pickLanguage', () => {
     expect(pickLanguage('es-MX', { languages: ['es'], defaultLanguage: 'en' }).strings.send).toBe('Enviar');
   });
 
+  it("takes the page's texts from the visitor's next accepted device language that ships, before English", () => {
+    const device = { languages: ['en', 'de', 'fr', 'ja', 'ar'], defaultLanguage: 'en' };
+    // The assistant speaks Arabic, the texts are French, which the visitor also reads.
+    expect(pickLanguage('ar,fr;q=0.5', device)).toEqual({
+      lang: 'ar',
+      textLang: 'fr',
+      strings: UI_STRINGS.fr,
+    });
+    expect(pickLanguage('ja, ar;q=0.9, de-AT;q=0.5', device)).toMatchObject({ lang: 'ja', textLang: 'de' });
+    // Only languages the device offers: Spanish, accepted but not offered, is not taken.
+    expect(pickLanguage('ar, es;q=0.8', device)).toMatchObject({ lang: 'ar', textLang: 'en' });
+    expect(pickLanguage('ar', device)).toEqual({ lang: 'ar', textLang: 'en', strings: UI_STRINGS.en });
+  });
+
   it('gives Norwegian and Nynorsk devices the Bokmål texts', () => {
     const norwegian = { languages: ['no', 'nn-NO'], defaultLanguage: 'no' };
     expect(pickLanguage('', norwegian).strings).toBe(UI_STRINGS.nb);

@@ -194,7 +194,7 @@ export type PageBody =
 export interface PageInput {
   /** The device language picked for the visitor, the one replies are read aloud in. */
   lang: string;
-  /** The language `strings` are in: English where `lang` is not shipped. */
+  /** The language `strings` are in: where `lang` is not shipped, another the visitor reads, or English. */
   textLang: string;
   strings: UiStrings;
   device?: Pick<DeviceSnapshot, 'styling' | 'voice' | 'name'>;

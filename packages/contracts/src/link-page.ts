@@ -1,7 +1,8 @@
 /**
  * The languages the link page's own texts (labels, neutral refusals, default disabled and
- * cooldown texts) ship in; a device language not among them gets the English texts. Shared so
- * that the dashboard's device form names the same list the link runtime's table holds.
+ * cooldown texts) ship in; a device language not among them gets those of the visitor's next
+ * accepted device language that is, else the English texts. Shared so that the dashboard's
+ * device form names the same list the link runtime's table holds.
  */
 export const LINK_PAGE_LANGUAGES = [
   'en',
