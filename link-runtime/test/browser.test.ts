@@ -379,7 +379,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
 
   it('says a used-up budget and a halted campaign have ended, rather than to try again later', async () => {
     const ended =
-      'This conversation has ended. If you still need help, please contact the sender of this link.';
+      'This conversation is currently unavailable. If you still need help, please contact the sender of this link.';
     const l = await h.link({ campaign: { includedConversations: 1 } });
     const first = await openChat(l.token);
     const second = await openChat(l.token);
@@ -667,7 +667,8 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       expect([name, await page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([name, 320]);
       if (name === 'cooldown') expect(notice).toContain('Back in an hour.');
       if (name === 'unavailable') expect(notice).toContain('derzeit nicht verfügbar');
-      if (name === 'budget-exhausted') expect(notice).toContain('Dieses Gespräch ist beendet.');
+      if (name === 'budget-exhausted')
+        expect(notice).toContain('Dieses Gespräch ist derzeit nicht verfügbar. Wenn Sie weiterhin Hilfe');
       expect([name, errors]).toEqual([name, []]);
       await page.screenshot({
         path: path.join(ARTIFACTS, `refusal-${name}.png`),

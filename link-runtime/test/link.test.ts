@@ -238,7 +238,7 @@ describe('the refusal table, on the page and on a start', () => {
       code: 'unavailable',
       text: retryable
         ? 'This conversation is currently unavailable. Please try again later.'
-        : 'This conversation has ended. If you still need help, please contact the sender of this link.',
+        : 'This conversation is currently unavailable. If you still need help, please contact the sender of this link.',
     });
     expect(await conversationsOf(l.recipient.id)).toBe(0);
   });
@@ -392,7 +392,7 @@ describe('the refusal table, on the page and on a start', () => {
     // Nothing about budgets, and nothing that a later visit would change by itself.
     expect(noticeOf(p.html)).toEqual({
       code: 'budget_exhausted',
-      text: 'This conversation has ended. If you still need help, please contact the sender of this link.',
+      text: 'This conversation is currently unavailable. If you still need help, please contact the sender of this link.',
     });
   });
 

@@ -17,8 +17,11 @@ export interface UiStrings {
   forbidden: string;
   /** A link disabled or used up, where the operator wrote no message of their own. */
   disabled: string;
-  /** Unavailable for good (the campaign ended or was halted, the budget is used up): retrying will not help. */
-  ended: string;
+  /**
+   * Unavailable where retrying will not help (the campaign ended or was halted, the budget is used
+   * up): still the neutral currently-unavailable text, but saying whom to turn to, not to try again.
+   */
+  unavailableContact: string;
   cooldown: string;
   /** When a visitor may try again; `{time}` is filled in by `retryInText`. */
   retryIn: string;
@@ -46,7 +49,8 @@ const en: UiStrings = {
   unavailable: 'This conversation is currently unavailable. Please try again later.',
   forbidden: 'This conversation is not available from your network.',
   disabled: 'This link is no longer active. If you need help, please contact the sender of this link.',
-  ended: 'This conversation has ended. If you still need help, please contact the sender of this link.',
+  unavailableContact:
+    'This conversation is currently unavailable. If you still need help, please contact the sender of this link.',
   cooldown: 'You have reached the limit for now. Please come back later.',
   retryIn: 'You can try again in {time}.',
   tooLong: 'This message is too long.',
@@ -73,8 +77,8 @@ const de: UiStrings = {
   forbidden: 'Dieses Gespräch ist aus Ihrem Netzwerk nicht verfügbar.',
   disabled:
     'Dieser Link ist nicht mehr aktiv. Wenn Sie Hilfe benötigen, wenden Sie sich bitte an den Absender dieses Links.',
-  ended:
-    'Dieses Gespräch ist beendet. Wenn Sie weiterhin Hilfe benötigen, wenden Sie sich bitte an den Absender dieses Links.',
+  unavailableContact:
+    'Dieses Gespräch ist derzeit nicht verfügbar. Wenn Sie weiterhin Hilfe benötigen, wenden Sie sich bitte an den Absender dieses Links.',
   cooldown: 'Sie haben das Limit vorerst erreicht. Bitte kommen Sie später wieder.',
   retryIn: 'Sie können es in {time} erneut versuchen.',
   tooLong: 'Diese Nachricht ist zu lang.',
@@ -103,8 +107,8 @@ const fr: UiStrings = {
   forbidden: "Cette conversation n'est pas disponible depuis votre réseau.",
   disabled:
     "Ce lien n'est plus actif. Si vous avez besoin d'aide, veuillez contacter l'expéditeur de ce lien.",
-  ended:
-    "Cette conversation est terminée. Si vous avez encore besoin d'aide, veuillez contacter l'expéditeur de ce lien.",
+  unavailableContact:
+    "Cette conversation est momentanément indisponible. Si vous avez encore besoin d'aide, veuillez contacter l'expéditeur de ce lien.",
   cooldown: 'Vous avez atteint la limite pour le moment. Veuillez revenir plus tard.',
   retryIn: 'Vous pourrez réessayer dans {time}.',
   tooLong: 'Ce message est trop long.',
@@ -133,8 +137,8 @@ const es: UiStrings = {
   forbidden: 'Esta conversación no está disponible desde tu red.',
   disabled:
     'Este enlace ya no está activo. Si necesitas ayuda, ponte en contacto con quien te envió este enlace.',
-  ended:
-    'Esta conversación ha terminado. Si todavía necesitas ayuda, ponte en contacto con quien te envió este enlace.',
+  unavailableContact:
+    'Esta conversación no está disponible en este momento. Si todavía necesitas ayuda, ponte en contacto con quien te envió este enlace.',
   cooldown: 'Has alcanzado el límite por ahora. Vuelve más tarde.',
   retryIn: 'Podrás volver a intentarlo en {time}.',
   tooLong: 'Este mensaje es demasiado largo.',
@@ -164,8 +168,8 @@ const it: UiStrings = {
   unavailable: 'Questa conversazione non è al momento disponibile. Riprovi più tardi.',
   forbidden: 'Questa conversazione non è disponibile dalla sua rete.',
   disabled: 'Questo link non è più attivo. Se ha bisogno di aiuto, contatti il mittente di questo link.',
-  ended:
-    'Questa conversazione è terminata. Se ha ancora bisogno di aiuto, contatti il mittente di questo link.',
+  unavailableContact:
+    'Questa conversazione non è al momento disponibile. Se ha ancora bisogno di aiuto, contatti il mittente di questo link.',
   cooldown: 'Per il momento ha raggiunto il limite. Torni più tardi.',
   retryIn: 'Potrà riprovare tra {time}.',
   tooLong: 'Questo messaggio è troppo lungo.',
@@ -194,8 +198,8 @@ const nl: UiStrings = {
   forbidden: 'Dit gesprek is niet beschikbaar vanaf uw netwerk.',
   disabled:
     'Deze link is niet meer actief. Hebt u hulp nodig, neem dan contact op met de afzender van deze link.',
-  ended:
-    'Dit gesprek is beëindigd. Hebt u nog hulp nodig, neem dan contact op met de afzender van deze link.',
+  unavailableContact:
+    'Dit gesprek is momenteel niet beschikbaar. Hebt u nog hulp nodig, neem dan contact op met de afzender van deze link.',
   cooldown: 'U hebt de limiet voorlopig bereikt. Kom later terug.',
   retryIn: 'U kunt het over {time} opnieuw proberen.',
   tooLong: 'Dit bericht is te lang.',
@@ -223,7 +227,8 @@ const pt: UiStrings = {
   unavailable: 'Esta conversa está indisponível neste momento. Tente novamente mais tarde.',
   forbidden: 'Esta conversa não está disponível a partir da sua rede.',
   disabled: 'Este link já não está ativo. Se precisar de ajuda, fale com o remetente deste link.',
-  ended: 'Esta conversa terminou. Se ainda precisar de ajuda, fale com o remetente deste link.',
+  unavailableContact:
+    'Esta conversa está indisponível neste momento. Se ainda precisar de ajuda, fale com o remetente deste link.',
   cooldown: 'Atingiu o limite por agora. Volte mais tarde.',
   retryIn: 'Poderá tentar novamente dentro de {time}.',
   tooLong: 'Esta mensagem é muito longa.',
@@ -250,8 +255,8 @@ const pl: UiStrings = {
   forbidden: 'Ta rozmowa nie jest dostępna z tej sieci.',
   disabled:
     'Ten link nie jest już aktywny. Jeśli potrzebna jest pomoc, prosimy skontaktować się z nadawcą tego linku.',
-  ended:
-    'Ta rozmowa została zakończona. Jeśli nadal potrzebna jest pomoc, prosimy skontaktować się z nadawcą tego linku.',
+  unavailableContact:
+    'Ta rozmowa jest obecnie niedostępna. Jeśli nadal potrzebna jest pomoc, prosimy skontaktować się z nadawcą tego linku.',
   cooldown: 'Limit został na razie wyczerpany. Prosimy wrócić później.',
   retryIn: 'Ponowna próba będzie możliwa za {time}.',
   tooLong: 'Ta wiadomość jest za długa.',
@@ -277,8 +282,8 @@ const sv: UiStrings = {
   unavailable: 'Det här samtalet är inte tillgängligt just nu. Försök igen senare.',
   forbidden: 'Det här samtalet är inte tillgängligt från ditt nätverk.',
   disabled: 'Den här länken är inte längre aktiv. Om du behöver hjälp kan du kontakta avsändaren av länken.',
-  ended:
-    'Det här samtalet har avslutats. Om du fortfarande behöver hjälp kan du kontakta avsändaren av länken.',
+  unavailableContact:
+    'Det här samtalet är inte tillgängligt just nu. Om du fortfarande behöver hjälp kan du kontakta avsändaren av länken.',
   cooldown: 'Du har nått gränsen för tillfället. Välkommen tillbaka senare.',
   retryIn: 'Du kan försöka igen om {time}.',
   tooLong: 'Det här meddelandet är för långt.',
@@ -305,8 +310,8 @@ const da: UiStrings = {
   forbidden: 'Denne samtale er ikke tilgængelig fra dit netværk.',
   disabled:
     'Dette link er ikke længere aktivt. Hvis du har brug for hjælp, kan du kontakte afsenderen af linket.',
-  ended:
-    'Denne samtale er afsluttet. Hvis du stadig har brug for hjælp, kan du kontakte afsenderen af linket.',
+  unavailableContact:
+    'Denne samtale er ikke tilgængelig i øjeblikket. Hvis du stadig har brug for hjælp, kan du kontakte afsenderen af linket.',
   cooldown: 'Du har nået grænsen for nu. Kom gerne tilbage senere.',
   retryIn: 'Du kan prøve igen om {time}.',
   tooLong: 'Denne besked er for lang.',
@@ -332,7 +337,8 @@ const nb: UiStrings = {
   unavailable: 'Denne samtalen er ikke tilgjengelig akkurat nå. Prøv igjen senere.',
   forbidden: 'Denne samtalen er ikke tilgjengelig fra nettverket ditt.',
   disabled: 'Denne lenken er ikke lenger aktiv. Hvis du trenger hjelp, kan du kontakte avsenderen av lenken.',
-  ended: 'Denne samtalen er avsluttet. Hvis du fortsatt trenger hjelp, kan du kontakte avsenderen av lenken.',
+  unavailableContact:
+    'Denne samtalen er ikke tilgjengelig akkurat nå. Hvis du fortsatt trenger hjelp, kan du kontakte avsenderen av lenken.',
   cooldown: 'Du har nådd grensen for nå. Kom gjerne tilbake senere.',
   retryIn: 'Du kan prøve igjen om {time}.',
   tooLong: 'Denne meldingen er for lang.',
@@ -359,7 +365,8 @@ const fi: UiStrings = {
   unavailable: 'Tämä keskustelu ei ole tällä hetkellä käytettävissä. Yritä myöhemmin uudelleen.',
   forbidden: 'Tämä keskustelu ei ole käytettävissä verkostasi.',
   disabled: 'Tämä linkki ei ole enää käytössä. Jos tarvitset apua, ota yhteyttä linkin lähettäjään.',
-  ended: 'Tämä keskustelu on päättynyt. Jos tarvitset vielä apua, ota yhteyttä linkin lähettäjään.',
+  unavailableContact:
+    'Tämä keskustelu ei ole tällä hetkellä käytettävissä. Jos tarvitset vielä apua, ota yhteyttä linkin lähettäjään.',
   cooldown: 'Olet toistaiseksi saavuttanut rajan. Palaa myöhemmin uudelleen.',
   retryIn: 'Voit yrittää uudelleen {time} kuluttua.',
   tooLong: 'Tämä viesti on liian pitkä.',
@@ -387,8 +394,8 @@ const cs: UiStrings = {
   forbidden: 'Tato konverzace není z vaší sítě dostupná.',
   disabled:
     'Tento odkaz již není aktivní. Pokud potřebujete pomoc, obraťte se prosím na odesílatele tohoto odkazu.',
-  ended:
-    'Tato konverzace skončila. Pokud stále potřebujete pomoc, obraťte se prosím na odesílatele tohoto odkazu.',
+  unavailableContact:
+    'Tato konverzace je momentálně nedostupná. Pokud stále potřebujete pomoc, obraťte se prosím na odesílatele tohoto odkazu.',
   cooldown: 'Limit byl prozatím vyčerpán. Vraťte se prosím později.',
   retryIn: 'Znovu to můžete zkusit za {time}.',
   tooLong: 'Tato zpráva je příliš dlouhá.',
@@ -416,8 +423,8 @@ const tr: UiStrings = {
   forbidden: 'Bu sohbete ağınızdan erişilemiyor.',
   disabled:
     'Bu bağlantı artık etkin değil. Yardıma ihtiyacınız varsa lütfen bu bağlantıyı gönderen tarafla iletişime geçin.',
-  ended:
-    'Bu sohbet sona erdi. Hâlâ yardıma ihtiyacınız varsa lütfen bu bağlantıyı gönderen tarafla iletişime geçin.',
+  unavailableContact:
+    'Bu sohbet şu anda kullanılamıyor. Hâlâ yardıma ihtiyacınız varsa lütfen bu bağlantıyı gönderen tarafla iletişime geçin.',
   cooldown: 'Şimdilik sınıra ulaştınız. Lütfen daha sonra tekrar gelin.',
   retryIn: '{time} sonra tekrar deneyebilirsiniz.',
   tooLong: 'Bu mesaj çok uzun.',

@@ -160,7 +160,7 @@ function pageText(err: AppError, strings: UiStrings): string {
     case 'budget_exhausted':
       // "Try again later" only where a later visit may open it (a campaign not live yet, a store
       // out of reach); an ended or halted campaign and a used-up budget tell whom to ask instead.
-      return err.retryable ? strings.unavailable : strings.ended;
+      return err.retryable ? strings.unavailable : strings.unavailableContact;
     default:
       return strings.unavailable;
   }

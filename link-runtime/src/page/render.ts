@@ -291,7 +291,7 @@ function refusal(body,retryAfter){
   else if(c==='link_disabled')t=d.message||s.disabled;
   else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+retryInText(s.retryIn,sec,document.documentElement.lang);}
   else if(c==='unavailable'&&!ends(body))t=s.noReply;
-  else if(c==='unavailable'||c==='budget_exhausted')t=body.retryable===false?s.ended:s.unavailable;
+  else if(c==='unavailable'||c==='budget_exhausted')t=body.retryable===false?s.unavailableContact:s.unavailable;
   else if(c==='rate_limited')t=s.rateLimited;
   else if(c==='invalid_request'&&d.reason==='too_long')t=s.tooLong;
   else t=s.failed;
