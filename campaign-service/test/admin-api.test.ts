@@ -206,6 +206,24 @@ describe('validation', () => {
         '/styling/title',
         'format',
       ],
+      // A lone UTF-16 surrogate has no UTF-8 form: refused as the field's problem, never stored as
+      // U+FFFD nor failing the statement (a title's jsonb refused it with a 500).
+      ['POST', '/admin/v1/projects', { name: 'p\ud800x' }, '/name', 'format'],
+      [
+        'POST',
+        `/admin/v1/projects/${p}/devices`,
+        { name: 'd', styling: { title: 'Help \udfff' } },
+        '/styling/title',
+        'format',
+      ],
+      ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, { persona: 'Kind \ud83d' }, '/persona', 'format'],
+      [
+        'PATCH',
+        `/admin/v1/projects/${p}/devices/${d}`,
+        { knowledge: [{ title: 'Hours', content: 'Open \u0000' }] },
+        '/knowledge/0/content',
+        'format',
+      ],
       ['PATCH', `/admin/v1/projects/${p}/devices/${d}`, {}, '', 'minProperties'],
       [
         'POST',

@@ -1,10 +1,23 @@
-import { isLogoUrl, isPageText, SCOPES, toProblems, type ValidationProblem } from '@outreach/contracts';
+import {
+  addTextFormats,
+  isLogoUrl,
+  PAGE_TEXT,
+  SCOPES,
+  STORABLE_TEXT,
+  toProblems,
+  type ValidationProblem,
+} from '@outreach/contracts';
 import { parseCidr } from '@outreach/platform';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-/** JSON Schemas of the admin API bodies; every object refuses unknown fields. */
-const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+/**
+ * JSON Schemas of the admin API bodies; every object refuses unknown fields, and every free text
+ * is held to what PostgreSQL can store as sent (format storable-text).
+ */
+const text = (bounds: { minLength?: number; maxLength: number }) =>
+  ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
+const name = text({ minLength: 1, maxLength: 200 });
 /** The largest amount of money the admin API takes, in minor units; the dashboard's forms hold to it too. */
 export const MAX_MINOR_UNITS = 1_000_000_000_000;
 const minor = { type: 'integer', minimum: 0, maximum: MAX_MINOR_UNITS } as const;
@@ -28,7 +41,7 @@ export const deviceFields = {
     additionalProperties: false,
     properties: {
       // The link page's heading: refused with bidi controls, as the recipients' page texts are.
-      title: { type: 'string', format: 'page-text', maxLength: 200 },
+      title: { type: 'string', format: PAGE_TEXT, maxLength: 200 },
       primaryColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       backgroundColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       logoUrl: { type: 'string', format: 'http-url', maxLength: 2000 },
@@ -38,10 +51,10 @@ export const deviceFields = {
     type: 'object',
     additionalProperties: false,
     required: ['enabled'],
-    properties: { enabled: { type: 'boolean' }, voiceName: { type: 'string', maxLength: 100 } },
+    properties: { enabled: { type: 'boolean' }, voiceName: text({ maxLength: 100 }) },
   },
-  persona: { type: 'string', maxLength: 4000 },
-  customInstructions: { type: 'string', maxLength: 7500 },
+  persona: text({ maxLength: 4000 }),
+  customInstructions: text({ maxLength: 7500 }),
   knowledge: {
     type: 'array',
     maxItems: 200,
@@ -49,14 +62,14 @@ export const deviceFields = {
       type: 'object',
       additionalProperties: false,
       required: ['title', 'content'],
-      properties: { title: name, content: { type: 'string', minLength: 1, maxLength: 20000 } },
+      properties: { title: name, content: text({ minLength: 1, maxLength: 20000 }) },
     },
   },
 } as const;
 
 const campaignFields = {
   name,
-  deviceId: { type: 'string', minLength: 1, maxLength: 64 },
+  deviceId: text({ minLength: 1, maxLength: 64 }),
   startDate: instant,
   endDate: instant,
   budgetMode: { enum: ['metered', 'fixed'] },
@@ -162,7 +175,7 @@ export function compileAdminSchemas(): (schema: AdminSchema, data: unknown) => V
     ajv.addFormat('cidr', { type: 'string', validate: (s: string) => parseCidr(s) !== null });
     // `uri` alone admits javascript: and data: addresses; the link page shows only http(s) ones.
     ajv.addFormat('http-url', { type: 'string', validate: isLogoUrl });
-    ajv.addFormat('page-text', { type: 'string', validate: isPageText });
+    addTextFormats(ajv);
     return ajv;
   };
   const plain = make(false);

@@ -14,4 +14,5 @@ export * from './prompt';
 export * from './proto';
 export * from './safety-rules';
 export * from './schemas';
+export * from './text-formats';
 export * from './validation';

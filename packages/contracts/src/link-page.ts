@@ -71,22 +71,3 @@ export function isLogoUrl(text: string): boolean {
     return false;
   }
 }
-
-// The bidirectional embedding, override and isolate controls (LRE, RLE, PDF, LRO, RLO and LRI,
-// RLI, FSI, PDI): they reorder what follows them, so "gnp.exe" after an RLO reads "exe.png" on the
-// page. The marks (LRM, RLM, ALM) only steer the neutral characters beside them and stay allowed.
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
-const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
-
-/**
- * True when an operator's text may be shown to the link's visitors as written (format `page-text`):
- * no NUL, which nothing can store, and no bidirectional embedding, override or isolate control.
- */
-export function isPageText(text: string): boolean {
-  return !text.includes('\0') && !BIDI_CONTROL.test(text);
-}
-
-/** An operator's text without bidirectional embedding, override and isolate controls, as the link page shows it. */
-export function withoutBidiControls(text: string): string {
-  return text.replace(BIDI_CONTROLS, '');
-}

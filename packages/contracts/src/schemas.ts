@@ -1,4 +1,5 @@
 import { LIMITS } from './limits';
+import { PAGE_TEXT, STORABLE_TEXT } from './text-formats';
 
 /**
  * The JSON Schemas of the v1 API (draft 2020-12). Request schemas are what the gateway
@@ -9,18 +10,12 @@ const S = 'https://outreach.dev/schemas/';
 const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const limit = { type: 'integer', minimum: 1, maximum: LIMITS.maxInteractionLimit };
 const isoInstant = { type: 'string', format: 'date-time' };
-/**
- * The format of text a client sends to be stored or looked up (see validation.ts): a string
- * PostgreSQL cannot store as sent (a NUL, a lone UTF-16 surrogate) is refused as the field's own
- * problem, rather than failing the whole request in the database or being stored changed.
- */
-export const STORABLE_TEXT = 'storable-text';
 const text = (bounds: { minLength?: number; maxLength?: number } = {}) =>
   ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
 // Text the link page shows its visitors: no bidi controls either, which would reorder what they
-// read (format `page-text`, see isPageText).
+// read (see text-formats.ts).
 const pageText = (bounds: { maxLength: number }) =>
-  ({ type: 'string', format: 'page-text', ...bounds }) as const;
+  ({ type: 'string', format: PAGE_TEXT, ...bounds }) as const;
 
 const instructionsFields = {
   isActive: { type: 'boolean' },

@@ -1,4 +1,5 @@
-import { PAGE_TEXT_MESSAGE, validator } from './validation';
+import { PAGE_TEXT_MESSAGE } from './text-formats';
+import { validator } from './validation';
 
 describe('validator', () => {
   it('says every type a value may have where it has none of them, and how many fields a body needs', () => {

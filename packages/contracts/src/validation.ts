@@ -1,7 +1,13 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { isPageText } from './link-page';
-import { ALL_SCHEMAS, STORABLE_TEXT, schemaId } from './schemas';
+import { ALL_SCHEMAS, schemaId } from './schemas';
+import {
+  addTextFormats,
+  PAGE_TEXT,
+  PAGE_TEXT_MESSAGE,
+  STORABLE_TEXT,
+  STORABLE_TEXT_MESSAGE,
+} from './text-formats';
 
 /** One validation failure: where (JSON pointer) and which rule. */
 export interface ValidationProblem {
@@ -9,10 +15,6 @@ export interface ValidationProblem {
   rule: string;
   message: string;
 }
-
-/** What is wrong with a text refused by format `page-text` (storable, and see `isPageText`). */
-export const PAGE_TEXT_MESSAGE =
-  'must not contain the NUL character (U+0000), a lone UTF-16 surrogate, or a bidirectional embedding, override or isolate control (U+202A to U+202E, U+2066 to U+2069)';
 
 /** A problem as one phrase, its field then what is wrong; `whole` names the document itself (pointer ''). */
 export function describeProblem(problem: ValidationProblem, whole: string): string {
@@ -22,27 +24,11 @@ export function describeProblem(problem: ValidationProblem, whole: string): stri
 /** A compiled validator returning the problems, empty when valid. */
 export type Validator = (data: unknown) => ValidationProblem[];
 
-// With the `u` flag a surrogate pair is one code point (not Cs): only a lone surrogate matches.
-const LONE_SURROGATE = /\p{Cs}/u;
-
-// Text PostgreSQL can store as it is: no NUL (U+0000), which text and jsonb cannot hold, and no
-// lone UTF-16 surrogate, which has no UTF-8 form (the driver would store U+FFFD in its place,
-// jsonb refuses its `\u` escape and fails the whole statement).
-function isStorableText(value: string): boolean {
-  return !value.includes('\0') && !LONE_SURROGATE.test(value);
-}
-
-const STORABLE_TEXT_MESSAGE = 'must not contain the NUL character (U+0000) or a lone UTF-16 surrogate';
-
 /** Compiles every schema once; `coerce` is for query strings. */
 function build(coerce: boolean): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: coerce, useDefaults: false });
   addFormats(ajv, ['date-time', 'uri']);
-  ajv.addFormat(STORABLE_TEXT, { type: 'string', validate: isStorableText });
-  ajv.addFormat('page-text', {
-    type: 'string',
-    validate: (value: string) => isStorableText(value) && isPageText(value),
-  });
+  addTextFormats(ajv);
   for (const schema of ALL_SCHEMAS) ajv.addSchema(schema);
   return ajv;
 }
@@ -125,7 +111,7 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
       message = 'is required';
     } else if (e.keyword === 'format' && e.params.format === STORABLE_TEXT) {
       message = STORABLE_TEXT_MESSAGE;
-    } else if (e.keyword === 'format' && e.params.format === 'page-text') {
+    } else if (e.keyword === 'format' && e.params.format === PAGE_TEXT) {
       message = PAGE_TEXT_MESSAGE;
     } else if (e.keyword === 'minProperties') {
       const limit = Number(e.params.limit);
