@@ -285,15 +285,44 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.fill('#text', long);
     expect(await page.inputValue('#text')).toBe(long);
     await page.click('#send');
-    await page.locator('#status', { hasText: 'This message is too long.' }).waitFor();
+    await page
+      .locator('#status', { hasText: 'This message is too long. Use at most 4,000 characters.' })
+      .waitFor();
     expect(await page.inputValue('#text')).toBe(long);
+    expect(await page.getAttribute('#text', 'aria-invalid')).toBe('true');
     expect(await page.locator('.msg').count()).toBe(0);
     expect((await pgCount(h, l.recipient.id)).rows).toBe(0);
     // One character less fits, though it is 4,001 UTF-16 units long.
     model.reply = 'Got it.';
     await page.fill('#text', long.slice(0, -1));
+    expect(await page.getAttribute('#text', 'aria-invalid')).toBeNull();
     await page.click('#send');
     await page.locator('.msg.assistant', { hasText: 'Got it.' }).waitFor();
+    await context.close();
+  });
+
+  it('says how long to wait when messages come too quickly, and that the phone is offline', async () => {
+    const l = await h.link();
+    const { context, page } = await openChat(l.token);
+    await page.route('**/messages', (route) =>
+      route.fulfill({
+        status: 429,
+        headers: { 'Content-Type': 'application/json', 'Retry-After': '31' },
+        body: JSON.stringify({ code: 'rate_limited', error: 'x', retryable: true, hint: 'x', details: {} }),
+      }),
+    );
+    await page.fill('#text', 'One more question');
+    await page.click('#send');
+    await page
+      .locator('#status', { hasText: 'You are sending messages too quickly. Please wait a moment.' })
+      .waitFor();
+    expect(await page.locator('#status').textContent()).toContain('You can try again in');
+    await page.unroute('**/messages');
+    await context.setOffline(true);
+    await page.click('#send');
+    await page.locator('#status', { hasText: 'You appear to be offline.' }).waitFor();
+    expect(await page.inputValue('#text')).toBe('One more question');
+    await context.setOffline(false);
     await context.close();
   });
 

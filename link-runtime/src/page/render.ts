@@ -285,16 +285,20 @@ function ends(b){var c=b&&b.code,r=((b&&b.details)||{}).reason;
   if(c==='unavailable')return r==='campaign_not_active'||r==='device_inactive';
   if(c==='not_found')return r!=='conversation_not_found';
   return c==='forbidden'||c==='link_disabled'||c==='budget_exhausted'||c==='cooldown';}
+// When the server says how long to wait, the customer is told; a message too long says the limit.
+function waitText(retryAfter,d){var sec=Number(retryAfter||d.retryAfterSeconds);return sec>0?'\\n'+retryInText(s.retryIn,sec,document.documentElement.lang):'';}
+function tooLongText(){return s.tooLong+' '+s.atMost.replace('{max}',Number(cfg.maxChars).toLocaleString(document.documentElement.lang));}
+function failedText(){return navigator.onLine===false?s.offline:s.failed;}
 function refusal(body,retryAfter){
   var d=(body&&body.details)||{},c=body&&body.code,t;
   if(c==='not_found')t=d.reason==='conversation_not_found'?s.conversationEnded:s.notFound;else if(c==='forbidden')t=s.forbidden;
   else if(c==='link_disabled')t=d.message||s.disabled;
-  else if(c==='cooldown'){t=d.message||s.cooldown;var sec=Number(retryAfter||d.retryAfterSeconds);if(sec>0)t+='\\n'+retryInText(s.retryIn,sec,document.documentElement.lang);}
+  else if(c==='cooldown')t=(d.message||s.cooldown)+waitText(retryAfter,d);
   else if(c==='unavailable'&&!ends(body))t=s.noReply;
   else if(c==='unavailable'||c==='budget_exhausted')t=body.retryable===false?s.unavailableContact:s.unavailable;
-  else if(c==='rate_limited')t=s.rateLimited;
-  else if(c==='invalid_request'&&d.reason==='too_long')t=s.tooLong;
-  else t=s.failed;
+  else if(c==='rate_limited')t=s.rateLimited+waitText(retryAfter,d);
+  else if(c==='invalid_request'&&d.reason==='too_long')t=tooLongText();
+  else t=failedText();
   return t;
 }
 // An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
@@ -359,7 +363,7 @@ function readStream(res,target,again,w){
 // No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
 // is said so before it is sent, and before a first message would pay for a conversation.
 form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||over||input.disabled)return;
-  if(Array.from(text).length>cfg.maxChars){setStatus(s.tooLong);return;}
+  if(Array.from(text).length>cfg.maxChars){setStatus(tooLongText());input.setAttribute('aria-invalid','true');return;}
   prime();
   var mine=bubble('user',text),failed=false;input.value='';grow();lock();
   // The log is busy while the reply streams in, so a screen reader reads it once, whole.
@@ -375,11 +379,11 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
     return readStream(res,target,again,w).then(function(){
       if(!failed){setStatus('');kept.push(['user',text],['assistant',target.lastChild.textContent]);kept=kept.slice(-KEPT);save();}
       if(!log.querySelector('.notice'))unlock();});})
-  .catch(function(){target.remove();again();setStatus(s.failed);unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
+  .catch(function(){target.remove();again();setStatus(failedText());unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
 // The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
 function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
   if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
-input.addEventListener('input',grow);
+input.addEventListener('input',function(){grow();if(input.hasAttribute('aria-invalid')&&Array.from(input.value.trim()).length<=cfg.maxChars)input.removeAttribute('aria-invalid');});
 // Enter sends (Shift+Enter: a new line), unless it ends an IME composition.
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
 // Tapping Send leaves focus (and a phone's keyboard) in the input.
@@ -462,7 +466,7 @@ export function renderPage(input: PageInput): RenderedPage {
 <p id="status" role="status" aria-live="polite"></p>
 <form id="chat" autocomplete="off" hidden>
 <label for="text" class="sr-only">${escapeHtml(strings.inputLabel)}</label>
-<textarea id="text" rows="1" dir="auto" enterkeyhint="send" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
+<textarea id="text" rows="1" dir="auto" enterkeyhint="send" aria-describedby="status" placeholder="${escapeHtml(strings.placeholder)}" disabled></textarea>
 <button id="send" type="submit" disabled>${escapeHtml(strings.send)}</button>
 </form>
 </main>
