@@ -26,7 +26,6 @@ import { openLink } from './admission/open-link';
 import { createStartHandler } from './admission/start-handler';
 import type { Assistant, ChatMessage } from './assistant/assistant.client';
 import type { ConversationStore } from './conversations/conversations.store';
-import { conversationOfLink } from './conversations/link-conversation';
 import { buildModelMessages, type MessageLimits, readMessageText } from './conversations/messages.service';
 import { LINK_HEADERS } from './http/direct';
 import { countRefusal, type LinkMetrics } from './metrics';
@@ -132,7 +131,12 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       link = await open(ctx);
       const body = await readJsonBody(ctx, { limitBytes: 64 * 1024 });
       // A conversation Redis holds is answered at once; only the database lookup is limited.
-      if (!(await conversationOfLink(deps, link.recipient.id, conversationId))) {
+      const recipientId = link.recipient.id;
+      const conversation = await deps.conversations.get(conversationId, () =>
+        deps.unknownConversations.check(recipientId),
+      );
+      if (!conversation || conversation.recipientId !== recipientId) {
+        await deps.unknownConversations.record(recipientId);
         throw new AppError('not_found', 'This conversation does not exist or has expired.', {
           hint: 'Reload the link to start a new conversation.',
           details: { reason: 'conversation_not_found' },

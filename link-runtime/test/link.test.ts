@@ -571,41 +571,6 @@ describe("a start repeated with the client's key", () => {
   });
 });
 
-describe('the page of a link whose counters are used up', () => {
-  it('serves the chat for a live conversation of its recipient the page names, and the refusal otherwise', async () => {
-    const l = await h.link({ recipient: { maxTotalInteractions: 1 } });
-    const other = await h.link();
-    const started = await post(`${h.base}/i/${l.token}/conversations`);
-    expect(started.status).toBe(201);
-    const id = started.body.conversationId as string;
-    const theirs = (await post(`${h.base}/i/${other.token}/conversations`)).body.conversationId as string;
-    // A fresh visitor gets the refusal, with the script that brings back a conversation the tab has.
-    const refused = await page(l.token);
-    expect(refused.status).toBe(403);
-    expect(refused.html).toContain('data-code="link_disabled"');
-    expect(refused.html).toContain('sessionStorage');
-    expect(refused.headers.get('content-security-policy')).toMatch(/script-src 'sha256-/);
-    // The conversation under way goes on: its start was counted, its messages are not.
-    const resumed = await page(`${l.token}?c=${encodeURIComponent(id)}`);
-    expect(resumed.status).toBe(200);
-    expect(resumed.html).toContain('id="chat"');
-    const url = `${h.base}/i/${l.token}/conversations/${id}/messages`;
-    expect((await post(url, { text: 'still here' })).status).toBe(200);
-    // Another recipient's conversation, a made-up one, or none: the refusal.
-    for (const c of [theirs, 'cnv_madeup', '']) expect((await page(`${l.token}?c=${c}`)).status).toBe(403);
-    expect(await conversationsOf(l.recipient.id)).toBe(1);
-  });
-
-  it('keeps the refusal of a link disabled by its operator, conversation or not', async () => {
-    const l = await h.link();
-    const id = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId as string;
-    h.recipients.recipients.set(l.token, { ...l.recipient, isActive: false });
-    await h.publisher.recipientChanged(l.recipient, 'updated');
-    await waitFor(async () => (await page(`${l.token}?c=${id}`)).status === 403, 1000);
-    expect((await page(`${l.token}?c=${id}`)).html).toContain('data-code="link_disabled"');
-  });
-});
-
 describe('what consumes', () => {
   it('a page view consumes nothing, a start one, messages none, a reload a new one', async () => {
     const l = await h.link();

@@ -5,9 +5,8 @@ import accepts from 'accepts';
 import type { Logger } from 'pino';
 import type { Admission } from '../admission/admission.service';
 import { requestAddress } from '../admission/client-ip';
-import { countersApply, type OpenLink } from '../admission/link-checks';
+import { countersApply } from '../admission/link-checks';
 import { type OpenLinkDeps, openLink } from '../admission/open-link';
-import { conversationOfLink, type LinkConversationDeps } from '../conversations/link-conversation';
 import { baseHeaders, directRoute, headerText, refusalOf } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
@@ -15,7 +14,7 @@ import { pickLanguage, retryInText, type UiStrings } from './i18n';
 import { type ChatLimits, type PageBody, renderPage } from './render';
 
 /** What the link page is served from. */
-export interface PageHandlerDeps extends OpenLinkDeps, LinkConversationDeps {
+export interface PageHandlerDeps extends OpenLinkDeps {
   logger: Logger;
   admission: Pick<Admission, 'check'>;
   metrics: LinkMetrics;
@@ -73,13 +72,7 @@ export function createPageHandler(
         // Awaited only when not answered at once: a cached link with no counter to ask waits for nothing.
         const opened = openLink(deps, request.token, requestAddress(req, deps), seen);
         const link = opened instanceof Promise ? await opened : opened;
-        if (countersApply(link)) {
-          try {
-            await deps.admission.check(link);
-          } catch (err) {
-            if (!(await resumes(deps, req, link))) throw err;
-          }
-        }
+        if (countersApply(link)) await deps.admission.check(link);
         // The chat page is the same for every link of a device and language: rendered and compressed once.
         const { encoded } = pages.page(headerText(req, 'accept-language'), seen.device);
         const bytes = encoded.bytes(codingOf(req));
@@ -101,37 +94,11 @@ export function createPageHandler(
   });
 }
 
-// What the link's counters refuse with: a conversation under way may go on (see resumes).
-const COUNTER_REFUSALS = new Set(['link_disabled', 'cooldown', 'budget_exhausted']);
-
-// Conversation ids are short; a longer one is no conversation of ours.
-const MAX_CONVERSATION_ID = 100;
-
-/**
- * Whether the page asks (`?c=<id>`) to go on with a live conversation of the link's recipient:
- * a reload after the link's counters were used up must not lock its customer out of the
- * conversation they are having, which only a new start would count against. Only counters'
- * refusals are passed over so; the link's other checks come before them.
- */
-async function resumes(deps: LinkConversationDeps, req: IncomingMessage, link: OpenLink): Promise<boolean> {
-  const url = req.url ?? '';
-  const query = url.indexOf('?');
-  if (query < 0) return false;
-  const id = new URLSearchParams(url.slice(query + 1)).get('c');
-  if (!id || id.length > MAX_CONVERSATION_ID) return false;
-  return (await conversationOfLink(deps, link.recipient.id, id).catch(() => null)) !== null;
-}
-
 /** The page of a refusal, in the visitor's language among the device's. */
 function refusalPage(err: AppError, acceptLanguage: string, device: DeviceSnapshot | undefined) {
   const { lang, textLang, strings } = pickLanguage(acceptLanguage, device);
   const custom = operatorText(err);
-  const body: PageBody = {
-    kind: 'message',
-    code: err.code,
-    text: custom ?? pageText(err, strings),
-    resume: COUNTER_REFUSALS.has(err.code),
-  };
+  const body: PageBody = { kind: 'message', code: err.code, text: custom ?? pageText(err, strings) };
   if (custom !== null && lang !== textLang) body.lang = lang;
   const retry = err.details.retryAfterSeconds;
   if (typeof retry === 'number') body.note = retryInText(strings.retryIn, retry, textLang);

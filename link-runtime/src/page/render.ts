@@ -186,8 +186,6 @@ export type PageBody =
       note?: string;
       /** The language of `text` where it is not the page's: an operator's own message is in the device's. */
       lang?: string;
-      /** Whether the page goes on with a conversation the tab still has (see RESUME_SCRIPT). */
-      resume?: boolean;
     };
 
 /** Inputs of one page render. */
@@ -233,16 +231,6 @@ header button[aria-pressed=true]{background:var(--on-primary);color:var(--primar
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
 `;
 
-// Where a tab keeps its conversation with a link (sessionStorage), by the link's path.
-const SAVED_PREFIX = 'outreach:';
-
-// Runs on the page of a counter's refusal (the link's cap, window or budget used up): a tab that
-// still has a conversation with the link comes back with it (?c=), which the server then serves
-// the chat for while the conversation lives; without one, or refused again, the refusal stays.
-const RESUME_SCRIPT = `(function(){try{var p=location.pathname.replace(/\\/+$/,''),k='${SAVED_PREFIX}'+p,v=JSON.parse(sessionStorage.getItem(k)||'null');
-if(!v||!v.c)return;if(/[?&]c=/.test(location.search)){sessionStorage.removeItem(k);return;}
-location.replace(p+'?c='+encodeURIComponent(v.c));}catch(e){}})();`;
-
 // Runs in the browser. Every text from the server is set with textContent, never as HTML.
 const SCRIPT = `
 (function(){
@@ -251,12 +239,6 @@ var s=cfg.strings,log=document.getElementById('log'),form=document.getElementByI
 input=document.getElementById('text'),send=document.getElementById('send'),status=document.getElementById('status'),
 voiceBtn=document.getElementById('voice');
 var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,speaking=cfg.voice&&'speechSynthesis' in window;
-// The tab keeps its conversation, the key of a start under way and the answered messages, so that
-// a reload (or a phone restoring a discarded tab) goes on with them instead of starting, and
-// paying for, a new conversation. Only the tab's own storage: it goes when the tab is closed.
-var SAVED='${SAVED_PREFIX}'+base,KEPT=40,kept=[];
-function save(){try{sessionStorage.setItem(SAVED,JSON.stringify({c:conversation,k:startKey,t:kept}));}catch(e){}}
-function forget(){kept=[];try{sessionStorage.removeItem(SAVED);}catch(e){}}
 // The form is sticky at the foot: at the page's end the newest message and the status show above it.
 // The page follows what arrives only for a reader at its end: one who scrolled up to read is left there.
 function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
@@ -312,8 +294,8 @@ function notice(t,own){over=true;input.readOnly=true;send.disabled=true;send.rem
 // A conversation that expired (idle past its time) is forgotten: the message sent again starts a
 // new one, as a reload would, without losing what the customer wrote.
 function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(b&&b.details)||{};
-  if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;forget();}
-  if(ends(b)){forget();again();notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);}else{again();setStatus(t);unlock();}}
+  if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;}
+  if(ends(b)){again();notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);}else{again();setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function primaryOf(tag){return String(tag||'').toLowerCase().split(/[-_]/)[0];}
 // Safari on iPhones speaks only once speech has started inside a tap: an empty utterance in the
@@ -341,11 +323,11 @@ var START_MS=20000;
 function watch(ms){var ctl=new AbortController(),t=0;function poke(){clearTimeout(t);t=setTimeout(function(){ctl.abort();},ms);}
   poke();return{signal:ctl.signal,poke:poke,stop:function(){clearTimeout(t);}};}
 function newKey(){var b=new Uint8Array(18);crypto.getRandomValues(b);return btoa(String.fromCharCode.apply(null,b)).replace(/\\+/g,'-').replace(/\\//g,'_');}
-function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);startKey=startKey||newKey();save();
+function start(again){if(conversation)return Promise.resolve(conversation);setStatus(s.starting);startKey=startKey||newKey();
   var w=watch(START_MS);
   return fetch(base+'/conversations',{method:'POST',headers:{'Accept':'application/json','Idempotency-Key':startKey},signal:w.signal}).then(function(res){
     if(res.status!==201)return fail(res,again).then(function(){return null;});
-    return res.json().then(function(b){conversation=b.conversationId;save();return conversation;});
+    return res.json().then(function(b){conversation=b.conversationId;return conversation;});
   }).finally(w.stop);}
 // A stream that stops before its done or error event was cut: its partial reply is no answer, and
 // rejecting gives the message back to send again.
@@ -377,7 +359,7 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text}),signal:w.signal});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again,w).then(function(){
-      if(!failed){setStatus('');kept.push(['user',text],['assistant',target.lastChild.textContent]);kept=kept.slice(-KEPT);save();}
+      if(!failed)setStatus('');
       if(!log.querySelector('.notice'))unlock();});})
   .catch(function(){target.remove();again();setStatus(failedText());unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
 // The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
@@ -388,10 +370,6 @@ input.addEventListener('input',function(){grow();if(input.hasAttribute('aria-inv
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
 // Tapping Send leaves focus (and a phone's keyboard) in the input.
 send.addEventListener('mousedown',function(e){e.preventDefault();});
-try{var was=JSON.parse(sessionStorage.getItem(SAVED)||'null');
-  if(was){conversation=was.c||null;startKey=was.k||null;(was.t||[]).forEach(function(m){if(m[0]==='user'||m[0]==='assistant'){bubble(m[0],String(m[1]));kept.push(m);}});}}catch(e){}
-// Gone on with after the link's counters were used up (see RESUME_SCRIPT): the address it came back by is not the link's.
-if(location.search)history.replaceState(null,'',base);
 document.getElementById('intro').hidden=form.hidden=false;
 unlock();
 })();
@@ -444,10 +422,10 @@ export function renderPage(input: PageInput): RenderedPage {
     const note = body.note ? `\n${body.note}` : '';
     const html = `${head}
 <p class="notice" role="alert" data-code="${escapeHtml(body.code)}"${body.lang ? ` lang="${escapeHtml(body.lang)}"` : ''} dir="auto">${escapeHtml(withoutBidiControls(body.text) + note)}</p>
-</main>${body.resume ? `\n<script>${RESUME_SCRIPT}</script>` : ''}
+</main>
 </body>
 </html>`;
-    return { html, csp: contentSecurityPolicy(style, body.resume ? RESUME_SCRIPT : null) };
+    return { html, csp: contentSecurityPolicy(style, null) };
   }
   const cfg = {
     lang: input.lang,
