@@ -40,6 +40,24 @@ const admin = async (method: string, path: string, body?: unknown) => {
   return r.body;
 };
 
+/** A project with a campaign not started yet and a read-write key, and the project's API base. */
+async function projectWithKey(name: string) {
+  const project = await admin('POST', '/projects', { name });
+  const device = await admin('POST', `/projects/${project.id}/devices`, { name: 'd', persona: 'You help.' });
+  const campaign = await admin('POST', `/projects/${project.id}/campaigns`, {
+    name: 'c',
+    deviceId: device.id,
+    startDate: new Date(Date.now() + 3600_000).toISOString(),
+    endDate: new Date(Date.now() + 86400_000).toISOString(),
+    budgetMode: 'metered',
+  });
+  const { key } = await admin('POST', `/projects/${project.id}/api-keys`, {
+    name: 'rw',
+    scopes: ['recipients:read', 'recipients:write'],
+  });
+  return { campaign, key: key as string, base: `${gatewayUrl}/api/v1/projects/${project.id}` };
+}
+
 beforeAll(async () => {
   ns = await createTestNamespace();
   const [recipientPort, campaignPort] = [await freePort(), await freePort()];
@@ -68,20 +86,7 @@ afterAll(async () => {
 });
 
 test('every endpoint through the real services conforms to the OpenAPI document', async () => {
-  const project = await admin('POST', '/projects', { name: 'gw' });
-  const device = await admin('POST', `/projects/${project.id}/devices`, { name: 'd', persona: 'You help.' });
-  const campaign = await admin('POST', `/projects/${project.id}/campaigns`, {
-    name: 'c',
-    deviceId: device.id,
-    startDate: new Date(Date.now() + 3600_000).toISOString(),
-    endDate: new Date(Date.now() + 86400_000).toISOString(),
-    budgetMode: 'metered',
-  });
-  const { key } = await admin('POST', `/projects/${project.id}/api-keys`, {
-    name: 'rw',
-    scopes: ['recipients:read', 'recipients:write'],
-  });
-  const base = `${gatewayUrl}/api/v1/projects/${project.id}`;
+  const { campaign, key, base } = await projectWithKey('gw');
   const doc = (await http('GET', `${gatewayUrl}/api/v1/openapi.json`)).body;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
@@ -147,20 +152,7 @@ test('a key revoked in the dashboard is refused by the gateway within 1 s', asyn
 });
 
 test("a nullable field's refusal says what is wrong with the value, never that it must be null", async () => {
-  const project = await admin('POST', '/projects', { name: 'nullable' });
-  const device = await admin('POST', `/projects/${project.id}/devices`, { name: 'd', persona: 'You help.' });
-  const campaign = await admin('POST', `/projects/${project.id}/campaigns`, {
-    name: 'c',
-    deviceId: device.id,
-    startDate: new Date(Date.now() + 3600_000).toISOString(),
-    endDate: new Date(Date.now() + 86400_000).toISOString(),
-    budgetMode: 'metered',
-  });
-  const { key } = await admin('POST', `/projects/${project.id}/api-keys`, {
-    name: 'rw',
-    scopes: ['recipients:read', 'recipients:write'],
-  });
-  const base = `${gatewayUrl}/api/v1/projects/${project.id}`;
+  const { campaign, key, base } = await projectWithKey('nullable');
   const minimum = (field: string) => ({ pointer: `/${field}`, rule: 'minimum', message: 'must be >= 1' });
 
   const created = await http('POST', `${base}/recipients`, key, {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContextOptions } from 'playwright-core';
 import { expectAccessible } from '../../test/support/accessibility';
 import { describeWithChromium, launchChromium } from '../../test/support/chromium';
 import { contrastRatio } from '../src/page/render';
@@ -21,12 +21,25 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   }, 60_000);
 
   /** A fresh English browser context with the link's chat page open and ready for a message. */
-  const openChat = async (token: string) => {
-    const context = await browser.newContext({ locale: 'en-US' });
+  const openChat = async (token: string, options: BrowserContextOptions = {}) => {
+    const context = await browser.newContext({ locale: 'en-US', ...options });
     const page = await context.newPage();
     await page.goto(`${h.base}/i/${token}`);
     await page.locator('#text:not([disabled])').waitFor();
     return { context, page };
+  };
+
+  /** Two tabs of the link: the first's message starts its one conversation, then the second's start is refused. */
+  const secondTabRefused = async (token: string) => {
+    const first = await openChat(token);
+    const second = await openChat(token);
+    model.reply = 'Hello there.';
+    await first.page.fill('#text', 'Hi from the first tab');
+    await first.page.click('#send');
+    await first.page.locator('.msg.assistant', { hasText: 'Hello there.' }).waitFor();
+    await second.page.fill('#text', 'Hi from the second tab');
+    await second.page.click('#send');
+    return { first, second };
   };
 
   /** Sends the message given back to the input again, sees `reply`, and finds one conversation in all. */
@@ -218,10 +231,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
 
   it('follows a streamed reply only for a reader at the end, and shows a long one from its first line', async () => {
     const l = await h.link();
-    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 390, height: 640 } });
-    const page = await context.newPage();
-    await page.goto(`${h.base}/i/${l.token}`);
-    await page.locator('#text:not([disabled])').waitFor();
+    const { context, page } = await openChat(l.token, { viewport: { width: 390, height: 640 } });
     const replyTop = () =>
       page.evaluate(
         () => [...document.querySelectorAll('.msg.assistant')].pop()!.getBoundingClientRect().top,
@@ -252,10 +262,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   it('at 200% zoom on a phone held sideways, does not pin the form over the conversation', async () => {
     const l = await h.link();
     // 640x360 at 200%: a 320x180 viewport.
-    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 320, height: 180 } });
-    const page = await context.newPage();
-    await page.goto(`${h.base}/i/${l.token}`);
-    await page.locator('#text:not([disabled])').waitFor();
+    const { context, page } = await openChat(l.token, { viewport: { width: 320, height: 180 } });
     expect(await page.$eval('#chat', (f) => getComputedStyle(f).position)).toBe('static');
     expect(await page.$eval('#text', (t) => t.getAttribute('enterkeyhint'))).toBe('send');
     await page.screenshot({
@@ -383,15 +390,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       device: { languages: ['ko'], defaultLanguage: 'ko' },
       recipient: { maxTotalInteractions: 1, disabledMessage: '모두 사용했습니다.' },
     });
-    const first = await openChat(l.token);
-    const second = await openChat(l.token);
-    model.reply = 'Hello there.';
-    await first.page.fill('#text', 'Hi from the first tab');
-    await first.page.click('#send');
-    await first.page.locator('.msg.assistant', { hasText: 'Hello there.' }).waitFor();
-
-    await second.page.fill('#text', 'Hi from the second tab');
-    await second.page.click('#send');
+    const { first, second } = await secondTabRefused(l.token);
     expect(await second.page.locator('.notice').textContent()).toBe('모두 사용했습니다.');
     expect(await second.page.locator('.notice').getAttribute('lang')).toBe('ko');
     await expectAccessible(second.page, 'chat ended by a refused start');
@@ -406,26 +405,19 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await second.context.close();
   });
 
-  it('says a used-up budget and a halted campaign have ended, rather than to try again later', async () => {
-    const ended =
+  it('says a used-up budget and a halted campaign are unavailable and whom to ask, not to try again later', async () => {
+    const unavailable =
       'This conversation is currently unavailable. If you still need help, please contact the sender of this link.';
     const l = await h.link({ campaign: { includedConversations: 1 } });
-    const first = await openChat(l.token);
-    const second = await openChat(l.token);
-    model.reply = 'Hello there.';
-    await first.page.fill('#text', 'Hi from the first tab');
-    await first.page.click('#send');
-    await first.page.locator('.msg.assistant', { hasText: 'Hello there.' }).waitFor();
     // The budget's one conversation is the first tab's: the second tab's start is refused.
-    await second.page.fill('#text', 'Hi from the second tab');
-    await second.page.click('#send');
-    expect(await second.page.locator('.notice').textContent()).toBe(ended);
+    const { first, second } = await secondTabRefused(l.token);
+    expect(await second.page.locator('.notice').textContent()).toBe(unavailable);
     // A halt ends the conversation in progress with its next message.
     await h.publisher.campaign({ ...l.campaign, haltedAt: new Date().toISOString() });
     await waitFor(async () => (await post(`${h.base}/i/${l.token}/conversations`)).body.retryable === false);
     await first.page.fill('#text', 'And one more question');
     await first.page.click('#send');
-    expect(await first.page.locator('.notice').textContent()).toBe(ended);
+    expect(await first.page.locator('.notice').textContent()).toBe(unavailable);
     await first.context.close();
     await second.context.close();
   });

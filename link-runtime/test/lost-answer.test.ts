@@ -76,6 +76,13 @@ beforeAll(async () => {
 });
 afterAll(() => f?.close());
 
+/** A live link whose recipient may have at most `max` conversations in all. */
+function cappedLink(max: number): OpenLink {
+  const dev = device();
+  const campaign = activeCampaign({ deviceId: dev.id });
+  return { ...recipient(campaign, { maxTotalInteractions: max }), campaign, device: dev };
+}
+
 const conversationsOf = async (recipientId: string) =>
   Number(
     (await f.pool.query('SELECT count(*) FROM link.conversations WHERE recipient_id = $1', [recipientId]))
@@ -83,13 +90,7 @@ const conversationsOf = async (recipientId: string) =>
   );
 
 it('answers a start whose write committed although its answer was lost, and keeps it counted', async () => {
-  const dev = device();
-  const campaign = activeCampaign({ deviceId: dev.id });
-  const link: OpenLink = {
-    ...recipient(campaign, { maxTotalInteractions: 3 }),
-    campaign,
-    device: dev,
-  };
+  const link = cappedLink(3);
   for (const [i, failure] of (
     ['commit-then-cut', 'commit-then-shutdown', 'commit-then-read-timeout'] as const
   ).entries()) {
@@ -103,13 +104,7 @@ it('answers a start whose write committed although its answer was lost, and keep
 });
 
 it('refuses a start PostgreSQL refused, and takes it back from the counters', async () => {
-  const dev = device();
-  const campaign = activeCampaign({ deviceId: dev.id });
-  const link: OpenLink = {
-    ...recipient(campaign, { maxTotalInteractions: 1 }),
-    campaign,
-    device: dev,
-  };
+  const link = cappedLink(1);
   next = 'refuse';
   await expect(f.admission.admit(link)).rejects.toMatchObject({ code: 'unavailable' });
   expect(await conversationsOf(link.recipient.id)).toBe(0);
@@ -117,13 +112,7 @@ it('refuses a start PostgreSQL refused, and takes it back from the counters', as
 });
 
 it('refuses a start whose write was still running when its answer was lost, and keeps it from committing later', async () => {
-  const dev = device();
-  const campaign = activeCampaign({ deviceId: dev.id });
-  const link: OpenLink = {
-    ...recipient(campaign, { maxTotalInteractions: 1 }),
-    campaign,
-    device: dev,
-  };
+  const link = cappedLink(1);
   // SHARE mode holds the write of conversations, not the look-up of its batch.
   const blocker = await f.pool.connect();
   try {
