@@ -207,6 +207,7 @@ describe('routing and bodies', () => {
     'application/json',
     'application/json; charset=utf-8',
     'application/json; charset=UTF-8',
+    'application/json; charset=utf8',
     'Application/JSON; Charset="utf-8"',
   ])('a body declared %s is read', async (contentType) => {
     const r = await h.request('POST', '/api/v1/projects/prj_a/recipients', {

@@ -55,6 +55,8 @@ export interface LinkAppDeps {
   trustedHops: number;
   messagesPerMinute: number;
   limits: MessageLimits;
+  /** The longest a reply may take (ASSISTANT_TIMEOUT_MS): the chat page gives one up after it. */
+  replyMs: number;
 }
 
 /**

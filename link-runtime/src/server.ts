@@ -208,9 +208,9 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       trustProxy: config.TRUST_PROXY,
       trustedHops: config.TRUSTED_PROXY_HOPS,
       messagesPerMinute: config.MESSAGES_PER_MINUTE,
+      replyMs: config.ASSISTANT_TIMEOUT_MS,
       limits: {
         maxChars: config.MESSAGE_MAX_CHARS,
-        replyMs: config.ASSISTANT_TIMEOUT_MS,
         historyMessages: config.HISTORY_MAX_MESSAGES,
         knowledgeEntries: config.KNOWLEDGE_ENTRIES,
       },

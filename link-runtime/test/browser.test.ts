@@ -414,7 +414,10 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     expect(await second.page.locator('.notice').textContent()).toBe(unavailable);
     // A halt ends the conversation in progress with its next message.
     await h.publisher.campaign({ ...l.campaign, haltedAt: new Date().toISOString() });
-    await waitFor(async () => (await post(`${h.base}/i/${l.token}/conversations`)).body.retryable === false);
+    await waitFor(
+      async () =>
+        (await post(`${h.base}/i/${l.token}/conversations`)).body.details?.reason === 'campaign_not_active',
+    );
     await first.page.fill('#text', 'And one more question');
     await first.page.click('#send');
     expect(await first.page.locator('.notice').textContent()).toBe(unavailable);

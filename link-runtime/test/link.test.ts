@@ -1139,6 +1139,55 @@ describe('a flush while a start is being written', () => {
   });
 });
 
+describe('a delete while a start is being written', () => {
+  // Its own runtime: the start's INSERT waits on a lock across a NATS delivery, longer than the
+  // short statement timeout of the one above allows on a loaded machine.
+  let slow: Harness;
+  beforeAll(async () => {
+    slow = await startHarness({ DB_STATEMENT_TIMEOUT_MS: '20000' });
+  });
+  afterAll(() => slow?.close());
+
+  it('a delete erases a start still being written when it arrived, once it is written', async () => {
+    const l = await slow.link();
+    const conv = (c: string) => `${slow.ns.redisPrefix}link:conv:${c}`;
+    const earlier = (await post(`${slow.base}/i/${l.token}/conversations`)).body.conversationId as string;
+    const redis = new Redis(slow.ns.env.REDIS_URL);
+    // SHARE mode holds the start's INSERT but not the eraser's lookup.
+    const blocker = new Client({ connectionString: slow.ns.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE link.conversations IN SHARE MODE');
+      const late = post(`${slow.base}/i/${l.token}/conversations`);
+      await waitFor(
+        async () =>
+          Number(
+            (
+              await blocker.query(
+                `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+                    AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO link.conversations%'`,
+              )
+            ).rows[0].n,
+          ) === 1,
+      );
+      slow.recipients.recipients.delete(l.token);
+      await slow.publisher.recipientChanged(l.recipient, 'deleted');
+      // The lookup has run once the conversation written before is erased; it missed the late one.
+      await waitFor(async () => (await redis.hget(conv(earlier), 'id')) === null, 5000);
+      await blocker.query('COMMIT');
+      const started = await late;
+      expect(started.status).toBe(201);
+      const id = started.body.conversationId as string;
+      await waitFor(async () => (await redis.hget(conv(id), 'erased')) === '1', 5000);
+      expect(await redis.hget(conv(id), 'recipientId')).toBeNull();
+    } finally {
+      await blocker.end();
+      redis.disconnect();
+    }
+  });
+});
+
 describe('changes take effect within a second', () => {
   it('budget exhaustion stops new starts only; a top-off re-admits; a halt ends the conversation', async () => {
     const l = await h.link({ campaign: { includedConversations: 1 } });
@@ -1221,45 +1270,6 @@ describe('changes take effect within a second', () => {
       expect(after.status).toBe(404);
       expect(await redis.exists(`${h.ns.redisPrefix}link:conv:${mine[0]}:history`)).toBe(0);
     } finally {
-      redis.disconnect();
-    }
-  });
-
-  it('a delete erases a start still being written when it arrived, once it is written', async () => {
-    const l = await h.link();
-    const conv = (c: string) => `${h.ns.redisPrefix}link:conv:${c}`;
-    const earlier = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId as string;
-    const redis = new Redis(h.ns.env.REDIS_URL);
-    // SHARE mode holds the start's INSERT but not the eraser's lookup.
-    const blocker = new Client({ connectionString: h.ns.databaseUrl });
-    await blocker.connect();
-    try {
-      await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE link.conversations IN SHARE MODE');
-      const late = post(`${h.base}/i/${l.token}/conversations`);
-      await waitFor(
-        async () =>
-          Number(
-            (
-              await db.query(
-                `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
-                    AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO link.conversations%'`,
-              )
-            ).rows[0].n,
-          ) === 1,
-      );
-      h.recipients.recipients.delete(l.token);
-      await h.publisher.recipientChanged(l.recipient, 'deleted');
-      // The lookup has run once the conversation written before is erased; it missed the late one.
-      await waitFor(async () => (await redis.hget(conv(earlier), 'id')) === null, 1000);
-      await blocker.query('COMMIT');
-      const started = await late;
-      expect(started.status).toBe(201);
-      const id = started.body.conversationId as string;
-      await waitFor(async () => (await redis.hget(conv(id), 'erased')) === '1', 1000);
-      expect(await redis.hget(conv(id), 'recipientId')).toBeNull();
-    } finally {
-      await blocker.end();
       redis.disconnect();
     }
   });

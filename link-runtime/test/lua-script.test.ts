@@ -9,6 +9,7 @@ import {
   packAdmissions,
   RELEASE_SCRIPT,
   SEED_SCRIPT,
+  SET_MADE_SCRIPT,
   SETTLE_ORPHAN_SCRIPT,
 } from '../src/admission/admission.lua';
 
@@ -225,6 +226,18 @@ describe('LuaScript', () => {
     expect(await settle.run(redis, [key, claimKey], ['req2', 'cnv_1', 120])).toBe(1);
     expect([await redis.get(key), await redis.exists(claimKey)]).toEqual(['cnv_1', 0]);
     expect(await redis.ttl(key)).toBeGreaterThan(100);
+  });
+
+  it('records a made start only under its own claim, leaving one taken over to the taker', async () => {
+    const made = new LuaScript(SET_MADE_SCRIPT);
+    const [key, claimKey] = [`${prefix}made:start`, `${prefix}made:start:claim`];
+    await redis.set(key, '-');
+    await redis.set(claimKey, 'req2');
+    expect(await made.run(redis, [key, claimKey], ['req1', 'cnv_1', 600])).toBe(0);
+    expect([await redis.get(key), await redis.get(claimKey)]).toEqual(['-', 'req2']);
+    expect(await made.run(redis, [key, claimKey], ['req2', 'cnv_2', 600])).toBe(1);
+    expect([await redis.get(key), await redis.exists(claimKey)]).toEqual(['cnv_2', 0]);
+    expect(await redis.ttl(key)).toBeGreaterThan(500);
   });
 
   it('refuses to pack a start with the wrong number of arguments', () => {

@@ -11,13 +11,13 @@ import type { FieldErrors } from './forms';
 const tooLong = (max: number) => `Use at most ${max.toLocaleString('en-US')} characters.`;
 const colour = 'Choose a colour, written as #rrggbb (for example #0b57d0).';
 /** Shared with the recipient forms' messages for the texts customers see. */
-export const PAGE_TEXT =
+export const PAGE_TEXT_ADVICE =
   'Remove the invisible control characters (NUL, or text-direction controls U+202A to U+202E and U+2066 to U+2069): they could make the text read differently to customers.';
 
 /** Message per form field and schema rule; limits come from the schema itself. */
 const MESSAGES: Record<string, Record<string, string>> = {
   name: { required: 'Enter a name.', minLength: 'Enter a name.', maxLength: tooLong(F.name.maxLength) },
-  'styling.title': { maxLength: tooLong(F.styling.properties.title.maxLength), format: PAGE_TEXT },
+  'styling.title': { maxLength: tooLong(F.styling.properties.title.maxLength), format: PAGE_TEXT_ADVICE },
   'styling.primaryColor': { pattern: colour },
   'styling.backgroundColor': { pattern: colour },
   'styling.logoUrl': {

@@ -8,7 +8,15 @@
 import { randomBytes } from 'node:crypto';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { loadCampaignsProto, loadRecipientsProto, toCreateResponse, validator } from '@outreach/contracts';
-import { AppError, addGrpcHealth, createLogger, Lifecycle, toItemRefusal, unary } from '@outreach/platform';
+import {
+  AppError,
+  addGrpcHealth,
+  campaignNotFound,
+  createLogger,
+  Lifecycle,
+  toItemRefusal,
+  unary,
+} from '@outreach/platform';
 import { hashKey } from '../../src/middleware/authenticate';
 
 export interface TestRecipient {
@@ -113,7 +121,7 @@ function campaignMessage(c: TestCampaign) {
 function campaignService(data: TestData) {
   const find = (projectId: string, id: string) => {
     const c = data.campaigns.find((x) => x.id === id && x.projectId === projectId);
-    if (!c) throw new AppError('not_found', 'Campaign not found.');
+    if (!c) throw campaignNotFound(id);
     return c;
   };
   return {
@@ -158,7 +166,7 @@ function recipientService(data: TestData) {
     });
   const findCampaign = (projectId: string, id: string) => {
     const c = data.campaigns.find((x) => x.id === id && x.projectId === projectId);
-    if (!c) throw new AppError('not_found', 'Campaign not found.');
+    if (!c) throw campaignNotFound(id);
     return c;
   };
   const findRecipient = (projectId: string, id: string) => {

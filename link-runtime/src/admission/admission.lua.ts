@@ -194,8 +194,8 @@ return 1
  * While its start is being made, the start key holds '-' (what every version takes for a start in
  * progress) and the claim key beside it the claiming request's own value, by which it frees them.
  * The claim key outlives the '-' (as long as a made start is answered again): a claim whose '-'
- * expired, neither made nor freed, is one whose process died, perhaps after its start was
- * written, so it is reported as orphaned for the caller to look the start up in the durable
+ * expired, neither made nor freed, is one whose process died (or, past the default timeouts, is
+ * still making it), perhaps after its start was written, so it is reported as orphaned for the caller to look the start up in the durable
  * record; a claim naming that orphan as the one it takes over then claims the key.
  * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1],
  * the claim key; ARGV: now ms, the claiming request's value, the '-' ttl seconds, the claim key's
@@ -220,6 +220,19 @@ if orphan and orphan ~= ARGV[5] then return {3, orphan} end
 redis.call('SET', KEYS[1], '-', 'EX', tonumber(ARGV[3]))
 redis.call('SET', KEYS[4], ARGV[2], 'EX', tonumber(ARGV[4]))
 return {1}
+`;
+
+/**
+ * Records a start made under a claim: the start key holds its conversation and the claim goes,
+ * only while the claim is still this request's; one taken over as orphaned (see CLAIM_SCRIPT) is
+ * left to the request that took it. KEYS: the start key, the claim key; ARGV: the claim, the
+ * conversation id, its ttl seconds.
+ */
+export const SET_MADE_SCRIPT = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+redis.call('DEL', KEYS[2])
+return 1
 `;
 
 /**

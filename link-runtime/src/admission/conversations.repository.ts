@@ -69,10 +69,11 @@ export async function insertConversations(
 
 /**
  * Whether the batch `id` (and so each conversation written with it, in one statement) is recorded,
- * settled for good: unless it is, an empty batch (already confirmed, so never announced) is
- * recorded under its id. A statement writing the batch that is still running waits for it (or
- * it for that statement) and fails on it: a write whose answer was lost cannot commit after it
- * was found missing.
+ * settled for good: unless it is, an empty batch is recorded under its id (already confirmed, so
+ * the sweeper leaves it; a replay publishes it again, which consumers apply as nothing). A
+ * statement writing the batch that is still running waits for it (or it for that statement) and
+ * fails on it: a write whose answer was lost cannot commit after it was found missing, unless the
+ * fence itself fails (PostgreSQL unreachable, or its commit stalled as long as the fence waits).
  */
 export async function fenceUsageBatch(pool: Pool, id: string, at: Date): Promise<boolean> {
   const empty: UsageStartsBatch = { batchId: id, recipients: [] };

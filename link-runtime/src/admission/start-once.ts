@@ -1,6 +1,6 @@
 import { AppError, isCommandTimeout, randomBase62, releaseClaim } from '@outreach/platform';
 import type Redis from 'ioredis';
-import { CLAIM_SCRIPT, LuaScript, SETTLE_ORPHAN_SCRIPT } from './admission.lua';
+import { CLAIM_SCRIPT, LuaScript, SET_MADE_SCRIPT, SETTLE_ORPHAN_SCRIPT } from './admission.lua';
 import { countersUnavailable } from './link-checks';
 
 /**
@@ -12,7 +12,9 @@ export const START_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 // While a start with the key is being made, its value is this (never a conversation id), as every
 // version with start keys reads it, so that replicas of two versions side by side (a rollout)
 // agree; the request's own value is in the claim key beside it, so that a request frees only its
-// own claim. Kept longer than any admission can take.
+// own claim. Kept longer than an admission takes with the default timeouts (seconds); one that
+// takes longer still (DB_STATEMENT_TIMEOUT_MS raised near its maximum, PostgreSQL stuck) may see
+// its claim taken over as orphaned by a retry, which then makes a second start.
 const PENDING = '-';
 const PENDING_TTL_SECONDS = 60;
 /** How long a made start is answered again for its key: longer than a customer retries. */
@@ -23,6 +25,7 @@ const MAX_CLAIMS = 3;
 
 const claimScript = new LuaScript(CLAIM_SCRIPT);
 const settleOrphanScript = new LuaScript(SETTLE_ORPHAN_SCRIPT);
+const setMadeScript = new LuaScript(SET_MADE_SCRIPT);
 
 /** Redis key of a start key at one link. */
 export const startKeyOf = (prefix: string, recipientId: string, key: string): string =>
@@ -117,11 +120,8 @@ export async function startOnce(
     throw err;
   }
   // The start is made and durable; a key that cannot be written now only loses the repeat's answer.
-  await redis
-    .multi()
-    .set(keys.startKey, conversationId, 'EX', DONE_TTL_SECONDS)
-    .del(claimKey)
-    .exec()
+  await setMadeScript
+    .run(redis, [keys.startKey, claimKey], [claim, conversationId, DONE_TTL_SECONDS])
     .catch(() => undefined);
   return { conversationId, repeated: false };
 }

@@ -6,8 +6,6 @@ import type { ChatMessage } from '../assistant/assistant.client';
 /** Limits of customer messages. */
 export interface MessageLimits {
   maxChars: number;
-  /** The longest a reply may take (ASSISTANT_TIMEOUT_MS). */
-  replyMs: number;
   historyMessages: number;
   knowledgeEntries: number;
 }

@@ -58,6 +58,19 @@ describe('ChatPages', () => {
     expect(page.encoded.csp).toBe(rendered.csp);
   });
 
+  it("keeps apart one device language's pages whose texts fell back to different languages", () => {
+    const pages = new ChatPages({ maxChars: 4000, replyMs: 30_000 });
+    const multi = { ...device(1, 'Acme'), languages: ['en', 'de', 'fr', 'ja', 'ar'] };
+    const htmlLang = (acceptLanguage: string) =>
+      /<html lang="([^"]+)"/.exec(
+        pages.page(acceptLanguage, multi).encoded.bytes('identity').body.toString(),
+      )?.[1];
+    // Arabic has no texts of its own: French for a visitor who also reads it, else English.
+    expect(htmlLang('ar,fr;q=0.5')).toBe('fr');
+    expect(htmlLang('ar')).toBe('en');
+    expect(htmlLang('ar,de;q=0.5')).toBe('de');
+  });
+
   it('renders a newer device snapshot afresh', () => {
     const pages = new ChatPages({ maxChars: 4000, replyMs: 30_000 });
     const html = (version: number, title: string) =>

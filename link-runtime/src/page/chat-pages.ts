@@ -46,7 +46,10 @@ export class ChatPages {
     const hit = pages.byHeader.get(acceptLanguage);
     if (hit) return hit;
     const { lang, textLang, strings } = pickLanguage(acceptLanguage, device);
-    let page = pages.byLang.get(lang);
+    // The page's texts may be in another language than the one the assistant speaks (the visitor's
+    // next accepted one): both name the rendering.
+    const key = `${lang} ${textLang}`;
+    let page = pages.byLang.get(key);
     if (!page) {
       // The page finds its link in its own address, so one rendering serves every link of the device.
       const rendered = renderPage({
@@ -54,10 +57,10 @@ export class ChatPages {
         textLang,
         strings,
         device,
-        body: { kind: 'chat', ...this.limits },
+        body: { kind: 'chat', maxChars: this.limits.maxChars, replyMs: this.limits.replyMs },
       });
       page = { lang, strings, encoded: new EncodedPage(rendered) };
-      pages.byLang.set(lang, page);
+      pages.byLang.set(key, page);
     }
     if (pages.byHeader.size >= MAX_HEADERS_PER_DEVICE) pages.byHeader.clear();
     pages.byHeader.set(acceptLanguage, page);

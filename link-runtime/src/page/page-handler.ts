@@ -11,7 +11,7 @@ import { baseHeaders, directRoute, headerText, refusalOf } from '../http/direct'
 import type { LinkMetrics } from '../metrics';
 import { ChatPages } from './chat-pages';
 import { pickLanguage, retryInText, type UiStrings } from './i18n';
-import { type ChatLimits, type PageBody, renderPage } from './render';
+import { type PageBody, renderPage } from './render';
 
 /** What the link page is served from. */
 export interface PageHandlerDeps extends OpenLinkDeps {
@@ -20,7 +20,9 @@ export interface PageHandlerDeps extends OpenLinkDeps {
   metrics: LinkMetrics;
   trustProxy: boolean;
   trustedHops: number;
-  limits: ChatLimits;
+  limits: { maxChars: number };
+  /** The longest a reply may take (the assistant's deadline), which the page waits for. */
+  replyMs: number;
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -39,7 +41,7 @@ export function createPageHandler(
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   // A visitor who opens the page writes in a moment: the device's knowledge is indexed meanwhile,
   // here rather than for every device the process hears of, as most are never opened on this pod.
-  const pages = new ChatPages(deps.limits, (device) => {
+  const pages = new ChatPages({ maxChars: deps.limits.maxChars, replyMs: deps.replyMs }, (device) => {
     prepareKnowledge(device.knowledge).catch((err) =>
       deps.logger.warn({ err, deviceId: device.id }, 'indexing device knowledge failed'),
     );

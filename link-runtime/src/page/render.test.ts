@@ -49,7 +49,7 @@ describe('renderPage', () => {
       textLang: 'en',
       strings: UI_STRINGS.en,
       device: hostile,
-      body: { kind: 'chat', maxChars: 4000 },
+      body: { kind: 'chat', maxChars: 4000, replyMs: 30_000 },
     }).html;
     const refusal = renderPage({
       lang: 'en',

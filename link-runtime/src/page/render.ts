@@ -359,11 +359,10 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
     return fetch(base+'/conversations/'+encodeURIComponent(id)+'/messages',{method:'POST',headers:{'Content-Type':'application/json','Accept':'text/event-stream'},body:JSON.stringify({text:text}),signal:w.signal});})
   .then(function(res){if(!res)return;if(!res.ok){target.remove();return fail(res,again);}
     return readStream(res,target,again,w).then(function(){
-      if(!failed)setStatus('');
-      if(!log.querySelector('.notice'))unlock();});})
+      if(!failed)setStatus('');unlock();});})
   .catch(function(){target.remove();again();setStatus(failedText());unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
 // The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
-function grow(){var end=scrollY+innerHeight>=document.documentElement.scrollHeight-2;input.style.height='';
+function grow(){var end=atEnd();input.style.height='';
   if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
 input.addEventListener('input',function(){grow();if(input.hasAttribute('aria-invalid')&&Array.from(input.value.trim()).length<=cfg.maxChars)input.removeAttribute('aria-invalid');});
 // Enter sends (Shift+Enter: a new line), unless it ends an IME composition.

@@ -131,12 +131,17 @@ export function toProblems(errors: ErrorObject[]): ValidationProblem[] {
   return out;
 }
 
-/** The errors of each branch of an anyOf/oneOf error, by branch index (as a string). */
+/**
+ * The errors of each branch of an anyOf/oneOf error, by branch index (as a string): those of its
+ * own value, since one schema (a metadata value's, an array item's) checks many values.
+ */
 function branchErrors(summary: ErrorObject, errors: ErrorObject[]): Map<string, ErrorObject[]> {
   const prefix = `${summary.schemaPath}/`;
+  const at = summary.instancePath;
   const branches = new Map<string, ErrorObject[]>();
   for (const o of errors) {
     if (o === summary || !o.schemaPath.startsWith(prefix)) continue;
+    if (o.instancePath !== at && !o.instancePath.startsWith(`${at}/`)) continue;
     const index = o.schemaPath.slice(prefix.length).split('/')[0];
     branches.set(index, [...(branches.get(index) ?? []), o]);
   }

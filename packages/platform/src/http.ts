@@ -217,8 +217,9 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
     });
   }
   // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread, not converted.
+  // `utf8` is the WHATWG label some clients send for it.
   const charset = ctx.request.charset.toLowerCase();
-  if (charset !== '' && charset !== 'utf-8') {
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
     throw new AppError('unsupported_media_type', 'Request bodies are read as UTF-8 only.', {
       details: { contentType: ctx.get('content-type') },
       hint: 'Send the body in UTF-8, as "Content-Type: application/json" (charset=utf-8 or none).',

@@ -1,4 +1,5 @@
 export * from './applied-records';
+export * from './campaign-errors';
 export * from './cidr';
 export * from './coalesced-unary';
 export * from './config';
