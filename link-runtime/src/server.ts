@@ -140,6 +140,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         logger,
         groupCommitMs: config.GROUP_COMMIT_MS,
         rebuildGraceMs: config.COUNTER_REBUILD_GRACE_MS,
+        statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
         conversationTtlSeconds: config.CONVERSATION_TTL_SECONDS,
         recordAtStart: config.CONVERSATION_RECORD_AT_START,
         usagePublishMs: config.USAGE_PUBLISH_MS,

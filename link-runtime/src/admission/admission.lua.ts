@@ -194,8 +194,8 @@ return 1
  * While its start is being made, the start key holds '-' (what every version takes for a start in
  * progress) and the claim key beside it the claiming request's own value, by which it frees them.
  * The claim key outlives the '-' (as long as a made start is answered again): a claim whose '-'
- * expired, neither made nor freed, is one whose process died (or, past the default timeouts, is
- * still making it), perhaps after its start was written, so it is reported as orphaned for the caller to look the start up in the durable
+ * expired (it outlasts any admission: see pendingSeconds), neither made nor freed, is one whose
+ * process died, perhaps after its start was written, so it is reported as orphaned for the caller to look the start up in the durable
  * record; a claim naming that orphan as the one it takes over then claims the key.
  * KEYS: the start key, the recipient hash of ADMIT_SCRIPT, the marker of ADMIT_SCRIPT's KEYS[1],
  * the claim key; ARGV: now ms, the claiming request's value, the '-' ttl seconds, the claim key's

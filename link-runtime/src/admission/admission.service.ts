@@ -45,7 +45,7 @@ import {
   linkDisabled,
   type OpenLink,
 } from './link-checks';
-import { DONE_TTL_SECONDS, startKeyOf, startOnce } from './start-once';
+import { DONE_TTL_SECONDS, pendingSeconds, startKeyOf, startOnce } from './start-once';
 import { UsageAnnouncer, type UsageAnnouncerDeps } from './usage-announcer';
 
 /** Redis keys of one start: the recipient's counters, the campaign's, and the conversation's record. */
@@ -97,6 +97,8 @@ export interface AdmissionDeps extends UsageAnnouncerDeps {
   groupCommitMs: number;
   /** After Redis lost the counters, how long rebuilds wait for other replicas' writes (see seed()). */
   rebuildGraceMs: number;
+  /** The longest a PostgreSQL statement may run (DB_STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs: number;
   /** How long an idle conversation is kept (its record is written by the admission itself). */
   conversationTtlSeconds: number;
   /** Whether the admission writes the conversation's Redis record, or leaves it to its first message. */
@@ -233,8 +235,15 @@ export class Admission {
       const made = await findKeyedStart(this.deps.pool, link.recipient.id, key, since);
       return made && { conversationId: made.id, startedAtMs: made.startedAt.getTime() };
     };
+    const pending = pendingSeconds(this.deps.statementTimeoutMs, this.deps.rebuildGraceMs, REBUILD_WAIT_MS);
     return startOnce(
-      { redis, now, restore: (lostAt) => this.restoreRecipient(link, lostAt), findStart },
+      {
+        redis,
+        now,
+        pendingSeconds: pending,
+        restore: (lostAt) => this.restoreRecipient(link, lostAt),
+        findStart,
+      },
       {
         startKey: startKeyOf(redisPrefix, link.recipient.id, key),
         recipientKey,

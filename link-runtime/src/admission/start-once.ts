@@ -12,11 +12,10 @@ export const START_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 // While a start with the key is being made, its value is this (never a conversation id), as every
 // version with start keys reads it, so that replicas of two versions side by side (a rollout)
 // agree; the request's own value is in the claim key beside it, so that a request frees only its
-// own claim. Kept longer than an admission takes with the default timeouts (seconds); one that
-// takes longer still (DB_STATEMENT_TIMEOUT_MS raised near its maximum, PostgreSQL stuck) may see
-// its claim taken over as orphaned by a retry, which then makes a second start.
+// own claim. Kept longer than an admission can take (see pendingSeconds).
 const PENDING = '-';
-const PENDING_TTL_SECONDS = 60;
+// The least a start being made holds its key.
+const MIN_PENDING_SECONDS = 60;
 /** How long a made start is answered again for its key: longer than a customer retries. */
 export const DONE_TTL_SECONDS = 600;
 
@@ -41,10 +40,28 @@ export interface ClaimKeys {
 /** The key beside a start key that holds the claiming request's own value while it is made. */
 export const claimKeyOf = (startKey: string): string => `${startKey}:claim`;
 
+/**
+ * How long a start being made holds its key: longer than its admission can take, so that a
+ * claim whose mark lapsed is one whose process died (see CLAIM_SCRIPT). An admission's longest
+ * is its durable write and the fence after a lost answer, each up to the statement timeout and the
+ * client's read timeout a second later, a pool connection (5 s) for each, and a counter rebuild's
+ * waits (the grace after a loss, then up to `rebuildWaitMs` for writes in flight); a minute at least.
+ */
+export function pendingSeconds(
+  statementTimeoutMs: number,
+  rebuildGraceMs: number,
+  rebuildWaitMs: number,
+): number {
+  const longestMs = 2 * (statementTimeoutMs + 1000 + 5000) + rebuildGraceMs + rebuildWaitMs;
+  return Math.max(MIN_PENDING_SECONDS, Math.ceil(longestMs / 1000) + 10);
+}
+
 /** What making a start at most once needs besides the start itself. */
 export interface StartOnceDeps {
   redis: Redis;
   now: () => number;
+  /** How long a start being made holds its key (see pendingSeconds). */
+  pendingSeconds: number;
   /** Rebuilds the recipient's counters, and with them its start keys; `lostAt` as CLAIM_SCRIPT reports it. */
   restore: (lostAt: number) => Promise<void>;
   /** The start made with the key in the last DONE_TTL_SECONDS, as the durable record holds it. */
@@ -79,7 +96,7 @@ export async function startOnce(
       [outcome, value] = (await claimScript.run(redis, claimKeys, [
         deps.now(),
         claim,
-        PENDING_TTL_SECONDS,
+        deps.pendingSeconds,
         DONE_TTL_SECONDS,
         takeOver,
       ])) as [number, (string | number)?];

@@ -44,6 +44,7 @@ export async function startAdmission(
     logger: pino({ level: 'silent' }),
     groupCommitMs: 0,
     rebuildGraceMs: 20,
+    statementTimeoutMs: 5000,
     conversationTtlSeconds: 60,
     recordAtStart: true,
     usagePublishMs: 0,
