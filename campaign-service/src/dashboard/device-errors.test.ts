@@ -1,4 +1,4 @@
-import { PAGE_TEXT_MESSAGE } from '@outreach/contracts';
+import { PAGE_TEXT_MESSAGE, STORABLE_TEXT_MESSAGE } from '@outreach/contracts';
 import { deviceFieldErrors } from './device-errors';
 
 describe('device form errors', () => {
@@ -43,6 +43,21 @@ describe('device form errors', () => {
       {},
     );
     expect(errors['styling.title']).toMatch(/^Remove the invisible control characters .*U\+202A to U\+202E/);
+  });
+
+  it('asks to remove a NUL from any text of the form, in words', () => {
+    const format = (pointer: string) => ({ pointer, rule: 'format', message: STORABLE_TEXT_MESSAGE });
+    const errors = deviceFieldErrors(
+      [format('/name'), format('/persona'), format('/knowledge/0/content'), format('/voice/voiceName')],
+      {},
+    );
+    const advice = 'Remove the NUL character (an invisible control character) from the text.';
+    expect(errors).toEqual({
+      name: advice,
+      persona: advice,
+      'knowledge.0.content': advice,
+      'voice.voiceName': advice,
+    });
   });
 
   it('keeps the first problem of a field and puts what no field shows in the general slot', () => {

@@ -14,9 +14,20 @@ const colour = 'Choose a colour, written as #rrggbb (for example #0b57d0).';
 export const PAGE_TEXT_ADVICE =
   'Remove the invisible control characters (NUL, or text-direction controls U+202A to U+202E and U+2066 to U+2069): they could make the text read differently to customers.';
 
+/**
+ * A text refused as not storable: a browser form cannot send a lone surrogate, so it holds a NUL.
+ * Shared with the recipient forms.
+ */
+export const NUL_ADVICE = 'Remove the NUL character (an invisible control character) from the text.';
+
 /** Message per form field and schema rule; limits come from the schema itself. */
 const MESSAGES: Record<string, Record<string, string>> = {
-  name: { required: 'Enter a name.', minLength: 'Enter a name.', maxLength: tooLong(F.name.maxLength) },
+  name: {
+    required: 'Enter a name.',
+    minLength: 'Enter a name.',
+    maxLength: tooLong(F.name.maxLength),
+    format: NUL_ADVICE,
+  },
   'styling.title': { maxLength: tooLong(F.styling.properties.title.maxLength), format: PAGE_TEXT_ADVICE },
   'styling.primaryColor': { pattern: colour },
   'styling.backgroundColor': { pattern: colour },
@@ -34,9 +45,9 @@ const MESSAGES: Record<string, Record<string, string>> = {
     pattern: 'Write a language code such as en or de-CH.',
     oneOfLanguages: 'Choose one of the languages listed above.',
   },
-  'voice.voiceName': { maxLength: tooLong(F.voice.properties.voiceName.maxLength) },
-  persona: { maxLength: tooLong(F.persona.maxLength) },
-  customInstructions: { maxLength: tooLong(F.customInstructions.maxLength) },
+  'voice.voiceName': { maxLength: tooLong(F.voice.properties.voiceName.maxLength), format: NUL_ADVICE },
+  persona: { maxLength: tooLong(F.persona.maxLength), format: NUL_ADVICE },
+  customInstructions: { maxLength: tooLong(F.customInstructions.maxLength), format: NUL_ADVICE },
   ipAllowList: { maxItems: `List at most ${F.ipAllowList.maxItems} networks.` },
   knowledge: { maxItems: `Keep at most ${F.knowledge.maxItems} entries.` },
 };
@@ -47,11 +58,13 @@ const KNOWLEDGE: Record<string, Record<string, string>> = {
     required: 'Give it a title.',
     minLength: 'Give it a title.',
     maxLength: tooLong(ENTRY.title.maxLength),
+    format: NUL_ADVICE,
   },
   content: {
     required: 'Write its content.',
     minLength: 'Write its content.',
     maxLength: tooLong(ENTRY.content.maxLength),
+    format: NUL_ADVICE,
   },
 };
 

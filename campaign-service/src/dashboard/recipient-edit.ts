@@ -1,6 +1,6 @@
 import { LIMITS, type RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
-import { PAGE_TEXT_ADVICE } from './device-errors';
+import { NUL_ADVICE, PAGE_TEXT_ADVICE } from './device-errors';
 import type { FieldErrors, Form } from './forms';
 
 /** What the recipient edit form changes: the fields a v1 PATCH accepts, bar `isActive`. */
@@ -125,9 +125,7 @@ function inWords(name: string, p: Problem, details: Record<string, unknown>): st
   // A form cannot carry a lone surrogate (the browser and URLSearchParams make it U+FFFD), so a
   // format refusal here is a NUL, or in a message shown on the link page a bidi control.
   if (p.rule === 'format') {
-    return name === 'disabledMessage' || name === 'cooldownMessage'
-      ? PAGE_TEXT_ADVICE
-      : 'Remove the NUL character (an invisible control character) from the text.';
+    return name === 'disabledMessage' || name === 'cooldownMessage' ? PAGE_TEXT_ADVICE : NUL_ADVICE;
   }
   switch (name) {
     case 'maxTotalInteractions':
