@@ -227,6 +227,7 @@ header button[aria-pressed=true]{background:var(--on-primary);color:var(--primar
 @media (forced-colors:active){header button[aria-pressed=true]{forced-color-adjust:none;background:Highlight;color:HighlightText}}
 #send{font:inherit;font-weight:600;padding:0 1.125rem;border:1px solid transparent;border-radius:.75rem;background:var(--primary);color:var(--on-primary);cursor:pointer;min-height:2.75rem}
 #send:disabled,#send[aria-disabled=true],textarea:disabled{opacity:.55;cursor:not-allowed}
+textarea[readonly]{border-style:dashed;color:var(--muted);background:transparent}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
 @media (prefers-reduced-motion:no-preference){.msg{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
 `;
@@ -244,8 +245,11 @@ var base=location.pathname.replace(/\\/+$/,''),conversation=null,startKey=null,s
 function down(){window.scrollTo(0,document.documentElement.scrollHeight);}
 function atEnd(){return scrollY+innerHeight>=document.documentElement.scrollHeight-2;}
 function setStatus(t){var end=atEnd();status.textContent=t||'';if(end)down();}
-// A streamed reply is followed until its first line would leave the top: a long one is then read from its start.
-function follow(d,was){if(!was)return;down();if(d.getBoundingClientRect().top<0)d.scrollIntoView({block:'start'});}
+// A streamed reply is followed until its first line would leave the top: a long one is then read
+// from its start, once; a reader who goes on to its end is followed from there.
+// (Held where the reader left it: held at its start, the page may still count as at its end.)
+function follow(d,was){if(!was||scrollY===d.heldAt)return;down();
+  if(d.heldAt===undefined&&d.getBoundingClientRect().top<0){d.scrollIntoView({block:'start'});d.heldAt=scrollY;}}
 ${RETRY_IN_SCRIPT}
 // Each message names its speaker for screen readers (the log is read out as messages arrive);
 // its text goes in a span of its own, which a streamed reply fills in.
@@ -259,7 +263,7 @@ function fill(d,text){d.lastChild.textContent=text;}
 var busy=false,over=false;
 function lock(){busy=true;send.setAttribute('aria-disabled','true');}
 function unlock(){if(over)return;busy=false;input.disabled=send.disabled=false;send.removeAttribute('aria-disabled');
-  if(document.activeElement===document.body||document.activeElement===send)input.focus();}
+  if(document.activeElement===document.body||document.activeElement===send)input.focus({preventScroll:true});}
 // A refusal by the link's rules ends the page's conversation; a failure underneath (the model
 // timing out, a store out of reach) ends only the message: the customer sends it again, since a
 // reload would start, and pay for, a new conversation.
@@ -278,17 +282,19 @@ function refusal(body,retryAfter){
   else if(c==='cooldown')t=(d.message||s.cooldown)+waitText(retryAfter,d);
   else if(c==='unavailable'&&!ends(body))t=s.noReply;
   else if(c==='unavailable'||c==='budget_exhausted')t=body.retryable===false?s.unavailableContact:s.unavailable;
-  else if(c==='rate_limited')t=s.rateLimited+waitText(retryAfter,d);
+  // Messages are limited per minute: a wait shorter than one is the text's own "a moment".
+  else if(c==='rate_limited')t=s.rateLimited+(Number(retryAfter||d.retryAfterSeconds)>=60?waitText(retryAfter,d):'');
   else if(c==='invalid_request'&&d.reason==='too_long')t=tooLongText();
   else t=failedText();
   return t;
 }
 // An operator's own message (disabledMessage, cooldownMessage) is in the device's language.
-// The notice is an alert of its own after the log, not one more of its messages (read out twice),
-// and takes the focus from the input, which keeps what was not sent readable and copyable.
+// The notice is an alert of its own after the log, not one more of its messages (read out twice);
+// the focus stays in the input, read-only now, which keeps what was not sent readable and copyable.
 function notice(t,own){over=true;input.readOnly=true;send.disabled=true;send.removeAttribute('aria-disabled');
-  var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.dir='auto';n.textContent=t;n.tabIndex=-1;
-  if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.parentNode.insertBefore(n,log.nextSibling);setStatus('');n.focus();}
+  var n=document.createElement('p');n.className='notice';n.setAttribute('role','alert');n.dir='auto';n.textContent=t;
+  if(own&&cfg.lang!==document.documentElement.lang)n.lang=cfg.lang;log.parentNode.insertBefore(n,log.nextSibling);setStatus('');
+  n.scrollIntoView({block:'nearest'});}
 // A refusal that ends the conversation is the page's notice; any other gives the message back to
 // send again (a start refused so consumed nothing). Either way the unanswered message leaves the log.
 // A conversation that expired (idle past its time) is forgotten: the message sent again starts a
@@ -345,7 +351,7 @@ function readStream(res,target,again,w){
 // No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
 // is said so before it is sent, and before a first message would pay for a conversation.
 form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||over||input.disabled)return;
-  if(Array.from(text).length>cfg.maxChars){setStatus(tooLongText());input.setAttribute('aria-invalid','true');return;}
+  if(Array.from(text).length>cfg.maxChars){setStatus(tooLongText());down();input.setAttribute('aria-invalid','true');return;}
   prime();
   var mine=bubble('user',text),failed=false;input.value='';grow();lock();
   // The log is busy while the reply streams in, so a screen reader reads it once, whole.
@@ -362,9 +368,12 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
       if(!failed)setStatus('');unlock();});})
   .catch(function(){target.remove();again();setStatus(failedText());unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
 // The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
+// Where the form is not pinned to the foot (a short screen), the one being typed in stays in view.
 function grow(){var end=atEnd();input.style.height='';
-  if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();}
-input.addEventListener('input',function(){grow();if(input.hasAttribute('aria-invalid')&&Array.from(input.value.trim()).length<=cfg.maxChars)input.removeAttribute('aria-invalid');});
+  if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();
+  if(document.activeElement===input)form.scrollIntoView({block:'nearest'});}
+input.addEventListener('input',function(){grow();
+  if(input.hasAttribute('aria-invalid')&&Array.from(input.value.trim()).length<=cfg.maxChars){input.removeAttribute('aria-invalid');setStatus('');}});
 // Enter sends (Shift+Enter: a new line), unless it ends an IME composition.
 input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e.isComposing&&e.keyCode!==229){e.preventDefault();form.requestSubmit();}});
 // Tapping Send leaves focus (and a phone's keyboard) in the input.
