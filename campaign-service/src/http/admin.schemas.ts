@@ -1,9 +1,9 @@
 import {
   addTextFormats,
   isLogoUrl,
-  PAGE_TEXT,
+  pageText,
   SCOPES,
-  STORABLE_TEXT,
+  storableText as text,
   toProblems,
   type ValidationProblem,
 } from '@outreach/contracts';
@@ -15,8 +15,6 @@ import addFormats from 'ajv-formats';
  * JSON Schemas of the admin API bodies; every object refuses unknown fields, and every free text
  * is held to what PostgreSQL can store as sent (format storable-text).
  */
-const text = (bounds: { minLength?: number; maxLength: number }) =>
-  ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
 const name = text({ minLength: 1, maxLength: 200 });
 /** The largest amount of money the admin API takes, in minor units; the dashboard's forms hold to it too. */
 export const MAX_MINOR_UNITS = 1_000_000_000_000;
@@ -41,7 +39,7 @@ export const deviceFields = {
     additionalProperties: false,
     properties: {
       // The link page's heading: refused with bidi controls, as the recipients' page texts are.
-      title: { type: 'string', format: PAGE_TEXT, maxLength: 200 },
+      title: pageText({ maxLength: 200 }),
       primaryColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       backgroundColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
       logoUrl: { type: 'string', format: 'http-url', maxLength: 2000 },

@@ -167,7 +167,11 @@ export class Admission {
     maxBatch: MAX_ADMISSIONS_PER_RUN,
   });
 
+  /** How long a start being made holds its client's key (see pendingSeconds). */
+  private readonly pendingSeconds: number;
+
   constructor(private readonly deps: AdmissionDeps) {
+    this.pendingSeconds = pendingSeconds(deps.statementTimeoutMs, deps.rebuildGraceMs, REBUILD_WAIT_MS);
     this.commits = new GroupCommit((rows) => this.write(rows), deps.groupCommitMs);
     this.usage = new UsageAnnouncer(deps);
   }
@@ -235,12 +239,11 @@ export class Admission {
       const made = await findKeyedStart(this.deps.pool, link.recipient.id, key, since);
       return made && { conversationId: made.id, startedAtMs: made.startedAt.getTime() };
     };
-    const pending = pendingSeconds(this.deps.statementTimeoutMs, this.deps.rebuildGraceMs, REBUILD_WAIT_MS);
     return startOnce(
       {
         redis,
         now,
-        pendingSeconds: pending,
+        pendingSeconds: this.pendingSeconds,
         restore: (lostAt) => this.restoreRecipient(link, lostAt),
         findStart,
       },

@@ -272,7 +272,8 @@ function ends(b){var c=b&&b.code,r=((b&&b.details)||{}).reason;
   if(c==='not_found')return r!=='conversation_not_found';
   return c==='forbidden'||c==='link_disabled'||c==='budget_exhausted'||c==='cooldown';}
 // When the server says how long to wait, the customer is told; a message too long says the limit.
-function waitText(retryAfter,d){var sec=Number(retryAfter||d.retryAfterSeconds);return sec>0?'\\n'+retryInText(s.retryIn,sec,document.documentElement.lang):'';}
+// Messages are limited per minute: a wait shorter than least seconds is the text's own "a moment".
+function waitText(retryAfter,d,least){var sec=Number(retryAfter||d.retryAfterSeconds);return sec>=(least||1)?'\\n'+retryInText(s.retryIn,sec,document.documentElement.lang):'';}
 function tooLongText(){return s.tooLong+' '+s.atMost.replace('{max}',Number(cfg.maxChars).toLocaleString(document.documentElement.lang));}
 function failedText(){return navigator.onLine===false?s.offline:s.failed;}
 function refusal(body,retryAfter){
@@ -282,8 +283,7 @@ function refusal(body,retryAfter){
   else if(c==='cooldown')t=(d.message||s.cooldown)+waitText(retryAfter,d);
   else if(c==='unavailable'&&!ends(body))t=s.noReply;
   else if(c==='unavailable'||c==='budget_exhausted')t=body.retryable===false?s.unavailableContact:s.unavailable;
-  // Messages are limited per minute: a wait shorter than one is the text's own "a moment".
-  else if(c==='rate_limited')t=s.rateLimited+(Number(retryAfter||d.retryAfterSeconds)>=60?waitText(retryAfter,d):'');
+  else if(c==='rate_limited')t=s.rateLimited+waitText(retryAfter,d,60);
   else if(c==='invalid_request'&&d.reason==='too_long')t=tooLongText();
   else t=failedText();
   return t;
@@ -301,7 +301,7 @@ function notice(t,own){over=true;input.readOnly=true;send.disabled=true;send.rem
 // new one, as a reload would, without losing what the customer wrote.
 function refused(b,retryAfter,again){var t=refusal(b,retryAfter),c=b&&b.code,d=(b&&b.details)||{};
   if(c==='not_found'&&d.reason==='conversation_not_found'){conversation=null;startKey=null;}
-  if(ends(b)){again();notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);}else{again();setStatus(t);unlock();}}
+  again();if(ends(b))notice(t,(c==='link_disabled'||c==='cooldown')&&!!d.message);else{setStatus(t);unlock();}}
 function fail(res,again){return res.json().catch(function(){return{};}).then(function(b){refused(b,res.headers.get('Retry-After'),again);});}
 function primaryOf(tag){return String(tag||'').toLowerCase().split(/[-_]/)[0];}
 // Safari on iPhones speaks only once speech has started inside a tap: an empty utterance in the

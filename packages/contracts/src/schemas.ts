@@ -1,5 +1,5 @@
 import { LIMITS } from './limits';
-import { PAGE_TEXT, STORABLE_TEXT } from './text-formats';
+import { pageText, storableText as text } from './text-formats';
 
 /**
  * The JSON Schemas of the v1 API (draft 2020-12). Request schemas are what the gateway
@@ -10,12 +10,6 @@ const S = 'https://outreach.dev/schemas/';
 const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const limit = { type: 'integer', minimum: 1, maximum: LIMITS.maxInteractionLimit };
 const isoInstant = { type: 'string', format: 'date-time' };
-const text = (bounds: { minLength?: number; maxLength?: number } = {}) =>
-  ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
-// Text the link page shows its visitors: no bidi controls either, which would reorder what they
-// read (see text-formats.ts).
-const pageText = (bounds: { maxLength: number }) =>
-  ({ type: 'string', format: PAGE_TEXT, ...bounds }) as const;
 
 const instructionsFields = {
   isActive: { type: 'boolean' },

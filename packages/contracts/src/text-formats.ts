@@ -45,6 +45,14 @@ export function withoutBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, '');
 }
 
+/** The JSON Schema of a text held to `storable-text`, within `bounds`. */
+export const storableText = <B extends { minLength?: number; maxLength?: number }>(bounds: B) =>
+  ({ type: 'string', format: STORABLE_TEXT, ...bounds }) as const;
+
+/** The JSON Schema of an operator's text the link page shows (`page-text`), within `bounds`. */
+export const pageText = <B extends { maxLength: number }>(bounds: B) =>
+  ({ type: 'string', format: PAGE_TEXT, ...bounds }) as const;
+
 /** Registers the text formats on an ajv instance: every validator of ours knows them alike. */
 export function addTextFormats(ajv: Ajv2020): void {
   ajv.addFormat(STORABLE_TEXT, { type: 'string', validate: isStorableText });
