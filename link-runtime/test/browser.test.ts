@@ -286,6 +286,52 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await context.close();
   });
 
+  it('at 200% zoom on a phone, shows the empty input as tall as its wrapped placeholder', async () => {
+    const l = await h.link();
+    // 390x844 at 200%: "Type your message…" wraps in the input.
+    const { context, page } = await openChat(l.token, { viewport: { width: 195, height: 422 } });
+    const fits = () =>
+      page.$eval('#text', (t) => {
+        const el = t as HTMLTextAreaElement;
+        return { empty: el.value === '', shown: el.clientHeight, needed: el.scrollHeight };
+      });
+    const before = await fits();
+    expect(before.empty).toBe(true);
+    expect(before.needed).toBeGreaterThan(60); // two lines: the placeholder wrapped
+    expect(before.shown).toBeGreaterThanOrEqual(before.needed);
+    // Back at 100%, it is one line again.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForFunction(
+      () => (document.getElementById('text') as HTMLTextAreaElement).clientHeight < 60,
+    );
+    await context.close();
+  });
+
+  it('says to wait for the reply when a message is sent before it came, and keeps that message', async () => {
+    const l = await h.link();
+    const { context, page } = await openChat(l.token);
+    model.reply = Array.from({ length: 40 }, (_, i) => `part${i}`).join(' ');
+    model.tokenDelayMs = 20;
+    await page.fill('#text', 'First question');
+    await page.keyboard.press('Enter');
+    await page.locator('#log[aria-busy=true]').waitFor();
+    await page.fill('#text', 'Second question');
+    await page.keyboard.press('Enter');
+    await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
+    expect(await page.inputValue('#text')).toBe('Second question');
+    await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'part39' }).waitFor();
+    model.tokenDelayMs = 0;
+    expect(await page.locator('#status').textContent()).toBe('');
+    model.reply = 'Second answer.';
+    await page.keyboard.press('Enter');
+    await page.locator('.msg.assistant', { hasText: 'Second answer.' }).waitFor();
+    expect(await page.locator('.msg.user .text').allTextContents()).toEqual([
+      'First question',
+      'Second question',
+    ]);
+    await context.close();
+  });
+
   it('without JavaScript, says so and offers no form that cannot work', async () => {
     const l = await h.link();
     const context = await browser.newContext({ locale: 'en-US', javaScriptEnabled: false });

@@ -350,7 +350,9 @@ function readStream(res,target,again,w){
 }
 // No maxlength on the input: a browser cuts pasted text there without a word. Too long a message
 // is said so before it is sent, and before a first message would pay for a conversation.
-form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||busy||over||input.disabled)return;
+// A message sent while the last one awaits its reply stays in the input, and the customer is told why.
+form.addEventListener('submit',function(e){e.preventDefault();var text=input.value.trim();if(!text||over||input.disabled)return;
+  if(busy){setStatus(s.waitForReply);return;}
   if(Array.from(text).length>cfg.maxChars){setStatus(tooLongText());down();input.setAttribute('aria-invalid','true');return;}
   prime();
   var mine=bubble('user',text),failed=false;input.value='';grow();lock();
@@ -367,11 +369,12 @@ form.addEventListener('submit',function(e){e.preventDefault();var text=input.val
     return readStream(res,target,again,w).then(function(){
       if(!failed)setStatus('');unlock();});})
   .catch(function(){target.remove();again();setStatus(failedText());unlock();}).finally(function(){log.removeAttribute('aria-busy');if(w)w.stop();});});
-// The input grows with its text, up to its max-height (empty, one line, whatever the placeholder).
+// The input is as tall as its text, up to its max-height; empty, as its placeholder, which wraps
+// when zoomed in (measured as a value: not every browser counts a placeholder in its height).
+function size(){var empty=!input.value;input.style.height='';if(empty)input.value=input.placeholder;
+  input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(empty)input.value='';}
 // Where the form is not pinned to the foot (a short screen), the one being typed in stays in view.
-function grow(){var end=atEnd();input.style.height='';
-  if(input.value)input.style.height=input.scrollHeight+input.offsetHeight-input.clientHeight+'px';if(end)down();
-  if(document.activeElement===input)form.scrollIntoView({block:'nearest'});}
+function grow(){var end=atEnd();size();if(end)down();if(document.activeElement===input)form.scrollIntoView({block:'nearest'});}
 input.addEventListener('input',function(){grow();
   if(input.hasAttribute('aria-invalid')&&Array.from(input.value.trim()).length<=cfg.maxChars){input.removeAttribute('aria-invalid');setStatus('');}});
 // Enter sends (Shift+Enter: a new line), unless it ends an IME composition.
@@ -379,6 +382,7 @@ input.addEventListener('keydown',function(e){if(e.key==='Enter'&&!e.shiftKey&&!e
 // Tapping Send leaves focus (and a phone's keyboard) in the input.
 send.addEventListener('mousedown',function(e){e.preventDefault();});
 document.getElementById('intro').hidden=form.hidden=false;
+size();addEventListener('resize',size);
 unlock();
 })();
 `;
