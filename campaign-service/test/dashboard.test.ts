@@ -851,7 +851,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(await count()).toBe(1);
   });
 
-  it('adds an existing operator to a project without touching their password or sessions', async () => {
+  it("refuses to add an existing account that manages another organisation's project, leaving it as it was", async () => {
     const bob = new Agent(base);
     expect((await bob.signIn('bob@example.com', 'bob-password-12')).status).toBe(303);
     const a = new Agent(base);
@@ -863,17 +863,48 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       email: 'BOB@example.com',
       password: 'alice-chose-this-1',
     });
-    expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe(`/dashboard/p/${p1}/members?done=granted`);
-    expect((await a.get(res.headers.get('location')!)).text).toContain(
-      'bob@example.com already had an account and can now manage this project too; their password is unchanged.',
+    expect(res.status).toBe(400);
+    expect(res.text).toContain(
+      'The email already has an account that manages projects you do not; only an Outreach administrator can add it here.',
     );
     expect((await new Agent(base).signIn('bob@example.com', 'alice-chose-this-1')).status).toBe(401);
     expect((await new Agent(base).signIn('bob@example.com', 'bob-password-12')).status).toBe(303);
-    // Bob's session goes on, and now reaches Alpha too.
     expect((await bob.get(`/dashboard/p/${p2}/campaigns`)).status).toBe(200);
-    expect((await bob.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    expect((await bob.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(404);
 
+    // The takeover this stops: Alice makes an account for an address of Beta's organisation, with
+    // a password she knows, before Beta's operator adds that colleague.
+    const squatted = await a.post(`/dashboard/p/${p1}/members`, {
+      _csrf: token,
+      email: 'colleague@beta.example',
+      password: 'alice-knows-this-1',
+    });
+    expect(squatted.headers.get('location')).toBe(`/dashboard/p/${p1}/members?done=added`);
+    const bobToken = await bob.csrf(`/dashboard/p/${p2}/members`);
+    const granted = await bob.post(`/dashboard/p/${p2}/members`, {
+      _csrf: bobToken,
+      email: 'colleague@beta.example',
+      password: 'bob-chose-this-12',
+    });
+    expect(granted.status).toBe(400);
+    const carol = new Agent(base);
+    expect((await carol.signIn('colleague@beta.example', 'alice-knows-this-1')).status).toBe(303);
+    expect((await carol.get(`/dashboard/p/${p2}/campaigns`)).status).toBe(404);
+  });
+
+  it('adds an existing operator of projects the asking operator manages, keeping their password and sessions', async () => {
+    const p3 = (await admin('POST', '/projects', { name: 'Gamma' })).id;
+    const pool = new Pool({ connectionString: ns.databaseUrl, options: '-c search_path=campaigns', max: 2 });
+    try {
+      const aliceId = (await db.query("SELECT id FROM operators WHERE email = 'alice@example.com'")).rows[0]
+        .id;
+      await addMembership({ pool, clock }, aliceId, p3);
+    } finally {
+      await pool.end();
+    }
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const token = await a.csrf(`/dashboard/p/${p1}/members`);
     // A new e-mail gets an account with the password entered.
     const added = await a.post(`/dashboard/p/${p1}/members`, {
       _csrf: token,
@@ -889,11 +920,24 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const reload = await a.get(done);
     expect(reload.text).toContain('The new operator can now sign in and manage this project.');
     expect(reload.text).not.toContain('already had an account');
-    expect((await new Agent(base).signIn('dave@example.com', 'dave-password-12')).status).toBe(303);
-    await db.query(
-      "DELETE FROM operator_projects WHERE operator_id = (SELECT id FROM operators WHERE email = 'bob@example.com') AND project_id = $1",
-      [p1],
+    const dave = new Agent(base);
+    expect((await dave.signIn('dave@example.com', 'dave-password-12')).status).toBe(303);
+
+    // Dave manages Alpha only, which Alice manages too: she may give him Gamma.
+    const res = await a.post(`/dashboard/p/${p3}/members`, {
+      _csrf: token,
+      email: 'DAVE@example.com',
+      password: 'alice-chose-this-1',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`/dashboard/p/${p3}/members?done=granted`);
+    expect((await a.get(res.headers.get('location')!)).text).toContain(
+      'dave@example.com already had an account and can now manage this project too; their password is unchanged.',
     );
+    expect((await new Agent(base).signIn('dave@example.com', 'alice-chose-this-1')).status).toBe(401);
+    // Dave's session goes on, and now reaches Gamma too.
+    expect((await dave.get(`/dashboard/p/${p3}/campaigns`)).status).toBe(200);
+    expect((await dave.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
   });
 
   it('ends the sessions of an operator whose password is set anew from the command line', async () => {
@@ -950,7 +994,12 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       for (let i = 0; i < 10; i++) {
         const { operator } = await addProjectOperator(
           { pool, clock },
-          { email: `gina${i}@example.com`, password: 'gina-password-12', projectId: p1 },
+          {
+            email: `gina${i}@example.com`,
+            password: 'gina-password-12',
+            projectId: p1,
+            byOperatorId: 'opr_none',
+          },
         );
         await addMembership({ pool, clock }, operator.id, p2);
         await Promise.all([

@@ -85,14 +85,19 @@ export async function createOperator(
 }
 
 /**
- * Gives the e-mail's operator access to a project, as an operator of that project asks in the
- * dashboard: a new account gets `password`; an existing one keeps its own, which no other
- * operator may set (else any operator could take over the accounts, and so the projects, of
+ * Gives the e-mail's operator access to a project, as an operator of that project (`byOperatorId`)
+ * asks in the dashboard: a new account gets `password`; an existing one keeps its own, which no
+ * other operator may set (else any operator could take over the accounts, and so the projects, of
  * another). `created` says which.
+ *
+ * An existing account is added only when every project it manages is one the asking operator
+ * manages too. Addresses are not verified, so an account may have been made by another
+ * organisation's operator for an address of ours, with a password they know: granting it would
+ * hand them our project. Any other existing account is refused; an administrator can add it.
  */
 export async function addProjectOperator(
   deps: OperatorDeps,
-  input: { email: string; password: string; projectId: string },
+  input: { email: string; password: string; projectId: string; byOperatorId: string },
 ): Promise<{ operator: Operator; created: boolean }> {
   const email = checkedEmail(input.email);
   const byEmail = () =>
@@ -110,9 +115,32 @@ export async function addProjectOperator(
     row = rows[0] ?? (await byEmail()).rows[0];
     created = rows.length > 0;
   }
+  if (!created && !(await managesAllProjectsOf(deps, input.byOperatorId, row.id)))
+    throw invalid(
+      '/email',
+      'foreign_account',
+      'already has an account that manages projects you do not; only an Outreach administrator can add it here',
+    );
   const operator = toOperator(row);
   await addMembership(deps, operator.id, input.projectId);
   return { operator, created };
+}
+
+/** Whether `operatorId` manages every project that `otherId` manages. */
+async function managesAllProjectsOf(
+  deps: OperatorDeps,
+  operatorId: string,
+  otherId: string,
+): Promise<boolean> {
+  const { rowCount } = await deps.pool.query(
+    `SELECT 1 FROM operator_projects theirs
+     WHERE theirs.operator_id = $2
+       AND NOT EXISTS (SELECT 1 FROM operator_projects mine
+                       WHERE mine.operator_id = $1 AND mine.project_id = theirs.project_id)
+     LIMIT 1`,
+    [operatorId, otherId],
+  );
+  return rowCount === 0;
 }
 
 /** Makes the operator a member of the project (idempotent); 404 when the project does not exist. */

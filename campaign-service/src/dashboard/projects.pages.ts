@@ -1,6 +1,14 @@
 import type Router from '@koa/router';
 import { AppError } from '@outreach/platform';
-import { baseContext, type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
+import {
+  baseContext,
+  type DashboardDeps,
+  dash,
+  formOf,
+  operatorOf,
+  projectContext,
+  sendPage,
+} from './context';
 import { html } from './html';
 import { breadcrumbs, csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
 import { addProjectOperator, listProjectOperators, removeProjectOperator } from './operators.service';
@@ -74,7 +82,7 @@ ${extra.done === 'removed' ? notice('ok', `${extra.who ?? 'The operator'} can no
         )}</tbody></table></div>
 ${members.length === 1 ? html`<p class="meta">A project keeps at least one operator: add another before removing this one.</p>` : ''}
 <h2>Add an operator</h2>
-<p>Creates the account with the initial password you enter if it is new, or gives an existing operator access to this project; they keep their own password.</p>
+<p>Creates the account with the initial password you enter if it is new. An existing account keeps its own password, and is added only if you manage every project it manages; an Outreach administrator can add any other.</p>
 ${withErrorSummary(
   extra.errors ?? {},
   html`<form method="post" action="${projectPath(pc.project.id)}/members">
@@ -124,6 +132,7 @@ ${withErrorSummary(
         email: form.get('email'),
         password: form.get('password'),
         projectId: pc.project.id,
+        byOperatorId: operatorOf(ctx).id,
       });
       // Post/redirect/get, so a reload neither sends the form again nor reports an account just
       // created as one that already existed. The address waits in the session's one-time slot,
