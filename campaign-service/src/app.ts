@@ -29,12 +29,14 @@ export interface HttpAppDeps {
   dependencies: DependencyStates;
   /** Dashboard cookies carry `Secure`; off only for plain-http local development (Safari drops them). */
   secureCookies: boolean;
+  /** Behind the Ingress: the client address is read from X-Forwarded-For (see PROXY_CONFIG). */
+  trustProxy?: boolean;
+  trustedHops?: number;
 }
 
 /** Builds the Koa app: request context, metrics, health, then the authenticated admin API. */
 export function buildHttpApp(deps: HttpAppDeps): Koa {
-  const app = new Koa();
-  app.proxy = false;
+  const app = new Koa({ proxy: deps.trustProxy ?? false, maxIpsCount: deps.trustedHops ?? 1 });
   logAppErrors(app, deps.domain.logger);
   app.use(requestContext(deps.domain.logger, { accessLog: deps.accessLog }));
   app.use(async (ctx, next) => {

@@ -3,6 +3,7 @@ import {
   COMMON_CONFIG,
   type ConfigOf,
   NATS_STREAM_CONFIG,
+  PROXY_CONFIG,
   type VarSpec,
 } from '@outreach/platform';
 
@@ -11,6 +12,8 @@ export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
   ...NATS_STREAM_CONFIG,
   ...APPLIED_RECORDS_CONFIG,
+  // The dashboard counts failed sign-ins by client address too.
+  ...PROXY_CONFIG,
   DASHBOARD_PORT: { type: 'int', default: 8082, min: 0, max: 65535, doc: 'admin HTTP API port' },
   CAMPAIGN_GRPC_PORT: { type: 'int', default: 50052, min: 0, max: 65535, doc: 'CampaignService gRPC port' },
   HOST: { type: 'string', default: '0.0.0.0', doc: 'address to listen on' },

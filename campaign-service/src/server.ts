@@ -205,6 +205,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       metrics,
       dependencies,
       secureCookies: secureCookiesFor(config.PUBLIC_BASE_URL),
+      trustProxy: config.TRUST_PROXY,
+      trustedHops: config.TRUSTED_PROXY_HOPS,
     });
     const http = opened.add('http', createServer(app.callback()), closeServer);
     ports.http = await listen(http, config.DASHBOARD_PORT, config.HOST);

@@ -14,6 +14,8 @@ import {
   addProjectOperator,
   removeProjectOperator,
   SIGN_IN_MAX_FAILURES,
+  SIGN_IN_MAX_FAILURES_PER_ADDRESS,
+  SIGN_IN_MAX_FAILURES_PER_CLIENT,
   SIGN_IN_WINDOW_MS,
 } from '../src/dashboard/operators.service';
 import {
@@ -62,11 +64,12 @@ class Agent {
     return this.request('POST', path, { form, headers });
   }
 
-  /** Signs in through the form, as a browser does. */
-  async signIn(email: string, password: string) {
-    const page = await this.get('/dashboard/sign-in');
+  /** Signs in through the form, as a browser does (`from`: its address, as the Ingress forwards it). */
+  async signIn(email: string, password: string, from?: string) {
+    const headers: Record<string, string> = from ? { 'x-forwarded-for': from } : {};
+    const page = await this.request('GET', '/dashboard/sign-in', { headers });
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-    return this.post('/dashboard/sign-in', { _csrf: csrf, email, password, next: '/dashboard' });
+    return this.post('/dashboard/sign-in', { _csrf: csrf, email, password, next: '/dashboard' }, headers);
   }
 
   /** The CSRF token of the current session, read from a page. */
@@ -140,6 +143,8 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       RECIPIENT_SERVICE_ADDR: '127.0.0.1:1',
       // Served over HTTPS, so the cookies are Secure (see secureCookiesFor).
       PUBLIC_BASE_URL: 'https://links.example.test',
+      // Behind an Ingress: sign-ins are counted by the client address it forwards.
+      TRUST_PROXY: 'true',
     };
     envOf = () => env;
     svc = await start(env, { clock });
@@ -225,6 +230,49 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(a.cookies.has('outreach_session')).toBe(false);
     now = new Date(Date.now() + SIGN_IN_WINDOW_MS + 1000);
     expect((await a.signIn('carol@example.com', 'carol-password-1')).status).toBe(303);
+  });
+
+  it("pauses one client's guesses at an address, not its owner signing in from elsewhere", async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'hal@example.com',
+      password: 'hal-password-123',
+      projectIds: [p1],
+    });
+    const guesser = new Agent(base);
+    for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1) {
+      expect((await guesser.signIn('hal@example.com', `guess-${i}`, '203.0.113.7')).status).toBe(401);
+    }
+    expect((await guesser.signIn('hal@example.com', 'hal-password-123', '203.0.113.7')).status).toBe(429);
+    const owner = new Agent(base);
+    expect((await owner.signIn('hal@example.com', 'hal-password-123', '198.51.100.9')).status).toBe(303);
+    // The owner's sign-in clears only their own client's failures: the guesser stays paused.
+    expect((await guesser.signIn('hal@example.com', 'guess-x', '203.0.113.7')).status).toBe(429);
+  });
+
+  it('pauses guessing at an address from many clients, and one client guessing at many addresses', async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'ida@example.com',
+      password: 'ida-password-123',
+      projectIds: [p1],
+    });
+    const a = new Agent(base);
+    const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
+    await Promise.all(
+      Array.from({ length: clients }, async (_, c) => {
+        for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1)
+          expect((await a.signIn('ida@example.com', `guess-${i}`, `192.0.2.${c + 1}`)).status).toBe(401);
+      }),
+    );
+    expect((await a.signIn('ida@example.com', 'ida-password-123', '192.0.2.200')).status).toBe(429);
+
+    // One client, one password, a different address each time.
+    await Promise.all(
+      Array.from({ length: SIGN_IN_MAX_FAILURES_PER_CLIENT }, async (_, i) =>
+        expect((await a.signIn(`sprayed${i}@example.com`, 'Summer2026!', '198.51.100.50')).status).toBe(401),
+      ),
+    );
+    expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.50')).status).toBe(429);
+    expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.51')).status).toBe(303);
   });
 
   it('lets no more guesses through than the pause allows when they arrive together', async () => {

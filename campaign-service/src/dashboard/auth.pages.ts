@@ -72,7 +72,7 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
   r.post('/sign-in', async (ctx) => {
     const form = formOf(ctx);
     const email = form.get('email');
-    const paused = await claimSignInAttempt(deps.domain, email);
+    const paused = await claimSignInAttempt(deps.domain, email, ctx.ip);
     if (paused > 0) {
       ctx.set('Retry-After', String(paused));
       return sendPage(
@@ -90,7 +90,7 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
         401,
       );
     }
-    await clearSignInFailures(deps.domain, email);
+    await clearSignInFailures(deps.domain, email, ctx.ip);
     // A fresh session id at every sign-in: a planted id can never become an authenticated one.
     const old = dash(ctx).sessionId;
     if (old) await deleteSession(deps.domain, old);

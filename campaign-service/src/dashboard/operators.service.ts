@@ -294,50 +294,84 @@ export async function listProjectOperators(
   return rows.map(toOperator);
 }
 
-/** Failed sign-ins allowed per e-mail address inside the window before sign-in is paused. */
+/** Failed sign-ins allowed per e-mail address and client inside the window before that client's are paused. */
 export const SIGN_IN_MAX_FAILURES = 10;
+/**
+ * Failed sign-ins allowed per e-mail address from all clients together: guessing from many
+ * machines is paused too, and locking the owner out takes a great many machines, not one.
+ */
+export const SIGN_IN_MAX_FAILURES_PER_ADDRESS = 100;
+/** Failed sign-ins allowed per client, whatever the e-mail: one password tried at many addresses. */
+export const SIGN_IN_MAX_FAILURES_PER_CLIENT = 100;
 /** The first key of the sign-in locks (two-key advisory locks), "SI". */
 const SIGN_IN_LOCK_SPACE = 0x5349;
 /** The window failed sign-ins are counted in. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 /**
- * Claims one sign-in attempt for an address: the seconds until it may try again when it has
- * failed too often recently (nothing claimed), else 0 with the attempt recorded as a failure,
- * which a success then clears. Counting and recording are one step under a lock per address, so
- * guesses sent in parallel cannot all pass the count before any is recorded. Counting per address
- * (not per client) also protects against guessing from many machines.
+ * Claims one sign-in attempt of a client at an e-mail address: the seconds until it may try again
+ * when one of the limits above is reached (nothing claimed), else 0 with the attempt recorded as a
+ * failure, which a success then clears. Counting and recording are one step under a lock per
+ * client and one per address, so guesses sent in parallel cannot all pass the count before any is
+ * recorded. A client is paused at an address long before the address is paused for everyone, so
+ * an outsider who knows an operator's address cannot keep them from signing in.
  */
-export function claimSignInAttempt(deps: OperatorDeps, email: string): Promise<number> {
+export function claimSignInAttempt(deps: OperatorDeps, email: string, client: string): Promise<number> {
   const now = deps.clock();
   const address = email.trim().slice(0, 254);
-  return withTransaction(deps.pool, async (client) => {
+  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
+  return withTransaction(deps.pool, async (tx) => {
     // The two-key form, in a space of its own: an address chosen to hash like another lock's key
-    // (the outbox relay's, the migrations') cannot hold that lock.
-    await client.query('SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))', [
+    // (the outbox relay's, the migrations') cannot hold that lock. Always the client's first.
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
       SIGN_IN_LOCK_SPACE,
-      address,
+      `client ${client}`,
     ]);
-    const { rows } = await client.query<{ n: number; oldest: Date | null }>(
-      `SELECT count(*)::int AS n, min(at) AS oldest FROM operator_sign_in_failures
-        WHERE lower(email) = lower($1) AND at > $2`,
-      [address, new Date(now.getTime() - SIGN_IN_WINDOW_MS)],
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))', [SIGN_IN_LOCK_SPACE, address]);
+    const { rows } = await tx.query<{ at: Date; n: number; limit: number }>(
+      `SELECT min(at) AS at, count(*)::int AS n, $4::int AS limit FROM operator_sign_in_failures
+        WHERE lower(email) = lower($1) AND client = $2 AND at > $3
+       UNION ALL
+       SELECT min(at), count(*)::int, $5::int FROM operator_sign_in_failures
+        WHERE lower(email) = lower($1) AND at > $3
+       UNION ALL
+       SELECT min(at), count(*)::int, $6::int FROM operator_sign_in_failures
+        WHERE client = $2 AND at > $3`,
+      [
+        address,
+        client,
+        since,
+        SIGN_IN_MAX_FAILURES,
+        SIGN_IN_MAX_FAILURES_PER_ADDRESS,
+        SIGN_IN_MAX_FAILURES_PER_CLIENT,
+      ],
     );
-    const { n, oldest } = rows[0];
-    if (n >= SIGN_IN_MAX_FAILURES && oldest) {
-      return Math.max(1, Math.ceil((oldest.getTime() + SIGN_IN_WINDOW_MS - now.getTime()) / 1000));
+    const reached = rows.filter((r) => r.n >= r.limit && r.at);
+    if (reached.length > 0) {
+      const until = Math.max(...reached.map((r) => r.at.getTime() + SIGN_IN_WINDOW_MS));
+      return Math.max(1, Math.ceil((until - now.getTime()) / 1000));
     }
-    await client.query('INSERT INTO operator_sign_in_failures (email, at) VALUES ($1, $2)', [address, now]);
-    await client.query('DELETE FROM operator_sign_in_failures WHERE at <= $1', [
-      new Date(now.getTime() - SIGN_IN_WINDOW_MS),
+    await tx.query('INSERT INTO operator_sign_in_failures (email, client, at) VALUES ($1, $2, $3)', [
+      address,
+      client,
+      now,
     ]);
+    await tx.query('DELETE FROM operator_sign_in_failures WHERE at <= $1', [since]);
     return 0;
   });
 }
 
-/** Clears the failures of an address after a successful sign-in. */
-export async function clearSignInFailures(deps: Pick<OperatorDeps, 'pool'>, email: string): Promise<void> {
-  await deps.pool.query('DELETE FROM operator_sign_in_failures WHERE lower(email) = lower($1)', [
-    email.trim(),
-  ]);
+/**
+ * Clears a client's failures at an address after it signed in there; other clients' stay
+ * counted, so an owner's sign-in gives a guesser elsewhere no fresh tries.
+ */
+export async function clearSignInFailures(
+  deps: Pick<OperatorDeps, 'pool'>,
+  email: string,
+  client: string,
+): Promise<void> {
+  await deps.pool.query(
+    'DELETE FROM operator_sign_in_failures WHERE lower(email) = lower($1) AND client = $2',
+    [email.trim(), client],
+  );
 }
