@@ -14,6 +14,10 @@ export type VerifyKey = (keyHash: string) => Promise<Grant>;
 
 /** A revocation must be effective on every gateway within one second, so no grant is trusted longer. */
 export const GRANT_TTL_MS = 1000;
+/** How long a key hash found valid counts as a real client's key, not a guess (see `recentlyValid`). */
+export const KNOWN_KEY_MS = 60 * 60_000;
+/** The most key hashes remembered as found valid; the longest unverified go first. */
+export const KNOWN_KEY_LIMIT = 10_000;
 
 /**
  * In-process cache of verified grants by key hash. Entries live at most `ttlMs`; a
@@ -25,6 +29,8 @@ export class GrantCache {
   /** Concurrent misses of one key share a single VerifyApiKey call. */
   private readonly lookUp = sharedWhileRunning((keyHash: string) => this.verifyAndKeep(keyHash));
   private readonly revoked = new Set<string>();
+  /** Key hashes found valid, with their key and when, oldest verification first. */
+  private readonly known = new Map<string, { keyId: string; at: number }>();
 
   constructor(
     private readonly verify: VerifyKey,
@@ -68,6 +74,18 @@ export class GrantCache {
     return hit.grant;
   }
 
+  /**
+   * Whether the hash was found to be a valid key (not revoked since) within `KNOWN_KEY_MS`: then
+   * it is a client's own key and no guess, and an address refused for its failed authentications
+   * may still have it looked up (`get` decides whether it is still valid).
+   */
+  recentlyValid(keyHash: string): boolean {
+    const seen = this.known.get(keyHash);
+    return (
+      seen !== undefined && seen.at + KNOWN_KEY_MS > this.clock().getTime() && !this.revoked.has(seen.keyId)
+    );
+  }
+
   /** Drops every cached grant of `keyId` and refuses it from now on. */
   revoke(keyId: string): void {
     this.revoked.add(keyId);
@@ -85,6 +103,9 @@ export class GrantCache {
     const expires = grant.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(grant.expiresAt);
     if (!this.revoked.has(grant.keyId)) {
       this.entries.set(keyHash, { grant, until: Math.min(now + this.ttlMs, expires) });
+      this.known.delete(keyHash);
+      this.known.set(keyHash, { keyId: grant.keyId, at: now });
+      if (this.known.size > KNOWN_KEY_LIMIT) this.known.delete(this.known.keys().next().value as string);
     }
     return grant;
   }

@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { GRANT_TTL_MS } from '../src/grant-cache';
 import { expectRateLimitHeaders, type Harness, startHarness } from './support/harness';
 
 /** Every endpoint with the scope it needs and a body when it takes one. */
@@ -409,6 +410,26 @@ test('failed authentications are limited per client address', async () => {
       }
     }
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
+  } finally {
+    await g.stop();
+  }
+});
+
+test("a client's bad keys do not shut out another's good key at the same address", async () => {
+  const g = await startHarness({ failedAuthPerMinute: 3 });
+  try {
+    const { key } = g.backends.data.addKey('prj_a', ['recipients:read']);
+    const list = (k: string) => g.request('GET', '/api/v1/projects/prj_a/campaigns', { key: k });
+    expect((await list(key)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await list(`ok_test_wrong_${i}_wrong_wrong`)).status).toBe(401);
+    expect((await list('ok_test_another_wrong_guess')).status).toBe(429);
+    // Cached, and once its cached grant is stale (looked up again), the good key goes on.
+    expect((await list(key)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, GRANT_TTL_MS + 100));
+    expect((await list(key)).status).toBe(200);
+    // A key never seen valid is still refused before any look-up.
+    const { key: fresh } = g.backends.data.addKey('prj_a', ['recipients:read']);
+    expect((await list(fresh)).status).toBe(429);
   } finally {
     await g.stop();
   }

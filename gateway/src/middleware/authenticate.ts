@@ -34,7 +34,9 @@ export function hashKey(key: string): string {
  * Resolves `Authorization: Bearer <key>` into `ctx.state.grant`. Every failure is the same
  * 401 with `WWW-Authenticate: Bearer`, and counts against the client address: an address
  * past its failed-authentication budget is refused with 429 before any look-up, so keys
- * cannot be guessed at speed and the key store is not flooded.
+ * cannot be guessed at speed and the key store is not flooded. A key found valid lately is no
+ * guess, and goes on whatever the address's budget: one client's bad keys behind a shared
+ * address (a NAT, an egress proxy) do not shut out the others' good ones.
  */
 export function authenticate(opts: AuthenticateOptions): Middleware {
   return async (ctx, next) => {
@@ -52,19 +54,20 @@ export function authenticate(opts: AuthenticateOptions): Middleware {
         `key:${cached.keyId}`,
         limit,
       );
-      if (gated) {
-        ctx.set(rateLimitHeaders(state));
-        opts.refusals.inc({ reason: 'auth_failures' });
-        throw rateLimited(state);
-      }
       ctx.state.grant = cached;
-      ctx.state.keyRateLimit = state;
+      // Gated, the key was not counted: count it on its own (rare, an extra round trip).
+      ctx.state.keyRateLimit = gated
+        ? await opts.limiter.hit('per-key', `key:${cached.keyId}`, limit)
+        : state;
       return next();
     }
     const seen = await opts.limiter.hit('auth-failures', bucket, opts.failedAuthPerMinute, false);
     // Until the key's own figures replace them, the address budget is what the client sees.
     ctx.set(rateLimitHeaders(seen));
-    if (seen.used >= opts.failedAuthPerMinute) {
+    if (
+      seen.used >= opts.failedAuthPerMinute &&
+      !(presented && opts.cache.recentlyValid(hashKey(presented[1])))
+    ) {
       opts.refusals.inc({ reason: 'auth_failures' });
       throw rateLimited(seen);
     }
