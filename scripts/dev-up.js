@@ -18,6 +18,9 @@ const env = {
   CAMPAIGN_GRPC_PORT: '50052',
   RECIPIENT_GRPC_PORT: '50051',
   ADMIN_TOKEN: 'dev-admin-token',
+  // This machine only: the admin token and the demo sign-in are published in the README, and the
+  // gRPC ports take any caller. HOST=0.0.0.0 opens every service to the network.
+  HOST: '127.0.0.1',
   ...process.env,
 };
 // The services find each other, and links point, at the ports above, moved or not, unless told otherwise.
@@ -182,7 +185,7 @@ process.on('SIGTERM', () => shutdown(0));
 (async () => {
   await waitForPorts(
     PORT_VARS.map((name) => ({ name, port: Number(env[name]) })),
-    { host: env.HOST ?? '0.0.0.0' },
+    { host: env.HOST },
   );
   // Start all first: a service's readiness may depend on another being up.
   for (const s of services) startService(s);
