@@ -24,6 +24,8 @@ const { deleteStreams } = require('../packages/platform/dist/nats');
 const { deleteKeysWithPrefix } = require('../packages/platform/dist/redis');
 const { freePort, waitGrpc, waitHttp } = require('../scripts/lib/wait');
 const { forkReady, hasWrk, median, spawnService, stopAll, load: loadWith } = require('./lib');
+// Services run with NODE_ENV=production, where the admin token must be at least 24 characters.
+const BENCH_ADMIN_TOKEN = 'bench-admin-token-of-24-characters';
 
 const root = path.resolve(__dirname, '..');
 const SCENARIOS = ['bulk', 'reads', 'pages', 'starts', 'launch'];
@@ -278,7 +280,7 @@ async function startSystem(children, dbUrl) {
   const env = {
     NODE_ENV: 'production',
     LOG_LEVEL,
-    ADMIN_TOKEN: 'bench-admin-token',
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     DATABASE_URL: dbUrl,
     DATABASE_POOL_SIZE: '20',
     REDIS_PREFIX: `bench:${suffix}:`,
@@ -310,7 +312,7 @@ async function startSystem(children, dbUrl) {
 async function adminCall(ports, method, p, body) {
   const res = await fetch(`http://127.0.0.1:${ports.dashboard}/admin/v1${p}`, {
     method,
-    headers: { authorization: 'Bearer bench-admin-token', 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: body && JSON.stringify(body),
   });
   const json = await res.json();

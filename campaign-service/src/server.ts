@@ -81,6 +81,9 @@ export async function runMigrations(env: NodeJS.ProcessEnv): Promise<string[]> {
   }
 }
 
+/** The shortest admin token accepted in production (the chart generates 40 random characters). */
+export const MIN_ADMIN_TOKEN_LENGTH = 24;
+
 /**
  * Starts the campaign service: admin HTTP API, gRPC CampaignService with health, the
  * outbox relay, the usage consumer and the lifecycle scheduler. Port 0 picks free ports.
@@ -89,6 +92,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('campaign-service', config.LOG_LEVEL);
   let adminToken = config.ADMIN_TOKEN;
+  // It opens every project, and wrong tries are not slowed: only its length keeps it from guesses.
+  if (config.NODE_ENV === 'production' && adminToken && adminToken.length < MIN_ADMIN_TOKEN_LENGTH)
+    throw new ConfigError([
+      `ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters in production`,
+    ]);
   if (!adminToken) {
     if (config.NODE_ENV === 'production') throw new ConfigError(['ADMIN_TOKEN is required in production']);
     adminToken = randomBase62(32);

@@ -2,6 +2,7 @@ import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } f
 import { loadRecipientsProto } from '@outreach/contracts';
 import { AppError, ConfigError, type RunningService, toServiceError } from '@outreach/platform';
 import { freePort } from '../../test/support/system';
+import { MIN_ADMIN_TOKEN_LENGTH } from '../src/server';
 import { adminClient, createTestNamespace, serviceEnv, start } from './helpers';
 
 type Ns = Awaited<ReturnType<typeof createTestNamespace>>;
@@ -70,9 +71,13 @@ afterAll(async () => {
   await ns?.cleanup();
 });
 
-it('refuses to start in production without ADMIN_TOKEN', async () => {
+it('refuses to start in production without ADMIN_TOKEN, or with one short enough to guess', async () => {
   const env = { ...serviceEnv(ns), NODE_ENV: 'production', ADMIN_TOKEN: '' };
   await expect(start(env)).rejects.toBeInstanceOf(ConfigError);
+  const short = { ...env, ADMIN_TOKEN: 'x'.repeat(MIN_ADMIN_TOKEN_LENGTH - 1) };
+  await expect(start(short)).rejects.toThrow(
+    `ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`,
+  );
 });
 
 it('forwards recipient operations to RecipientService and maps its errors back', async () => {
