@@ -1,12 +1,104 @@
 // The safety check's built-in rules are part of the API contract: a refusal names its rule in
 // `details.rule`, and the OpenAPI document lists them.
 
-/** One safety rule as data: refused when `pattern` (with `flags`) matches the instructions. */
+/**
+ * One safety rule as data: refused when `pattern` (with `flags`) matches the instructions, or
+ * their folded copy (`foldForSafety`) unless `fold` is false.
+ */
 export interface SafetyRuleSpec {
   id: string;
   description: string;
   pattern: string;
   flags?: string;
+  /** Whether the rule is also matched against the folded text; true unless set to false. */
+  fold?: boolean;
+}
+
+/**
+ * Latin look-alikes from Cyrillic, Greek and Turkish, each folded to the Latin letter it passes
+ * for ("Ignоre" with a Cyrillic о, "ΑSSISTANT" with a Greek Α). Only letters drawn (nearly) the
+ * same as a Latin one in common fonts; Cyrillic т and м, Greek τ, γ and η are not. A real Russian
+ * or Greek text folds to a mix that spells none of the rules' English words.
+ */
+export const SAFETY_LOOKALIKES: Readonly<Record<string, string>> = {
+  // Cyrillic.
+  а: 'a',
+  е: 'e',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  һ: 'h',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  ү: 'y',
+  ӏ: 'l',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  У: 'Y',
+  Х: 'X',
+  І: 'I',
+  Ј: 'J',
+  Ѕ: 'S',
+  Һ: 'H',
+  Ԛ: 'Q',
+  Ԝ: 'W',
+  Ү: 'Y',
+  Ӏ: 'I',
+  // Greek.
+  α: 'a',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  υ: 'u',
+  χ: 'x',
+  ϲ: 'c',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
+  Ϲ: 'C',
+  // Latin: the dotless i of Turkish and Azerbaijani.
+  ı: 'i',
+};
+
+const LOOKALIKE = new RegExp(`[${Object.keys(SAFETY_LOOKALIKES).join('')}]`, 'gu');
+const NOT_ASCII = /[\u0080-\u{10FFFF}]/u;
+
+/**
+ * The text as the rules also see it: NFKC (full-width and mathematical letters, full-width
+ * colons and bars, ligatures become their plain forms), then SAFETY_LOOKALIKES. Linear in the
+ * text's length; ASCII text is returned as it is.
+ */
+export function foldForSafety(text: string): string {
+  if (!NOT_ASCII.test(text)) return text;
+  return text.normalize('NFKC').replace(LOOKALIKE, (c) => SAFETY_LOOKALIKES[c]);
 }
 
 /**
@@ -181,5 +273,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
       '(?:^|[^\\p{Script=Han}])[\\u{E0100}-\\u{E01EF}]',
     ].join('|'),
     flags: 'u',
+    // About the code points as sent, which folding changes: NFKC makes "™️" "TM" and a selector.
+    fold: false,
   },
 ];

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { DEFAULT_SAFETY_RULES, type SafetyRuleSpec } from '@outreach/contracts';
+import { DEFAULT_SAFETY_RULES, foldForSafety, type SafetyRuleSpec } from '@outreach/contracts';
 
 /** A rule compiled once at start. */
 export interface SafetyRule extends SafetyRuleSpec {
@@ -16,9 +16,12 @@ export function compileSafetyRules(specs: readonly SafetyRuleSpec[]): SafetyRule
       typeof spec.id !== 'string' ||
       spec.id === '' ||
       typeof spec.pattern !== 'string' ||
-      (spec.flags !== undefined && typeof spec.flags !== 'string')
+      (spec.flags !== undefined && typeof spec.flags !== 'string') ||
+      (spec.fold !== undefined && typeof spec.fold !== 'boolean')
     ) {
-      throw new Error(`safety rule ${i} needs a string id and pattern (and optional string flags)`);
+      throw new Error(
+        `safety rule ${i} needs a string id and pattern (and optional string flags, boolean fold)`,
+      );
     }
     if (ids.has(spec.id)) throw new Error(`safety rule id "${spec.id}" is used twice`);
     ids.add(spec.id);
@@ -34,7 +37,7 @@ export function compileSafetyRules(specs: readonly SafetyRuleSpec[]): SafetyRule
 
 /**
  * The rules in force: the built-in ones plus those of the JSON file at `file` (an array
- * of `{id, description, pattern, flags?}`), when given.
+ * of `{id, description, pattern, flags?, fold?}`), when given.
  */
 export function loadSafetyRules(file?: string): SafetyRule[] {
   if (!file) return compileSafetyRules(DEFAULT_SAFETY_RULES);
@@ -48,8 +51,17 @@ export function loadSafetyRules(file?: string): SafetyRule[] {
   return compileSafetyRules([...DEFAULT_SAFETY_RULES, ...(extra as SafetyRuleSpec[])]);
 }
 
-/** The first rule the text breaks, or null when it passes. */
+/**
+ * The first rule the text breaks, or null when it passes. Each rule is matched against the text
+ * as sent and, unless its `fold` is false, against its folded copy (`foldForSafety`: NFKC and
+ * Latin look-alikes), so "Ｉｇｎｏｒｅ" and "Ignоre" with a Cyrillic о are caught too.
+ */
 export function findSafetyViolation(text: string, rules: readonly SafetyRule[]): SafetyRule | null {
-  for (const rule of rules) if (rule.regex.test(text)) return rule;
+  const folded = foldForSafety(text);
+  const other = folded === text ? null : folded;
+  for (const rule of rules) {
+    if (rule.regex.test(text)) return rule;
+    if (other !== null && rule.fold !== false && rule.regex.test(other)) return rule;
+  }
   return null;
 }
