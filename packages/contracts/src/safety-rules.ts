@@ -222,7 +222,7 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'chat_template_marker',
     description:
-      'contains a chat-template role marker or special token such as <|im_start|>, <|start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST], [SYSTEM_PROMPT] or <<SYS>>',
+      'contains a chat-template role marker or special token such as <|im_start|>, <|start|>, <|system|>, <|start_header_id|>, <start_of_turn>, [INST], [SYSTEM_PROMPT], <<SYS>>, or the sequence tokens <s> and </s>',
     // Any special token written <|word|> (letters, digits, underscores), not a list of names:
     // ChatML (<|im_start|>), Phi (<|user|>, <|end|>, Phi-4's <|im_sep|>), Llama 3 (<|start_header_id|>
     // system<|end_header_id|>, <|eot_id|>, <|eom_id|>, <|python_tag|>), gpt-oss's harmony format
@@ -230,21 +230,30 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     // DeepSeek's, with full-width bars and U+2581 for spaces (<｜User｜>, <｜end▁of▁sentence｜>).
     // Gemma (<start_of_turn>user, <end_of_turn>), Llama 2 ([INST], <<SYS>>), Mistral's tags
     // ([SYSTEM_PROMPT], [AVAILABLE_TOOLS], [TOOL_CALLS], [TOOL_RESULTS], [TOOL_CONTENT]); not
-    // Mistral's [IMG] or [PREFIX], which read as ordinary placeholders or BBCode.
+    // Mistral's [IMG] or [PREFIX], which read as ordinary placeholders or BBCode. Llama's and
+    // Mistral's sequence tokens <s> and </s> (which also close and open a [INST] turn), at the
+    // cost of HTML's strikethrough tag.
     pattern: [
       '<[|\\uFF5C]\\s*[a-z0-9_\\u2581]+\\s*[|\\uFF5C]>',
       '<\\s*(?:start|end)_of_turn\\s*>',
       '\\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT)\\]',
       '<</?SYS>>',
+      '</?s>',
     ].join('|'),
     flags: 'iu',
   },
   {
     id: 'role_line',
-    description: 'has a line starting with a role name such as "system:", "assistant:", "user:" or "human:"',
+    description:
+      'has a line starting with a role name such as "system:", "assistant:", "user:", "human:", "developer:" or "tool:", also in markdown emphasis or after heading marks ("**system:**", "### System:")',
     // Only at a line's start, as chat transcripts write turns: mid-line, "Remind the user: …" is
     // ordinary text. Right before the colon, so "User name:" and "Human resources:" pass.
-    pattern: '^[ \\t]*(?:system|assistant|user|human)[ \\t]*:',
+    // "developer" is the system role of OpenAI's newer models, "tool" the role of a tool's
+    // answer. Heading marks ("### System:") and emphasis ("**System:**", "__user__:") may come
+    // before the name and emphasis before the colon. Each optional part starts with a character
+    // a run of spaces cannot hold, so no two runs of spaces compete for the same spaces.
+    pattern:
+      '^[ \\t]*(?:#{1,6}[ \\t]*)?(?:[*_]{1,3}[ \\t]*)?(?:system|assistant|user|human|developer|tool)[ \\t]*(?:[*_]{1,3}[ \\t]*)?:',
     flags: 'imu',
   },
   {
