@@ -21,6 +21,17 @@ export const SAFETY_RULES = [
   'Never ask for passwords, payment card numbers or other secrets.',
 ];
 
+/**
+ * The headings of the system prompt's sections, each written `# <heading>` on a line of its own.
+ * The safety rule `prompt_section_heading` refuses instructions with a line that forges one.
+ */
+export const PROMPT_SECTION_HEADINGS = {
+  persona: 'Persona',
+  safetyRules: 'Safety rules',
+  knowledge: 'Knowledge',
+  instructions: 'Instructions',
+} as const;
+
 const WORD = /[\p{L}\p{N}]+/gu;
 const MARKS = /\p{M}+/gu;
 // Words are cut to this many characters: inflections mostly differ after it ("return",
@@ -214,17 +225,20 @@ export function composeSystemPrompt(
 ): string {
   const sections: string[] = [];
   const persona = device.persona.trim() || `You are the assistant of ${device.name}.`;
-  sections.push(`# Persona\n${persona}`);
-  sections.push(`# Safety rules\n${SAFETY_RULES.map((r) => `- ${r}`).join('\n')}`);
+  sections.push(`# ${PROMPT_SECTION_HEADINGS.persona}\n${persona}`);
+  sections.push(`# ${PROMPT_SECTION_HEADINGS.safetyRules}\n${SAFETY_RULES.map((r) => `- ${r}`).join('\n')}`);
   if (knowledge.length > 0) {
     const items = knowledge.map((k) => `## ${k.title.trim()}\n${k.content.trim()}`).join('\n\n');
-    sections.push(`# Knowledge\nUse this material when it helps answer the customer.\n\n${items}`);
+    sections.push(
+      `# ${PROMPT_SECTION_HEADINGS.knowledge}\nUse this material when it helps answer the customer.\n\n${items}`,
+    );
   }
   const own = device.customInstructions.trim();
   const personal = (recipient.injectionInstructions ?? '').trim();
   // `replace` without text has nothing to put in the device's place: the device's block stays.
   const block = recipient.injectionMode === 'replace' && personal !== '' ? [personal] : [own, personal];
   const instructions = block.filter((s) => s !== '');
-  if (instructions.length > 0) sections.push(`# Instructions\n${instructions.join('\n\n')}`);
+  if (instructions.length > 0)
+    sections.push(`# ${PROMPT_SECTION_HEADINGS.instructions}\n${instructions.join('\n\n')}`);
   return sections.join('\n\n');
 }

@@ -1,6 +1,8 @@
 // The safety check's built-in rules are part of the API contract: a refusal names its rule in
 // `details.rule`, and the OpenAPI document lists them.
 
+import { PROMPT_SECTION_HEADINGS } from './prompt';
+
 /**
  * One safety rule as data: refused when `pattern` (with `flags`) matches the instructions, or
  * their folded copy (`foldForSafety`) unless `fold` is false.
@@ -166,6 +168,11 @@ const ALL_NOUNS_END = `(?:(?:\\s+now\\b)?(?:${CLAUSE_END}|${NEXT_ORDER})|\\s+(?:
 /** Between "system" and its noun: a space or a hyphen ("system prompt", "system-prompt"). */
 const SYSTEM = 'system[\\s-]+';
 
+/** The system prompt's section headings, a space in one matching spaces or hyphens. */
+const SECTION_HEADINGS = Object.values(PROMPT_SECTION_HEADINGS)
+  .map((h) => h.split(' ').join('[ \\t-]+'))
+  .join('|');
+
 /**
  * The built-in rules. They catch instructions that try to subvert the assistant's base
  * prompt or smuggle prompt structure into the custom-instructions block.
@@ -254,6 +261,20 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
     // a run of spaces cannot hold, so no two runs of spaces compete for the same spaces.
     pattern:
       '^[ \\t]*(?:#{1,6}[ \\t]*)?(?:[*_]{1,3}[ \\t]*)?(?:system|assistant|user|human|developer|tool)[ \\t]*(?:[*_]{1,3}[ \\t]*)?:',
+    flags: 'imu',
+  },
+  {
+    id: 'prompt_section_heading',
+    description: `has a line that forges a heading of the system prompt's own sections (${Object.values(
+      PROMPT_SECTION_HEADINGS,
+    )
+      .map((h) => `"# ${h}"`)
+      .join(', ')}), at any heading level, maybe in emphasis or with a colon`,
+    // The instructions are the prompt's last section: a line "# Safety rules" in them (written,
+    // or from a placeholder's value) would start a section of their own that reads as the
+    // operator's. Only the whole line: "# Knowledge base" and "## Persona notes" pass. The
+    // lookahead scans the rest of one line once: spaces, emphasis, colons or closing #s only.
+    pattern: `^[ \\t]*#+[ \\t]*(?:[*_]{1,3}[ \\t]*)?(?:${SECTION_HEADINGS})(?![ \\t*_:#]*[^ \\t*_:#\\n\\r\\u2028\\u2029])`,
     flags: 'imu',
   },
   {
