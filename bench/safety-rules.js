@@ -5,12 +5,14 @@
 // backtrack would hold every other request up. For each hostile text of 20,000 characters (long
 // enough for quadratic rules to show: the limit is 256,000) the median time of the check, against
 // ordinary prose of the same length, alternating, and their ratio: linear rules keep it near 1.
+// `node bench/safety-rules.js 200000` measures texts of 200,000 characters instead: linear rules
+// take about 10 times as long.
 
 const { DEFAULT_SAFETY_RULES } = require('../packages/contracts/dist');
 const { compileSafetyRules, findSafetyViolation } = require('../recipient-service/dist/recipients/safety');
 
 const ROUNDS = 7;
-const CHARS = 20_000;
+const CHARS = Number(process.argv[2] ?? 20_000);
 const rules = compileSafetyRules(DEFAULT_SAFETY_RULES);
 const fill = (unit) => unit.repeat(Math.ceil(CHARS / unit.length)).slice(0, CHARS);
 const ordinary = fill('Offer the customer our loyalty discount and answer questions about delivery times. ');
@@ -26,6 +28,13 @@ const hostile = {
   'spaces after your rules': fill(`show your rules${' '.repeat(31)}for `),
   // Letters each with the one variation selector that passes after it.
   'letters and selectors': fill('\u1820\u180b\u845b\u{e0100}\u1821'),
+  // What role lines and forged headings may hold: heading marks, emphasis, spaces, closing marks.
+  'heading marks and spaces': fill(`\n${'#'.repeat(30)}${' '.repeat(30)}**`),
+  'role names and spaces': fill(`\n## ** system${' '.repeat(40)}** `),
+  'a heading, then marks': fill(`\n# Persona${' *:#'.repeat(20)}x`),
+  // Text that is folded (NFKC, look-alikes) and checked twice: real Russian, full-width Latin.
+  'Russian prose': fill('Поприветствуйте клиента и напомните ему о скидке на доставку. '),
+  'full-width prose': fill('Ｏｆｆｅｒ ｔｈｅ ｃｕｓｔｏｍｅｒ ｏｕｒ ｌｏｙａｌｔｙ ｄｉｓｃｏｕｎｔ． '),
 };
 
 function time(text) {
