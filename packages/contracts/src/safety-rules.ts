@@ -252,15 +252,15 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'role_line',
     description:
-      'has a line starting with a role name such as "system:", "assistant:", "user:", "human:", "developer:" or "tool:", also in markdown emphasis or after heading marks ("**system:**", "### System:")',
+      'has a line starting with a role name such as "system:", "assistant:", "user:", "human:" or "developer:", also in markdown emphasis or after heading marks ("**system:**", "### System:")',
     // Only at a line's start, as chat transcripts write turns: mid-line, "Remind the user: …" is
     // ordinary text. Right before the colon, so "User name:" and "Human resources:" pass.
-    // "developer" is the system role of OpenAI's newer models, "tool" the role of a tool's
-    // answer. Heading marks ("### System:") and emphasis ("**System:**", "__user__:") may come
+    // "developer" is the system role of OpenAI's newer models. Not "tool": the assistant has no
+    // tools, and "Tool: a ladder" is product text. Heading marks ("### System:") and emphasis ("**System:**", "__user__:") may come
     // before the name and emphasis before the colon. Each optional part starts with a character
     // a run of spaces cannot hold, so no two runs of spaces compete for the same spaces.
     pattern:
-      '^[ \\t]*(?:#{1,6}[ \\t]*)?(?:[*_]{1,3}[ \\t]*)?(?:system|assistant|user|human|developer|tool)[ \\t]*(?:[*_]{1,3}[ \\t]*)?:',
+      '^[ \\t]*(?:#{1,6}[ \\t]*)?(?:[*_]{1,3}[ \\t]*)?(?:system|assistant|user|human|developer)[ \\t]*(?:[*_]{1,3}[ \\t]*)?:',
     flags: 'imu',
   },
   {
