@@ -13,6 +13,7 @@ import {
   logAppErrors,
   readJsonBody,
   requestContext,
+  requestError,
   routeNotFound,
   toAppError,
 } from '@outreach/platform';
@@ -109,8 +110,8 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
   const open = async (ctx: Context): Promise<OpenLink> =>
     openLink(deps, ctx.params.token as string, requestAddress(ctx.req, deps));
 
-  const refused = (err: unknown): AppError => {
-    const appError = toAppError(err);
+  const refused = (ctx: Context, err: unknown): AppError => {
+    const appError = requestError(ctx, err);
     countRefusal(deps.metrics, appError);
     return appError;
   };
@@ -162,7 +163,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       await prepareKnowledge(link.device.knowledge);
       messages = buildModelMessages(link, history, text, deps.limits);
     } catch (err) {
-      throw refused(err);
+      throw refused(ctx, err);
     }
     const remember = (reply: string) =>
       deps.conversations.append(
@@ -177,7 +178,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
     if (!wantsStream(ctx)) {
       const reply = await deps.assistant.complete(messages, gone.signal).catch((err) => {
         if (gone.signal.aborted) return null;
-        throw refused(err);
+        throw refused(ctx, err);
       });
       // Nobody is listening any more: no answer to send, no refusal to count.
       if (reply === null || gone.signal.aborted) {
@@ -207,7 +208,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
         send('done', { reply });
       } catch (err) {
         if (gone.signal.aborted) return;
-        const appError = toAppError(err, ctx.state.requestId);
+        const appError = requestError(ctx, err);
         ctx.state.log.warn({ err, code: appError.code }, 'assistant stream failed');
         send('error', appError.toBody());
       } finally {

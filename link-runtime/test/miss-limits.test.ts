@@ -75,10 +75,10 @@ it('refuses a link that asked for too many made-up conversations, while its real
     const started = await post(`${h.base}/i/${live.token}/conversations`);
     expect(started.status).toBe(201);
     const { conversationId } = started.body as { conversationId: string };
-    expect((await message(live.token, 'cnv_madeup00000000001')).status).toBe(404);
-    expect((await message(live.token, 'cnv_madeup00000000002')).status).toBe(404);
+    expect((await message(live.token, 'cnv_madeup00000000000001')).status).toBe(404);
+    expect((await message(live.token, 'cnv_madeup00000000000002')).status).toBe(404);
 
-    const refused = await message(live.token, 'cnv_madeup00000000003');
+    const refused = await message(live.token, 'cnv_madeup00000000000003');
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('45');
     expect(refused.body).toMatchObject({
@@ -87,10 +87,10 @@ it('refuses a link that asked for too many made-up conversations, while its real
     });
     // The real conversation, held in Redis, is answered; another link is untouched.
     expect((await message(live.token, conversationId)).status).toBe(200);
-    expect((await message(other.token, 'cnv_madeup00000000004')).status).toBe(404);
+    expect((await message(other.token, 'cnv_madeup00000000000004')).status).toBe(404);
 
     h.clock.fixed = MINUTE + 60_000;
-    expect((await message(live.token, 'cnv_madeup00000000005')).status).toBe(404);
+    expect((await message(live.token, 'cnv_madeup00000000000005')).status).toBe(404);
   } finally {
     h.clock.fixed = null;
   }

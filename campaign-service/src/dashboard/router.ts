@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { AppError, toAppError } from '@outreach/platform';
+import { AppError, requestError } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
 import { registerApiKeyRoutes } from './api-keys.pages';
 import { APP_JS } from './assets.script';
@@ -97,7 +97,7 @@ function endedSignIn(ctx: Context): string {
 
 /** Renders a refusal as a page (or JSON for the import endpoint), never with internals. */
 function renderError(ctx: Context, err: unknown): void {
-  const e = toAppError(err, ctx.state.requestId);
+  const e = requestError(ctx, err);
   if (e.spec.httpStatus >= 500) ctx.state.log?.error({ err }, 'dashboard request failed');
   if (wantsJson(ctx)) {
     ctx.status = e.spec.httpStatus;

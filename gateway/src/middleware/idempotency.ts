@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_MS } from '@outreach/contracts';
-import { AppError, isCommandTimeout, releaseClaim, sendError, toAppError } from '@outreach/platform';
+import { AppError, isCommandTimeout, releaseClaim, requestError, sendError } from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Context, Middleware } from 'koa';
 import type { Grant } from '../grant-cache';
@@ -128,7 +128,7 @@ export function idempotency(opts: IdempotencyOptions): Middleware {
       try {
         await next();
       } catch (err) {
-        const appError = toAppError(err, ctx.state.requestId);
+        const appError = requestError(ctx, err);
         if (appError.spec.httpStatus >= 500) throw err;
         sendError(ctx, appError);
       }

@@ -1,5 +1,5 @@
 import type { CampaignSnapshot } from '@outreach/contracts';
-import type { Clock } from '@outreach/platform';
+import { type Clock, isIdOf } from '@outreach/platform';
 import type Redis from 'ioredis';
 import { LuaScript } from '../admission/admission.lua';
 import type { ConversationRecord } from '../admission/conversations.repository';
@@ -78,9 +78,15 @@ export class ConversationStore {
    * conversation started less than the TTL ago: its customer goes on instead of starting (and
    * being counted for) a new one. One that started longer ago has been idle longer than the TTL,
    * or its record would still be in Redis. `beforeDurable` runs (and may throw) before the
-   * durable record is asked.
+   * durable record is asked. An id not of the form the runtime gives its conversations
+   * (`cnv_` and 20 base62 characters) is unknown as any other, `beforeDurable` included, and is
+   * never made into a key: `<id>:history` would name another conversation's history list.
    */
   async get(id: string, beforeDurable?: () => Promise<void>): Promise<ConversationInfo | null> {
+    if (!isIdOf('cnv', id)) {
+      await beforeDurable?.();
+      return null;
+    }
     const h = await this.redis.hgetall(this.key(id));
     // Erased with its recipient: never rebuilt from the durable record, which still holds it.
     if (h.erased) return null;

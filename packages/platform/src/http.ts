@@ -61,7 +61,7 @@ export function requestContext(logger: Logger, options: { accessLog?: AccessLogM
     try {
       await next();
     } catch (err) {
-      const appError = toAppError(err, requestId);
+      const appError = requestError(ctx, err);
       sendError(ctx, appError);
       if (isFailure(appError)) ctx.state.log.error({ err }, 'request failed');
     } finally {
@@ -70,6 +70,16 @@ export function requestContext(logger: Logger, options: { accessLog?: AccessLogM
       access(requestId, ctx.method, route, ctx.status, ms);
     }
   };
+}
+
+/**
+ * The refusal `err` stands for in a request under requestContext: anything unexpected is 500
+ * `internal` with the request's id in `details.requestId`, as requestContext answers it. A
+ * handler that turns an error into its refusal itself (to count it, say) uses this rather than
+ * `toAppError` alone, whose refusal requestContext would send as it is, without the id.
+ */
+export function requestError(ctx: Context, err: unknown): AppError {
+  return toAppError(err, (ctx.state as Partial<RequestState>).requestId);
 }
 
 /** What a request passes on to the services it calls (see requestContext). */

@@ -1,4 +1,4 @@
-import { newId, newLinkToken, randomBase62 } from './ids';
+import { isIdOf, newId, newLinkToken, randomBase62 } from './ids';
 
 describe('ids', () => {
   it('makes prefixed ids and URL-safe tokens of at least 128 bits', () => {
@@ -6,6 +6,17 @@ describe('ids', () => {
     const token = newLinkToken();
     expect(token).toMatch(/^[0-9A-Za-z]{26}$/);
     expect(26 * Math.log2(62)).toBeGreaterThan(128);
+  });
+
+  it('tells the ids newId makes from any other text', () => {
+    const id = newId('cnv');
+    expect(isIdOf('cnv', id)).toBe(true);
+    expect(isIdOf('rcp', id)).toBe(false);
+    expect(isIdOf('cnv', `${id}:history`)).toBe(false);
+    expect(isIdOf('cnv', id.slice(0, -1))).toBe(false);
+    expect(isIdOf('cnv', `${id.slice(0, -1)}-`)).toBe(false);
+    expect(isIdOf('cnv', `${id}\n`)).toBe(false);
+    expect(isIdOf('cnv', '')).toBe(false);
   });
 
   it('does not repeat', () => {

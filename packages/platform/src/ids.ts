@@ -37,10 +37,29 @@ export function randomBase62(length: number): string {
 /** Resource id prefixes; clients must treat ids as opaque. */
 export type IdPrefix = 'prj' | 'cmp' | 'rcp' | 'dev' | 'key' | 'top' | 'cnv' | 'usb' | 'opr' | 'req';
 
+// Base62 characters after an id's prefix and underscore.
+const ID_BODY_LENGTH = 20;
+
 /** A new opaque id such as `rcp_4Fz…` (about 119 random bits). */
 export function newId(prefix: IdPrefix): string {
   const start = SCRATCH.write(`${prefix}_`, 'latin1');
-  return SCRATCH.toString('latin1', 0, fillBase62(start, 20));
+  return SCRATCH.toString('latin1', 0, fillBase62(start, ID_BODY_LENGTH));
+}
+
+const ID_PATTERNS = new Map<IdPrefix, RegExp>();
+
+/**
+ * True when `value` has the form `newId(prefix)` gives its ids: the prefix, an underscore and 20
+ * base62 characters. A value of any other form names nothing, so a caller may answer it as unknown
+ * without a lookup, and never builds a store key (a Redis key with `:` in it, say) out of it.
+ */
+export function isIdOf(prefix: IdPrefix, value: string): boolean {
+  let pattern = ID_PATTERNS.get(prefix);
+  if (!pattern) {
+    pattern = new RegExp(`^${prefix}_[0-9A-Za-z]{${ID_BODY_LENGTH}}$`);
+    ID_PATTERNS.set(prefix, pattern);
+  }
+  return pattern.test(value);
 }
 
 /** A new link token: 26 base62 characters, about 154 bits from the CSPRNG. */
