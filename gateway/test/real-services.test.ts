@@ -178,3 +178,48 @@ test("a nullable field's refusal says what is wrong with the value, never that i
     problems: [minimum('windowSeconds')],
   });
 });
+
+test('a body nested as deep as JSON.parse takes gets the answer any body of its types gets, never a 500', async () => {
+  const { campaign, key, base } = await projectWithKey('deep');
+  // 30,000 levels: JSON.parse takes them; a walk or a JSON.stringify by recursion overflows the stack.
+  const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
+  const send = async (method: string, url: string, text: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: text,
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const created = await http('POST', `${base}/recipients`, key, {
+    campaignId: campaign.id,
+    items: [{ externalId: 'deep@example.com' }],
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.results[0].id;
+
+  // The whole body, a field of it: the schema's 400.
+  expect(await send('POST', `${base}/recipients`, deep)).toMatchObject({
+    status: 400,
+    body: { code: 'invalid_request' },
+  });
+  expect(await send('PATCH', `${base}/recipients/${id}`, `{"label":${deep}}`)).toMatchObject({
+    status: 400,
+    body: { code: 'invalid_request', details: { pointer: '/label' } },
+  });
+  // An item of a create (passed on to the recipient service as JSON text), with and without an
+  // Idempotency-Key (whose fingerprint is the canonical text of the body): that item's error.
+  const items = `{"campaignId":${JSON.stringify(campaign.id)},"items":[{"externalId":"x@example.com","metadata":{"k":${deep}}}]}`;
+  for (const headers of [{}, { 'idempotency-key': 'deep-body-key-0001' }]) {
+    const r = await send('POST', `${base}/recipients`, items, headers);
+    expect(r).toMatchObject({ status: 422, body: { created: 0, results: [{ status: 'error', index: 0 }] } });
+  }
+  // The admin API reads its bodies the same way.
+  const adminAnswer = await fetch(`${adminUrl}/admin/v1/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: `{"name":${deep}}`,
+  });
+  expect(adminAnswer.status).toBe(400);
+  expect(((await adminAnswer.json()) as { code: string }).code).toBe('invalid_request');
+});

@@ -7,7 +7,7 @@ import {
   toCreateResult,
   toFullRecipient,
 } from '@outreach/contracts';
-import { callUnary, fromServiceError } from '@outreach/platform';
+import { callUnary, fromServiceError, jsonText } from '@outreach/platform';
 
 /** A RecipientService client. */
 export type RecipientClient = InstanceType<
@@ -65,7 +65,7 @@ export function recipientsForwarder(client: RecipientClient) {
       }>(
         client,
         'CreateRecipients',
-        { projectId, campaignId, itemsJson: items.map((i) => JSON.stringify(i)) },
+        { projectId, campaignId, itemsJson: items.map((i) => jsonText(i)) },
         requestId,
       );
       return {
@@ -86,7 +86,7 @@ export function recipientsForwarder(client: RecipientClient) {
         await call<RecipientMessage>(
           client,
           'UpdateRecipient',
-          { projectId, recipientId, patchJson: JSON.stringify(patch), byOperator: true },
+          { projectId, recipientId, patchJson: jsonText(patch), byOperator: true },
           requestId,
         ),
       ),

@@ -1,6 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_MS } from '@outreach/contracts';
-import { AppError, isCommandTimeout, releaseClaim, requestError, sendError } from '@outreach/platform';
+import {
+  AppError,
+  isCommandTimeout,
+  jsonText,
+  releaseClaim,
+  requestError,
+  sendError,
+} from '@outreach/platform';
 import type Redis from 'ioredis';
 import type { Context, Middleware } from 'koa';
 import type { Grant } from '../grant-cache';
@@ -38,15 +45,13 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'retry-after', 'allow', 'w
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** JSON with object keys sorted, so that the same request always has the same fingerprint. */
+/**
+ * JSON with object keys sorted, so that the same request always has the same fingerprint; '' for
+ * no body. Written without recursion (jsonText), so a body nested as deep as JSON.parse takes gets
+ * its fingerprint, and then its refusal, like any other.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    const keys = Object.keys(obj).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-  }
-  return value === undefined ? '' : JSON.stringify(value);
+  return value === undefined ? '' : jsonText(value, { sortKeys: true });
 }
 
 /** Fingerprint of what a request asks for: method, path and body. */

@@ -6,7 +6,7 @@ import {
   toAllowance,
   toListEntry,
 } from '@outreach/contracts';
-import { forwardedOf, methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
+import { forwardedOf, jsonText, methodNotAllowed, nulCharacter, tagSpan } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
 import type { Backends } from '../clients';
 import type { IdempotencyState } from '../middleware/idempotency';
@@ -36,7 +36,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
       {
         projectId: ctx.params.projectId,
         campaignId,
-        itemsJson: items.map((i) => JSON.stringify(i)),
+        itemsJson: items.map((i) => jsonText(i)),
         wantBodyJson: true,
         idempotencyKey: idempotency?.key ?? '',
         fingerprint: idempotency?.fingerprint ?? '',
@@ -117,7 +117,7 @@ export function recipientRoutes(router: Router, backends: Backends, idempotency:
       {
         projectId: ctx.params.projectId,
         recipientId: recipientIdOf(ctx),
-        patchJson: JSON.stringify(ctx.state.body ?? null),
+        patchJson: jsonText(ctx.state.body ?? null),
       },
       forwardedOf(ctx),
     );

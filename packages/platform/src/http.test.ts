@@ -11,6 +11,7 @@ import {
   type AccessLogMode,
   accessLog,
   healthRoutes,
+  inexactNumberAt,
   invalidUtf8At,
   logAppErrors,
   requestContext,
@@ -246,5 +247,17 @@ describe('invalidUtf8At', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+});
+
+describe('inexactNumberAt', () => {
+  it('names the first inexact number in document order, at any depth', () => {
+    expect(inexactNumberAt(Infinity)).toBe('');
+    expect(inexactNumberAt({ a: 1, b: [2.5, 'x', null] })).toBeNull();
+    expect(inexactNumberAt({ a: [1, { 'c/d~': 2 ** 53 + 2 }], b: Infinity })).toBe('/a/1/c~1d~0');
+    expect(inexactNumberAt([[Infinity], 2 ** 60])).toBe('/0/0');
+    expect(inexactNumberAt([2 ** 60, [Infinity]])).toBe('/0');
+    const deep = JSON.parse(`${'['.repeat(100_000)}-1e999${']'.repeat(100_000)}`);
+    expect(inexactNumberAt(deep)).toBe('/0'.repeat(100_000));
   });
 });

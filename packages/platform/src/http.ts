@@ -310,20 +310,33 @@ export function invalidUtf8At(bytes: Uint8Array): number {
 /**
  * The JSON pointer of the first number that parsing could not keep exactly, or null: one too
  * large for a double (`1e999` reads as Infinity, which would be written back as null, silently
- * turning a limit off) or an integer past 2^53, whose last digits are lost.
+ * turning a limit off) or an integer past 2^53, whose last digits are lost. Walks with a stack of
+ * its own, not by recursion: JSON.parse takes any depth (30,000 nested arrays, say), and a call
+ * per level would overflow the call stack on it.
  */
-export function inexactNumberAt(value: unknown, pointer = ''): string | null {
-  if (typeof value === 'number') {
-    return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
-      ? null
-      : pointer;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, inner] of Object.entries(value)) {
-    const found = inexactNumberAt(inner, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-    if (found !== null) return found;
+export function inexactNumberAt(value: unknown): string | null {
+  if (typeof value === 'number') return isExactNumber(value) ? null : '';
+  // Containers still to walk and inexact numbers, each with its pointer, the next one last.
+  const pending: [unknown, string][] = [[value, '']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [inner, pointer] = next;
+    if (typeof inner === 'number') return pointer;
+    if (typeof inner !== 'object' || inner === null) continue;
+    const entries = Object.entries(inner);
+    // Pushed last to first, so that they come off in document order; exact numbers and other
+    // scalars are never pushed, nor given a pointer.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i];
+      if (typeof child === 'number' ? isExactNumber(child) : typeof child !== 'object' || child === null)
+        continue;
+      pending.push([child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+    }
   }
   return null;
+}
+
+function isExactNumber(value: number): boolean {
+  return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value));
 }
 
 /** Node's codes for a client that went away before its response was written. */

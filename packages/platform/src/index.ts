@@ -10,6 +10,7 @@ export * from './grpc';
 export * from './grpc-health';
 export * from './http';
 export * from './ids';
+export * from './json';
 export * from './lifecycle';
 export * from './listen';
 export * from './logger';
