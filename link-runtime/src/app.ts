@@ -54,6 +54,8 @@ export interface LinkAppDeps {
   metrics: LinkMetrics;
   trustProxy: boolean;
   trustedHops: number;
+  /** The origin of `PUBLIC_BASE_URL`: a start from a page of another is refused (see crossSiteRefusal). */
+  publicOrigin: string;
   messagesPerMinute: number;
   limits: MessageLimits;
   /** The longest a reply may take (ASSISTANT_TIMEOUT_MS): the chat page gives one up after it. */

@@ -208,6 +208,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       metrics,
       trustProxy: config.TRUST_PROXY,
       trustedHops: config.TRUSTED_PROXY_HOPS,
+      publicOrigin: new URL(config.PUBLIC_BASE_URL).origin,
       messagesPerMinute: config.MESSAGES_PER_MINUTE,
       replyMs: config.ASSISTANT_TIMEOUT_MS,
       limits: {

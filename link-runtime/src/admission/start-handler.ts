@@ -5,6 +5,7 @@ import { baseHeaders, directRoute, refusalOf, sendJson } from '../http/direct';
 import type { LinkMetrics } from '../metrics';
 import type { Admission } from './admission.service';
 import { requestAddress } from './client-ip';
+import { crossSiteRefusal } from './cross-site';
 import { type OpenLinkDeps, openLink } from './open-link';
 import { START_KEY } from './start-once';
 
@@ -26,11 +27,14 @@ export interface StartHandlerDeps extends OpenLinkDeps {
   metrics: LinkMetrics;
   trustProxy: boolean;
   trustedHops: number;
+  /** The origin of `PUBLIC_BASE_URL`, whence the links' pages start conversations (see crossSiteRefusal). */
+  publicOrigin: string;
 }
 
 /**
  * The handler of `POST /i/<token>/conversations`, the one step that admits a conversation,
  * served on node:http directly like the page: 201 `{conversationId}` or the refusal as JSON
+ * (403 `forbidden`, `details.reason` `cross_site`, for a start another site's page sent)
  * with its status and headers, exactly as the app's routes answer. Returns false for any
  * other path, which the caller hands on to the app; other methods get 405.
  */
@@ -47,6 +51,9 @@ export function createStartHandler(
       let status = 201;
       let body: unknown;
       try {
+        // Before anything is looked up or counted: another site's start consumes nothing.
+        const crossSite = crossSiteRefusal(req, deps.publicOrigin);
+        if (crossSite) throw crossSite;
         const key = startKeyOf(req);
         const opened = openLink(deps, request.token, requestAddress(req, deps));
         const link = opened instanceof Promise ? await opened : opened;
