@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
+import { errorCodes, untilReachable } from './first-connect';
 
 /** Options of `createPool`. */
 export interface PoolOptions {
@@ -74,6 +75,72 @@ export function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promi
   });
 }
 
+// What a PostgreSQL not (yet) there fails with: worth trying again. The socket's own errors
+// (refused, reset, unreachable, a name that does not resolve yet: a StatefulSet pod's DNS record
+// is gone while the pod is), and the server's SQLSTATEs for a start it cannot take now: 57P03
+// cannot_connect_now (starting up, shutting down, in recovery), 57P01 admin_shutdown, 57P02
+// crash_shutdown, 53300 too_many_connections (other pods' connections free up; rolling updates),
+// and class 08 connection exceptions. A refused login (28P01, 28000), a missing database (3D000)
+// or a certificate that does not verify will not heal by waiting and fail the start at once.
+const POSTGRES_NOT_THERE_YET = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+// node-postgres' own errors for a connection that timed out or was closed under it (no code).
+const POSTGRES_GONE_MESSAGE = /timeout exceeded when trying to connect|Connection terminated/i;
+
+/** Whether connecting to PostgreSQL failed in a way that waiting may heal (see POSTGRES_NOT_THERE_YET). */
+export function isPostgresNotThereYet(err: unknown): boolean {
+  if (errorCodes(err).some((code) => POSTGRES_NOT_THERE_YET.has(code))) return true;
+  return err instanceof Error && POSTGRES_GONE_MESSAGE.test(err.message);
+}
+
+/** The server a pool connects to as host:port, without credentials, to name in a log line. */
+function serverOf(pool: Pool): string | undefined {
+  const url = (pool.options as { connectionString?: string }).connectionString;
+  if (!url) return undefined;
+  try {
+    const parsed = new URL(url);
+    return parsed.host || parsed.searchParams.get('host') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits until `pool` can open a connection: a pod started while PostgreSQL is down, starting up
+ * or its name not resolving yet tries again (a warning `PostgreSQL not reachable yet` at each
+ * attempt, at most 2 s apart), the way `connectNats` waits for NATS (both use `untilReachable`),
+ * rather than exiting into a crash loop; a refused login or a missing database rejects at once.
+ * `signal` ends the waiting.
+ */
+export async function waitForPostgres(pool: Pool, logger?: Logger, signal?: AbortSignal): Promise<void> {
+  await untilReachable(
+    async () => {
+      const client = await pool.connect();
+      client.release();
+    },
+    isPostgresNotThereYet,
+    logger,
+    { message: 'PostgreSQL not reachable yet; trying again', fields: { server: serverOf(pool) }, signal },
+  );
+}
+
 /** How `migrate` waits for the locks a migration needs. */
 export interface MigrateOptions {
   /**
@@ -84,6 +151,8 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
   /** Tries of one migration before `migrate` gives up, the wait between them doubling to 5 s. */
   attempts?: number;
+  /** Ends the wait for a PostgreSQL not reachable yet (see `waitForPostgres`). */
+  signal?: AbortSignal;
 }
 
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -108,7 +177,9 @@ async function appliedMigrations(client: PoolClient, schema: string): Promise<Se
  * together migrate once. A schema already up to date takes no lock, so a pod starting while
  * another version's migration runs does not wait for it. A migration that cannot get a table's
  * lock within `lockTimeoutMs` (a long reader holds it) is rolled back and tried again later,
- * rather than holding every query of that table in the queue behind it. Returns the names applied.
+ * rather than holding every query of that table in the queue behind it. It first waits for a
+ * PostgreSQL that is not reachable yet (`waitForPostgres`): every service migrates at start, so
+ * this is how a service started while PostgreSQL is down waits for it. Returns the names applied.
  */
 export async function migrate(
   pool: Pool,
@@ -119,7 +190,8 @@ export async function migrate(
 ): Promise<string[]> {
   // Ten tries take about 50 s: four runs of the chart's Job (backoffLimit 3) stay within Helm's
   // 5 min hook timeout, and a service's own start within its 2 min startup probe.
-  const { lockTimeoutMs = 2000, attempts = 10 } = options;
+  const { lockTimeoutMs = 2000, attempts = 10, signal } = options;
+  await waitForPostgres(pool, logger, signal);
   const files = readdirSync(dir)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
     .sort();

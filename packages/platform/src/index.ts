@@ -6,6 +6,7 @@ export * from './config';
 export * from './db';
 export * from './dependencies';
 export * from './errors';
+export * from './first-connect';
 export * from './grpc';
 export * from './grpc-health';
 export * from './http';

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Context, context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import {
   AckPolicy,
@@ -20,6 +19,7 @@ import {
 } from 'nats';
 import type { Logger } from 'pino';
 import type { VarSpec } from './config';
+import { errorCodes, untilReachable } from './first-connect';
 import { runPeriodically } from './periodic';
 import { inSpan, linksTo } from './trace-context';
 
@@ -37,8 +37,6 @@ const NOT_THERE_YET = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
-// The longest wait between first connection attempts.
-const MAX_FIRST_CONNECT_WAIT_MS = 2000;
 
 /** The servers of a NATS URL list as host:port, without any credentials, to name in a log line. */
 function serversOf(url: string): string[] {
@@ -49,7 +47,8 @@ function serversOf(url: string): string[] {
  * Connects to NATS, retrying forever on disconnects. A server not there yet (the first connection
  * refused or timing out, its name not resolving) is tried again until it answers, saying so at
  * each attempt, so that a pod started while NATS is down waits for it, within its startup probe,
- * instead of crash-looping; `signal` ends the waiting.
+ * instead of crash-looping (see `untilReachable`, which PostgreSQL's first connection shares);
+ * `signal` ends the waiting.
  */
 export async function connectNats(
   url: string,
@@ -64,17 +63,12 @@ export async function connectNats(
     reconnectTimeWait: 500,
     ...extra,
   };
-  let nc: NatsConnection | undefined;
-  for (let attempt = 1; !nc; attempt++) {
-    signal?.throwIfAborted();
-    try {
-      nc = await connect(options);
-    } catch (err) {
-      if (!NOT_THERE_YET.has((err as { code?: string }).code ?? '')) throw err;
-      logger.warn({ err, servers: serversOf(url), attempt }, 'NATS not reachable yet; trying again');
-      await sleep(Math.min(attempt * 250, MAX_FIRST_CONNECT_WAIT_MS), undefined, { signal });
-    }
-  }
+  const nc = await untilReachable(
+    () => connect(options),
+    (err) => errorCodes(err).some((code) => NOT_THERE_YET.has(code)),
+    logger,
+    { message: 'NATS not reachable yet; trying again', fields: { servers: serversOf(url) }, signal },
+  );
   (async () => {
     for await (const s of nc.status()) logger.info({ type: s.type, data: String(s.data) }, 'NATS status');
   })().catch(() => undefined);

@@ -1,4 +1,5 @@
-import { ConfigError } from './config';
+import { COMMON_CONFIG, ConfigError } from './config';
+import { createLogger } from './logger';
 import { within } from './within';
 
 /**
@@ -44,9 +45,25 @@ async function flushTelemetry(): Promise<void> {
 }
 
 /**
+ * A logger for the line that says why a start failed: the service's own logger is gone with its
+ * start, so this makes one alike (JSON, the service's name, LOG_LEVEL when that is valid). Undefined
+ * when none can be made; the line then goes to the console.
+ */
+function fatalLogger(name: string) {
+  const level = process.env.LOG_LEVEL;
+  const levels: readonly string[] = COMMON_CONFIG.LOG_LEVEL.values;
+  try {
+    return createLogger(name, level && levels.includes(level) && level !== 'silent' ? level : 'info');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The whole of a service's `main`: starts it from the environment, stops it in order on
- * SIGTERM or SIGINT, and exits 1 with a readable message when it cannot start (a bad
- * configuration names every bad variable). Either way the spans of its last requests are sent
+ * SIGTERM or SIGINT, and exits 1 when it cannot start, saying why in a JSON log line at `fatal`
+ * (a bad configuration names every bad variable in `problems`). A SIGTERM while the start waits
+ * for a store ends the process at once (Node's default, as no handler is set before the start). Either way the spans of its last requests are sent
  * before it exits (an exit skips `beforeExit`, so nothing else would send them).
  */
 export function runMain(name: string, start: (env: NodeJS.ProcessEnv) => Promise<RunningService>): void {
@@ -62,8 +79,11 @@ export function runMain(name: string, start: (env: NodeJS.ProcessEnv) => Promise
       process.once('SIGINT', stop);
     },
     (err: unknown) => {
-      if (err instanceof ConfigError) console.error(err.message);
-      else console.error(`${name} failed to start:`, err instanceof Error ? err.message : err);
+      const logger = fatalLogger(name);
+      if (!logger) console.error(`${name} failed to start:`, err instanceof Error ? err.message : err);
+      else if (err instanceof ConfigError)
+        logger.fatal({ problems: err.problems }, `${name} failed to start: ${err.message}`);
+      else logger.fatal({ err }, `${name} failed to start: ${err instanceof Error ? err.message : err}`);
       void exit(1);
     },
   );
