@@ -100,10 +100,15 @@ export function streamNames(prefix: string): { state: string; events: string } {
 }
 
 /**
- * Creates (or updates) the two JetStream streams:
+ * Creates the two JetStream streams, or updates one that exists when its configuration differs
+ * from the one wanted:
  * - STATE keeps the latest snapshot per subject (`<prefix>.state.<kind>.<id>`), so a new
  *   or restarted consumer rebuilds the current state of every campaign and device;
  * - EVENTS keeps facts in order for 7 days (`<prefix>.events.>`), deduplicated by message id.
+ * A stream already as wanted is left alone: on a single NATS server with file storage, an update
+ * rewrites the stream's metadata so that its `created` instant changes at the server's next
+ * restart (nats-io/nats-server#8470, seen on 2.9.10), and the services, which tell a stream
+ * created anew by that instant (stream-epochs.ts), would republish every snapshot and usage batch.
  * An update JetStream refuses (more replicas than its servers, say) rejects with its reason.
  */
 export async function ensureStreams(
@@ -112,17 +117,33 @@ export async function ensureStreams(
   options: StreamOptions = {},
 ): Promise<void> {
   for (const cfg of streamConfigs(prefix, options)) {
-    let exists = true;
+    let current: Record<string, unknown> | undefined;
     try {
-      await jsm.streams.info(cfg.name);
+      current = (await jsm.streams.info(cfg.name)).config as unknown as Record<string, unknown>;
     } catch (err) {
       if (!isStreamNotFound(err)) throw err;
-      exists = false;
     }
+    if (!current) await jsm.streams.add(cfg);
     // nats.js merges the update into the stream's configuration: what is not given here stays.
-    if (exists) await jsm.streams.update(cfg.name, cfg);
-    else await jsm.streams.add(cfg);
+    else if (streamConfigChanges(current, cfg).length > 0) await jsm.streams.update(cfg.name, cfg);
   }
+}
+
+/**
+ * The fields of `wanted` (a configuration from `streamConfigs`) that the stream's `current` one
+ * holds otherwise: what an update would change. Only the fields the services set are compared
+ * (the server fills in defaults for the others, which an update leaves as they are); subjects as
+ * a set.
+ */
+export function streamConfigChanges(
+  current: Record<string, unknown>,
+  wanted: Record<string, unknown>,
+): string[] {
+  const same = (a: unknown, b: unknown): boolean =>
+    Array.isArray(a) && Array.isArray(b)
+      ? a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i])
+      : a === b;
+  return Object.keys(wanted).filter((key) => key !== 'name' && !same(current[key], wanted[key]));
 }
 
 /** The two streams' full configurations. */
