@@ -4,6 +4,9 @@ import {
   type AppError,
   accessLog,
   isFailure,
+  isOutage,
+  LogSampler,
+  logOutage,
   methodNotAllowed,
   requestIdOf,
   toAppError,
@@ -66,7 +69,8 @@ function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: readon
 
 /**
  * The refusal `err` stands for, as a direct route answers it: counted by kind, logged as `what`
- * when a failure lies underneath, and its headers (Retry-After, …) added to `headers`.
+ * when a failure lies underneath (an outage's `unavailable` sampled, without stacks: see
+ * `logOutage`), and its headers (Retry-After, …) added to `headers`.
  */
 export function refusalOf(
   metrics: LinkMetrics,
@@ -77,7 +81,11 @@ export function refusalOf(
 ): AppError {
   const refusal = toAppError(err, request.requestId);
   countRefusal(metrics, refusal);
-  if (isFailure(refusal)) request.log().error({ err }, what);
+  if (isFailure(refusal)) {
+    if (isOutage(refusal))
+      logOutage(request.log(), request.outages, `${what} ${refusal.code}`, {}, refusal, what);
+    else request.log().error({ err }, what);
+  }
   for (const name in refusal.headers) headers.push(name, refusal.headers[name]);
   return refusal;
 }
@@ -89,6 +97,8 @@ export interface DirectRequest {
   requestId: string;
   /** The request's logger, made on first use. */
   log: () => Logger;
+  /** Lets through the route's outage lines, at most one per interval (see `logOutage`). */
+  outages: LogSampler;
 }
 
 /** One link route served on node:http. */
@@ -113,6 +123,7 @@ export function directRoute(
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { route } = spec;
   const access = accessLog(deps.logger, deps.accessLog);
+  const outages = new LogSampler();
   return (req, res) => {
     const match = spec.path.exec(req.url ?? '');
     if (!match) return false;
@@ -129,7 +140,7 @@ export function directRoute(
       child ??= deps.logger.child({ requestId });
       return child;
     };
-    spec.serve(req, res, { token: decodeSegment(match[1]), requestId, log }).then(
+    spec.serve(req, res, { token: decodeSegment(match[1]), requestId, log, outages }).then(
       (status) => {
         const ms = performance.now() - started;
         deps.metrics.http.record([method, route], String(status), ms / 1000);

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { AppError, toAppError } from './errors';
 import { callUnary, fromItemRefusal, fromServiceError, toItemRefusal, unary } from './grpc';
 import { bindGrpc } from './listen';
+import { LogSampler } from './log-sampler';
 import { createMetrics } from './metrics';
 
 const call = (request: unknown) => ({ request }) as ServerUnaryCall<unknown, unknown>;
@@ -60,8 +61,50 @@ describe('unary', () => {
       await new Promise<void>((resolve) => handler(call({}), () => resolve()));
     }
     expect(
-      lines.filter((l) => l.msg === 'grpc handler failed').map((l) => (l.err as { message: string }).message),
-    ).toEqual(['The service is temporarily unavailable.: connect ECONNREFUSED', 'a bug']);
+      lines
+        .filter((l) => l.msg === 'grpc handler failed')
+        .map((l) => ((l.err ?? l.cause) as { message: string }).message),
+    ).toEqual(['connect ECONNREFUSED', 'a bug']);
+  });
+
+  it('logs an outage once per interval and method without stacks, counting those left out, and each unexpected error with its stack', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let now = 0;
+    const sampler = new LogSampler(10_000, () => now);
+    let thrown: unknown;
+    const handler = unary(
+      logger,
+      'Get',
+      async () => {
+        throw thrown;
+      },
+      undefined,
+      sampler,
+    );
+    const run = () => new Promise<void>((resolve) => handler(call({}), () => resolve()));
+    // A dependency out of reach: the store's refusal, the downstream service's UNAVAILABLE.
+    thrown = new AppError('unavailable', undefined, { cause: new Error('connect ECONNREFUSED') });
+    for (let i = 0; i < 1000; i++) await run();
+    now = 10_000;
+    thrown = fromServiceError({ code: status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+    await run();
+    thrown = new Error('a bug');
+    for (let i = 0; i < 3; i++) await run();
+    const failed = lines.filter((l) => l.msg === 'grpc handler failed');
+    const outages = failed.filter((l) => l.code === 'unavailable');
+    expect(outages.map((l) => l.omitted)).toEqual([0, 999]);
+    expect(outages[0]).toMatchObject({
+      level: 50,
+      method: 'Get',
+      cause: { message: 'connect ECONNREFUSED' },
+    });
+    expect(outages[1]).toMatchObject({ cause: { code: status.DEADLINE_EXCEEDED } });
+    expect(JSON.stringify(outages)).not.toMatch(/\n\s+at /);
+    const unexpected = failed.filter((l) => l.err !== undefined);
+    expect(unexpected).toHaveLength(3);
+    for (const l of unexpected) expect((l.err as { stack: string }).stack).toMatch(/\n\s+at /);
+    expect(failed).toHaveLength(5);
   });
 });
 

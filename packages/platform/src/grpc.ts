@@ -7,6 +7,7 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
+import { isOutage, LogSampler, logOutage } from './log-sampler';
 import type { ServiceMetrics } from './metrics';
 import { type SpanIds, tagSpan } from './trace-context';
 
@@ -135,15 +136,18 @@ export function fromItemRefusal(item: ItemRefusal, requestId?: string): AppError
 
 /**
  * Adapts an async function into a unary gRPC handler that answers exactly once and maps
- * thrown errors through the catalogue; unexpected errors are logged, not leaked. With
- * `metrics`, every call is counted by method and gRPC status name, and timed. The call's span
- * is tagged with the project, campaign and recipient ids its request names.
+ * thrown errors through the catalogue; unexpected errors are logged each time with their stack,
+ * not leaked, and an outage's (`unavailable`: a store or a service it calls that did not answer)
+ * at most once per interval for each method, without stacks, counting those left out (see
+ * `logOutage`). With `metrics`, every call is counted by method and gRPC status name, and timed.
+ * The call's span is tagged with the project, campaign and recipient ids its request names.
  */
 export function unary<Req, Res>(
   logger: Logger,
   method: string,
   handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
   metrics?: Pick<ServiceMetrics, 'grpc'>,
+  outageLog: LogSampler = new LogSampler(),
 ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
   const labels = [method];
   return (call, callback) => {
@@ -164,7 +168,17 @@ export function unary<Req, Res>(
         if (isFailure(appError)) {
           // The gateway's request id (ids, for reads sharing the call), to find this line by.
           const requestId = call.metadata?.get('x-request-id')[0];
-          logger.error({ err, method, requestId }, 'grpc handler failed');
+          if (isOutage(appError)) {
+            const fields = { method, requestId };
+            logOutage(
+              logger,
+              outageLog,
+              `${method} ${appError.code}`,
+              fields,
+              appError,
+              'grpc handler failed',
+            );
+          } else logger.error({ err, method, requestId }, 'grpc handler failed');
         }
         try {
           answer(toServiceError(appError));

@@ -17,6 +17,7 @@ import {
   requestContext,
 } from './http';
 import { Lifecycle } from './lifecycle';
+import { LogSampler } from './log-sampler';
 import { REDACT_PATHS } from './logger';
 
 /** A stream a pino logger writes to, and the lines it wrote, parsed. */
@@ -35,6 +36,7 @@ function logSink(): { lines: Record<string, unknown>[]; sink: Writable } {
 async function withApp(
   fn: (url: string) => Promise<void>,
   accessLogMode?: AccessLogMode,
+  outageLog?: LogSampler,
 ): Promise<Record<string, unknown>[]> {
   const { lines, sink } = logSink();
   const app = new Koa();
@@ -42,6 +44,7 @@ async function withApp(
   app.use(
     requestContext(pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink), {
       accessLog: accessLogMode,
+      outageLog,
     }),
   );
   const router = new Router();
@@ -128,6 +131,40 @@ describe('requestContext', () => {
     // The access lines themselves are no errors, whatever their status: alerts on error lines
     // must not fire for a closed campaign's link or a readiness probe while starting.
     expect(lines.filter((l) => l.msg === 'request').map((l) => l.level)).toEqual([30, 30, 30]);
+  });
+
+  it('logs an outage once per interval and route without stacks, counting those left out, and each unexpected error with its stack', async () => {
+    let now = 0;
+    const sampler = new LogSampler(10_000, () => now);
+    const lines = await withApp(
+      async (url) => {
+        // 1000 requests meeting a store that is down, in a burst.
+        for (let i = 0; i < 20; i++)
+          await Promise.all(
+            Array.from({ length: 50 }, () => fetch(`${url}/down`).then((r) => r.arrayBuffer())),
+          );
+        now = 10_000;
+        await fetch(`${url}/down`);
+        for (let i = 0; i < 3; i++) await fetch(`${url}/boom`);
+      },
+      'none',
+      sampler,
+    );
+    const failed = lines.filter((l) => l.msg === 'request failed');
+    const outages = failed.filter((l) => l.code === 'unavailable');
+    expect(outages.map((l) => l.omitted)).toEqual([0, 999]);
+    expect(outages[0]).toMatchObject({
+      level: 50,
+      route: '/down',
+      cause: { type: 'Error', message: 'connect ECONNREFUSED' },
+    });
+    expect(outages[0]).not.toHaveProperty('err');
+    expect(JSON.stringify(outages)).not.toMatch(/\n\s+at /);
+    // The unexpected error keeps its full line, stack and all, every time.
+    const unexpected = failed.filter((l) => l.err !== undefined);
+    expect(unexpected).toHaveLength(3);
+    for (const l of unexpected) expect((l.err as { stack: string }).stack).toMatch(/\n\s+at /);
+    expect(failed).toHaveLength(5);
   });
 
   it('writes access lines for every request, only for those of status 400 and up, or for none, as ACCESS_LOG says', async () => {

@@ -7,6 +7,7 @@ import type { COMMON_CONFIG } from './config';
 import type { DependencyStates } from './dependencies';
 import { AppError, isFailure, toAppError } from './errors';
 import type { Lifecycle } from './lifecycle';
+import { isOutage, LogSampler, logOutage } from './log-sampler';
 
 /** What a request passes on to the services it calls: its id, and the client's W3C trace context. */
 export interface ForwardedContext {
@@ -34,12 +35,18 @@ const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
 /**
  * First middleware of every HTTP service: assigns the request id (the client's if it is
  * sane), a child logger, and turns every thrown error into the catalogue's JSON body.
- * Failures are logged at error; each request gets an access line as `options.accessLog` says
- * (see accessLog). Bodies are never logged, and the path is logged as its route template so
- * that secrets in paths (link tokens) never reach the logs.
+ * Failures are logged at error: an unexpected one each time with its stack, an outage's
+ * (`unavailable`: a store or backend that did not answer) at most once per interval for each
+ * route, without stacks, counting those left out (see `logOutage`). Each request gets an access
+ * line as `options.accessLog` says (see accessLog). Bodies are never logged, and the path is
+ * logged as its route template so that secrets in paths (link tokens) never reach the logs.
  */
-export function requestContext(logger: Logger, options: { accessLog?: AccessLogMode } = {}): Middleware {
+export function requestContext(
+  logger: Logger,
+  options: { accessLog?: AccessLogMode; outageLog?: LogSampler } = {},
+): Middleware {
   const access = accessLog(logger, options.accessLog);
+  const outages = options.outageLog ?? new LogSampler();
   return async (ctx: Context, next: Next) => {
     const requestId = requestIdOf(ctx.get('x-request-id'));
     const started = process.hrtime.bigint();
@@ -63,9 +70,21 @@ export function requestContext(logger: Logger, options: { accessLog?: AccessLogM
     } catch (err) {
       const appError = requestError(ctx, err);
       sendError(ctx, appError);
-      if (isFailure(appError)) ctx.state.log.error({ err }, 'request failed');
+      if (isFailure(appError)) {
+        if (isOutage(appError)) {
+          const route = routeOf(ctx);
+          logOutage(
+            ctx.state.log,
+            outages,
+            `${route} ${appError.code}`,
+            { route },
+            appError,
+            'request failed',
+          );
+        } else ctx.state.log.error({ err }, 'request failed');
+      }
     } finally {
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const route = routeOf(ctx);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       access(requestId, ctx.method, route, ctx.status, ms);
     }
@@ -80,6 +99,11 @@ export function requestContext(logger: Logger, options: { accessLog?: AccessLogM
  */
 export function requestError(ctx: Context, err: unknown): AppError {
   return toAppError(err, (ctx.state as Partial<RequestState>).requestId);
+}
+
+/** The route template a request matched, for its log lines. */
+function routeOf(ctx: Context): string {
+  return (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
 }
 
 /** What a request passes on to the services it calls (see requestContext). */

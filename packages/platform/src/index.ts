@@ -14,6 +14,7 @@ export * from './ids';
 export * from './json';
 export * from './lifecycle';
 export * from './listen';
+export * from './log-sampler';
 export * from './logger';
 export * from './metrics';
 export * from './nats';
