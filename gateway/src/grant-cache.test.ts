@@ -44,6 +44,26 @@ test('concurrent look-ups of one hash share a backend call', async () => {
   expect(calls).toHaveLength(1);
 });
 
+test('a look-up is made for the request that needs it, and a shared failure names each request', async () => {
+  const seen: (string | undefined)[] = [];
+  const cache = new GrantCache(
+    async (_hash, forwarded) => {
+      seen.push(forwarded?.requestId);
+      await new Promise((r) => setTimeout(r, 10));
+      throw new AppError('internal', undefined, { details: { requestId: forwarded?.requestId } });
+    },
+    () => new Date(),
+  );
+  const failures = await Promise.all(
+    ['req-1', 'req-2'].map((requestId) => cache.get('h', { requestId }).catch((e: AppError) => e)),
+  );
+  expect(seen).toEqual(['req-1']);
+  expect(failures.map((e) => [e.code, e.details.requestId])).toEqual([
+    ['internal', 'req-1'],
+    ['internal', 'req-2'],
+  ]);
+});
+
 test('revoke drops the cached grant and refuses the key from then on', async () => {
   const { cache, calls } = setup(grant());
   await cache.get('h');

@@ -1,4 +1,4 @@
-import { AppError, type Clock, sharedWhileRunning } from '@outreach/platform';
+import { AppError, type Clock, type ForwardedContext } from '@outreach/platform';
 
 /** What a verified API key allows. */
 export interface Grant {
@@ -9,8 +9,11 @@ export interface Grant {
   expiresAt: string | null;
 }
 
-/** Looks a key hash up at the source of truth; throws `unauthorized` for an unknown key. */
-export type VerifyKey = (keyHash: string) => Promise<Grant>;
+/**
+ * Looks a key hash up at the source of truth on behalf of a request (its id and trace context
+ * forwarded); throws `unauthorized` for an unknown key.
+ */
+export type VerifyKey = (keyHash: string, forwarded?: ForwardedContext) => Promise<Grant>;
 
 /** A revocation must be effective on every gateway within one second, so no grant is trusted longer. */
 export const GRANT_TTL_MS = 1000;
@@ -22,12 +25,13 @@ export const KNOWN_KEY_LIMIT = 10_000;
 /**
  * In-process cache of verified grants by key hash. Entries live at most `ttlMs`; a
  * revocation snapshot drops them at once and keeps the key refused on this instance.
- * Concurrent look-ups of the same hash share one backend call.
+ * Concurrent look-ups of the same hash share one backend call, made on behalf of the request
+ * that started it (its request id is the one the campaign service logs).
  */
 export class GrantCache {
   private readonly entries = new Map<string, { grant: Grant; until: number }>();
-  /** Concurrent misses of one key share a single VerifyApiKey call. */
-  private readonly lookUp = sharedWhileRunning((keyHash: string) => this.verifyAndKeep(keyHash));
+  /** Concurrent misses of one key share a single VerifyApiKey call (as `sharedWhileRunning`). */
+  private readonly running = new Map<string, Promise<Grant>>();
   private readonly revoked = new Set<string>();
   /** Key hashes found valid, with their key and when, oldest verification first. */
   private readonly known = new Map<string, { keyId: string; at: number }>();
@@ -38,8 +42,11 @@ export class GrantCache {
     private readonly ttlMs = GRANT_TTL_MS,
   ) {}
 
-  /** The grant of a key hash, or an `unauthorized` AppError when unknown, revoked or expired. */
-  async get(keyHash: string): Promise<Grant> {
+  /**
+   * The grant of a key hash, or an `unauthorized` AppError when unknown, revoked or expired; a
+   * look-up is made on behalf of the request `forwarded` describes.
+   */
+  async get(keyHash: string, forwarded?: ForwardedContext): Promise<Grant> {
     const now = this.clock().getTime();
     const hit = this.entries.get(keyHash);
     let grant: Grant;
@@ -47,7 +54,7 @@ export class GrantCache {
       grant = hit.grant;
     } else {
       if (hit) this.entries.delete(keyHash);
-      grant = await this.lookUp(keyHash);
+      grant = await this.lookUp(keyHash, forwarded);
     }
     if (this.revoked.has(grant.keyId)) {
       this.entries.delete(keyHash);
@@ -97,8 +104,30 @@ export class GrantCache {
     return this.entries.size;
   }
 
-  private async verifyAndKeep(keyHash: string): Promise<Grant> {
-    const grant = await this.verify(keyHash);
+  /**
+   * One look-up per key hash at a time: a request that joins one under way shares its answer, and
+   * an unexpected failure (`internal`) names the joining request's own id.
+   */
+  private lookUp(keyHash: string, forwarded?: ForwardedContext): Promise<Grant> {
+    let call = this.running.get(keyHash);
+    if (call === undefined) {
+      call = this.verifyAndKeep(keyHash, forwarded).finally(() => this.running.delete(keyHash));
+      this.running.set(keyHash, call);
+      return call;
+    }
+    const requestId = forwarded?.requestId;
+    return call.catch((err: unknown) => {
+      if (!(err instanceof AppError) || err.code !== 'internal' || requestId === undefined) throw err;
+      throw new AppError('internal', err.message, {
+        details: { ...err.details, requestId },
+        hint: err.hint,
+        cause: err.cause,
+      });
+    });
+  }
+
+  private async verifyAndKeep(keyHash: string, forwarded?: ForwardedContext): Promise<Grant> {
+    const grant = await this.verify(keyHash, forwarded);
     const now = this.clock().getTime();
     const expires = grant.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(grant.expiresAt);
     if (!this.revoked.has(grant.keyId)) {

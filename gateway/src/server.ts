@@ -62,8 +62,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       (b) => b.close(),
     );
     const grants = new GrantCache(
-      async (keyHash) => {
-        const g = await backends.campaigns<ApiKeyGrantMessage>('VerifyApiKey', { keyHash });
+      async (keyHash, forwarded) => {
+        const g = await backends.campaigns<ApiKeyGrantMessage>('VerifyApiKey', { keyHash }, forwarded);
         return {
           keyId: g.keyId,
           projectId: g.projectId,

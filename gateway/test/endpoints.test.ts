@@ -184,6 +184,22 @@ test('refusals carry the error body with every field', async () => {
   expect(mine.headers.get('x-request-id')).toBe('req-abc.123');
 });
 
+test("the API key's check goes to the campaign service with the request's id and trace context", async () => {
+  // A key not seen yet, so the gateway must ask the campaign service.
+  const fresh = h.backends.data.addKey('prj_a', ['recipients:read']).key;
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const r = await h.request('GET', `${base}/campaigns`, {
+    key: fresh,
+    headers: { traceparent, tracestate: 'vendor=abc', 'x-request-id': 'req-verify-1' },
+  });
+  expect(r.status).toBe(200);
+  expect(h.backends.data.lastVerifyMetadata).toMatchObject({
+    'x-request-id': 'req-verify-1',
+    traceparent,
+    tracestate: 'vendor=abc',
+  });
+});
+
 test("the client's trace context goes on to the services behind, when well-formed", async () => {
   const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
   await h.request('GET', `${base}/campaigns`, {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AppError } from '@outreach/platform';
+import { AppError, forwardedOf } from '@outreach/platform';
 import type { Middleware } from 'koa';
 import type { Counter } from 'prom-client';
 import type { Grant, GrantCache } from '../grant-cache';
@@ -91,7 +91,7 @@ export function authenticate(opts: AuthenticateOptions): Middleware {
     }
     let grant: Grant;
     try {
-      grant = await opts.cache.get(hashKey(match[1]));
+      grant = await opts.cache.get(hashKey(match[1]), forwardedOf(ctx));
     } catch (err) {
       if (err instanceof AppError && DENIED.has(err.code)) {
         const reason = typeof err.details.reason === 'string' ? err.details.reason : 'unknown_key';

@@ -68,6 +68,8 @@ export class TestData {
   calls: string[] = [];
   /** The gRPC metadata of the last ListCampaigns call. */
   lastListMetadata: Record<string, unknown> = {};
+  /** The gRPC metadata of the last VerifyApiKey call. */
+  lastVerifyMetadata: Record<string, unknown> = {};
 
   addCampaign(projectId: string, state: TestCampaign['state'] = 'draft', name = 'Spring'): TestCampaign {
     const c = { id: `cmp_${randomBytes(6).toString('hex')}`, projectId, name, state };
@@ -146,12 +148,17 @@ function campaignService(data: TestData) {
       find(req.projectId, req.campaignId);
       return { used: 3, included: 100, remaining: 97, exhausted: false };
     }),
-    VerifyApiKey: unary(logger, 'VerifyApiKey', async (req: { keyHash: string }) => {
-      data.calls.push('VerifyApiKey');
-      const k = data.keys.get(req.keyHash);
-      if (!k || k.revoked) throw new AppError('unauthorized', 'Unknown API key.');
-      return k;
-    }),
+    VerifyApiKey: unary(
+      logger,
+      'VerifyApiKey',
+      async (req: { keyHash: string }, call: { metadata: { getMap(): object } }) => {
+        data.calls.push('VerifyApiKey');
+        data.lastVerifyMetadata = { ...call.metadata.getMap() };
+        const k = data.keys.get(req.keyHash);
+        if (!k || k.revoked) throw new AppError('unauthorized', 'Unknown API key.');
+        return k;
+      },
+    ),
   };
 }
 
