@@ -2,11 +2,11 @@ import {
   type AccessLogMode,
   AppError,
   type DependencyStates,
-  HEALTH_PATHS,
   healthRoutes,
   type Lifecycle,
   logAppErrors,
   requestContext,
+  routeLabel,
   type ServiceMetrics,
 } from '@outreach/platform';
 import Koa from 'koa';
@@ -45,9 +45,7 @@ export function buildHttpApp(deps: HttpAppDeps): Koa {
       await next();
     } finally {
       // The route template, never the raw path, keeps label cardinality bounded.
-      const route =
-        (ctx as unknown as { _matchedRoute?: string })._matchedRoute ??
-        (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
+      const route = routeLabel(ctx);
       const seconds = (performance.now() - started) / 1000;
       deps.metrics.http.record([ctx.method, route], String(ctx.status), seconds);
     }

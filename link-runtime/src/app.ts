@@ -7,13 +7,13 @@ import {
   AppError,
   type Clock,
   type DependencyStates,
-  HEALTH_PATHS,
   healthRoutes,
   type Lifecycle,
   logAppErrors,
   readJsonBody,
   requestContext,
   requestError,
+  routeLabel,
   routeNotFound,
   toAppError,
 } from '@outreach/platform';
@@ -94,9 +94,7 @@ export function buildLinkApp(deps: LinkAppDeps): Koa {
       throw err;
     } finally {
       // Route templates only (never the token itself) keep the label set small and the links secret.
-      const route =
-        (ctx as Context & { _matchedRoute?: string })._matchedRoute ??
-        (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
+      const route = routeLabel(ctx);
       const seconds = (performance.now() - started) / 1000;
       deps.metrics.http.record([ctx.method, route], String(status ?? ctx.status), seconds);
     }

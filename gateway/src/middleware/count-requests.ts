@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { HEALTH_PATHS, type ServiceMetrics } from '@outreach/platform';
+import { routeLabel, type ServiceMetrics } from '@outreach/platform';
 import type { Middleware } from 'koa';
 
 /**
@@ -15,10 +15,7 @@ export function countRequests(metrics: ServiceMetrics, routers: Router[] = []): 
     try {
       await next();
     } finally {
-      const matched =
-        (ctx as unknown as { _matchedRoute?: string })._matchedRoute ??
-        templateOf(routers, ctx.method, ctx.path);
-      const route = matched ?? (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
+      const route = routeLabel(ctx, () => templateOf(routers, ctx.method, ctx.path));
       metrics.http.record([ctx.method, route], String(ctx.status), (performance.now() - started) / 1000);
     }
   };

@@ -15,6 +15,7 @@ import {
   invalidUtf8At,
   logAppErrors,
   requestContext,
+  routeLabel,
 } from './http';
 import { Lifecycle } from './lifecycle';
 import { LogSampler } from './log-sampler';
@@ -180,6 +181,41 @@ describe('requestContext', () => {
     expect(await statuses('all')).toEqual([200, 409, 503, 404]);
     expect(await statuses('errors')).toEqual([409, 503, 404]);
     expect(await statuses('none')).toEqual([]);
+  });
+});
+
+describe('routeLabel', () => {
+  it('labels the probes by their path in the access lines as in the metrics, and other unrouted paths unmatched', async () => {
+    const { lines, sink } = logSink();
+    const labelled: string[] = [];
+    const app = new Koa();
+    app.use(requestContext(pino({ level: 'info' }, sink)));
+    // As the services record their request metrics.
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } finally {
+        labelled.push(routeLabel(ctx));
+      }
+    });
+    app.use(healthRoutes(new Lifecycle(pino({ level: 'silent' })), async () => ({})));
+    const router = new Router();
+    router.get('/i/:token', (ctx) => {
+      ctx.body = {};
+    });
+    app.use(router.routes());
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const p of ['/livez', '/readyz', '/i/T0KEN', '/nowhere'])
+        await (await fetch(base + p)).arrayBuffer();
+    } finally {
+      server.close();
+    }
+    const routes = lines.filter((l) => l.msg === 'request').map((l) => l.route);
+    expect(routes).toEqual(['/livez', '/readyz', '/i/:token', 'unmatched']);
+    expect(labelled).toEqual(routes);
   });
 });
 

@@ -72,7 +72,7 @@ export function requestContext(
       sendError(ctx, appError);
       if (isFailure(appError)) {
         if (isOutage(appError)) {
-          const route = routeOf(ctx);
+          const route = routeLabel(ctx);
           logOutage(
             ctx.state.log,
             outages,
@@ -84,7 +84,7 @@ export function requestContext(
         } else ctx.state.log.error({ err }, 'request failed');
       }
     } finally {
-      const route = routeOf(ctx);
+      const route = routeLabel(ctx);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       access(requestId, ctx.method, route, ctx.status, ms);
     }
@@ -99,11 +99,6 @@ export function requestContext(
  */
 export function requestError(ctx: Context, err: unknown): AppError {
   return toAppError(err, (ctx.state as Partial<RequestState>).requestId);
-}
-
-/** The route template a request matched, for its log lines. */
-function routeOf(ctx: Context): string {
-  return (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
 }
 
 /** What a request passes on to the services it calls (see requestContext). */
@@ -180,6 +175,20 @@ export function sendError(ctx: Context, err: AppError): void {
  * the path itself rather than `unmatched`: the HTTP alerts leave the probes out by that label.
  */
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz']);
+
+/**
+ * How a request's route is labelled, in its access line and its request metrics alike: the
+ * template of the route it matched (never the raw path, which may hold a link token), else
+ * `template` (the route a request refused before routing was meant for), else the probe's path
+ * (`/livez`, `/readyz`), else `unmatched`, so that scanners cannot blow up the series count.
+ */
+export function routeLabel(ctx: Context, template?: () => string | undefined): string {
+  return (
+    (ctx as Context & { _matchedRoute?: string })._matchedRoute ??
+    template?.() ??
+    (HEALTH_PATHS.has(ctx.path) ? ctx.path : 'unmatched')
+  );
+}
 
 /**
  * `/livez` (process up) and `/readyz`: 503 `starting` until `started()` (a service that listens
