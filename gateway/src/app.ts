@@ -13,7 +13,7 @@ import {
 } from '@outreach/platform';
 import type Redis from 'ioredis';
 import Koa from 'koa';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Backends } from './clients';
 import type { GrantCache } from './grant-cache';
 import { authenticate } from './middleware/authenticate';
@@ -53,16 +53,29 @@ export interface GatewayDeps {
   publicPerMinute?: number;
 }
 
-/** Builds the gateway's Koa app without listening. */
-export function buildApp(deps: GatewayDeps): Koa {
-  const app = new Koa({ proxy: deps.trustProxy, maxIpsCount: deps.trustedHops ?? 1 });
-  const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
+/** Which budget a 429 exhausted (`gateway_rate_limited_total`'s `reason`). */
+export const RATE_LIMIT_REASONS = ['key', 'address', 'auth_failures'] as const;
+
+/**
+ * `gateway_rate_limited_total`, every reason's series at 0 from the start: one that appeared
+ * only at its first refusal would hide that refusal from `increase()` and `rate()`.
+ */
+export function rateLimitRefusals(registry: Registry): Counter<'reason'> {
   const refusals = new Counter({
     name: 'gateway_rate_limited_total',
     help: 'Requests refused with 429, by which budget was exhausted',
     labelNames: ['reason'],
-    registers: [deps.metrics.registry],
+    registers: [registry],
   });
+  for (const reason of RATE_LIMIT_REASONS) refusals.inc({ reason }, 0);
+  return refusals;
+}
+
+/** Builds the gateway's Koa app without listening. */
+export function buildApp(deps: GatewayDeps): Koa {
+  const app = new Koa({ proxy: deps.trustProxy, maxIpsCount: deps.trustedHops ?? 1 });
+  const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
+  const refusals = rateLimitRefusals(deps.metrics.registry);
   const openApi = Buffer.from(JSON.stringify(buildOpenApi()));
 
   // Paths are matched as written (as the admin API's): @koa/router would otherwise also answer

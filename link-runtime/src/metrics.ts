@@ -17,10 +17,21 @@ export interface LinkMetrics extends ServiceMetrics {
   counterSeeds: Counter<'outcome'>;
 }
 
-/** Creates the link runtime's metrics on a registry of its own. */
+/** How a seeding of usage counters ended (`link_counter_seeds_total`'s `outcome`). */
+export const SEED_OUTCOMES = ['empty', 'restored'] as const;
+
+/** The codes a refusal from a failure underneath takes (`link_refusals_total{kind="failure"}`). */
+export const FAILURE_CODES = ['unavailable', 'internal'] as const;
+
+/**
+ * Creates the link runtime's metrics on a registry of its own. Every known series of the labelled
+ * counters the alerts read starts at 0: a series that appeared only at its first increment would
+ * hide that increment from `increase()` and `rate()`, the very first restore after a Redis
+ * restart, say.
+ */
 export function createLinkMetrics(): LinkMetrics {
   const base = createMetrics('link-runtime');
-  return {
+  const metrics: LinkMetrics = {
     ...base,
     admissions: new Counter({
       name: 'link_conversations_admitted_total',
@@ -40,6 +51,9 @@ export function createLinkMetrics(): LinkMetrics {
       registers: [base.registry],
     }),
   };
+  for (const outcome of SEED_OUTCOMES) metrics.counterSeeds.inc({ outcome }, 0);
+  for (const code of FAILURE_CODES) metrics.refusals.inc({ code, kind: 'failure' }, 0);
+  return metrics;
 }
 
 /**
