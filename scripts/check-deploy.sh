@@ -277,6 +277,18 @@ tally "$res" $? "docker files"
 
 check "Grafana dashboard and Prometheus alerts reference the services' metrics" \
   node deploy/checks/validate-observability.js
+# The alert rules on Kubernetes objects select only this install (one namespace, names by the
+# chart's full name) and page for a failed migration only once its Job has failed for good.
+sed -e 's/namespace="outreach", //g' -e 's/"outreach-/".*-/g' \
+  -e 's/kube_job_failed{\([^}]*\), condition="true"}/kube_job_status_failed{\1}/' \
+  deploy/prometheus/alerts.yaml >"$OUT/unscoped-alerts.yaml"
+check_fails "validate-observability.js refuses alert rules not scoped to the install, and a migration alert on a failed pod" \
+  node deploy/checks/validate-observability.js "$OUT/unscoped-alerts.yaml"
+# The names the rules select are the ones the chart renders (release and namespace "outreach").
+if [[ -f $OUT/defaults.yaml ]]; then
+  check "the alert rules select the Deployments, HPAs, pods and migration Job the chart renders" \
+    node deploy/checks/validate-alert-scope.js "$OUT/defaults.yaml" outreach
+fi
 
 echo "deploy: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Checks the Grafana dashboard and the Prometheus alert rules: well-formed, every panel and
 // rule complete, and the metrics the services export (or promise to) actually charted.
-// Exits 1 naming each problem.
+// Exits 1 naming each problem. An alert rules file other than deploy/prometheus/alerts.yaml may
+// be given as the first argument (check-deploy.sh proves the checks refuse a bad one).
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -12,7 +13,9 @@ const problems = [];
 const dashboard = JSON.parse(
   fs.readFileSync(path.join(root, 'deploy/grafana/outreach-dashboard.json'), 'utf8'),
 );
-const alerts = YAML.parse(fs.readFileSync(path.join(root, 'deploy/prometheus/alerts.yaml'), 'utf8'));
+const alerts = YAML.parse(
+  fs.readFileSync(process.argv[2] ?? path.join(root, 'deploy/prometheus/alerts.yaml'), 'utf8'),
+);
 
 /** Unbalanced (), {}, [] or quotes: the commonest PromQL typo. */
 function balanced(expr) {
@@ -123,6 +126,53 @@ for (const g of alerts?.groups ?? []) {
     if (left.length > 0) problems.push(`alerts: ${r.alert} counts the probes (${left.join(', ')})`);
   }
 }
+// Rules on Kubernetes objects must select this install only, or another team's api-gateway would
+// page this team: every kube-state-metrics series by one namespace, and the objects by names that
+// begin with one prefix (the chart's full name), the same in every rule so that one edit moves
+// them all to another install. `up` carries no object labels but the pod's name: the prefix.
+const OBJECT_LABELS = ['deployment', 'horizontalpodautoscaler', 'pod', 'job_name'];
+const namespaces = new Set();
+const prefixes = new Set();
+for (const g of alerts?.groups ?? []) {
+  for (const r of g.rules ?? []) {
+    for (const m of String(r.expr ?? '').matchAll(/\b(kube_\w+|up)\b\s*(\{[^}]*\})?/g)) {
+      const matchers = [...(m[2] ?? '').matchAll(/(\w+)\s*(=~|!~|!=|=)\s*"([^"]*)"/g)].map((x) => ({
+        label: x[1],
+        op: x[2],
+        value: x[3],
+      }));
+      if (m[1] !== 'up') {
+        const ns = matchers.find((x) => x.label === 'namespace' && x.op === '=');
+        if (ns) namespaces.add(ns.value);
+        else
+          problems.push(`alerts: ${r.alert} selects ${m[1]} without namespace="<the install's namespace>"`);
+      }
+      for (const x of matchers.filter((y) => OBJECT_LABELS.includes(y.label) && y.op.startsWith('='))) {
+        const prefix = /^([a-z0-9][a-z0-9-]*?-)/.exec(x.value)?.[1];
+        if (prefix) prefixes.add(prefix);
+        else problems.push(`alerts: ${r.alert} matches ${x.label} "${x.value}" by no fixed name prefix`);
+      }
+      if (m[1] === 'up' && !matchers.some((y) => y.label === 'pod'))
+        problems.push(`alerts: ${r.alert} selects up without the pods' names`);
+      // kube_job_status_failed counts failed pods: above 0 after one, even when a retry succeeds.
+      if (m[1] === 'kube_job_status_failed')
+        problems.push(
+          `alerts: ${r.alert} reads kube_job_status_failed (failed pods); use kube_job_failed{condition="true"}`,
+        );
+      if (m[1] === 'kube_job_failed' && !matchers.some((y) => y.label === 'condition' && y.value === 'true'))
+        problems.push(`alerts: ${r.alert} reads kube_job_failed without condition="true"`);
+    }
+  }
+}
+if (namespaces.size > 1)
+  problems.push(`alerts: rules select several namespaces: ${[...namespaces].join(', ')}`);
+if (prefixes.size > 1)
+  problems.push(`alerts: rules select several name prefixes: ${[...prefixes].join(', ')}`);
+if (
+  !(alerts?.groups ?? []).some((g) => (g.rules ?? []).some((r) => /\bkube_job_failed\b/.test(r.expr ?? '')))
+)
+  problems.push('alerts: nothing alerts on a failed migration Job (kube_job_failed)');
+
 // The request-rate panel may show the probes' traffic; latency and status panels may not.
 for (const p of dashboard.panels ?? []) {
   for (const t of p.targets ?? []) {
