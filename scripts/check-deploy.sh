@@ -92,7 +92,7 @@ variants=(
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
   "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
-  "trial-scaled|--set services.link-runtime.autoscaling.maxReplicas=30 --set config.databasePoolSize=20 --set services.recipient-service.extraEnv.DATABASE_POOL_SIZE=40|--expect-trial --expect-network-policies"
+  "trial-scaled|--set services.link-runtime.autoscaling.maxReplicas=30 --set config.databasePoolSize=20 --set services.recipient-service.extraEnv.DATABASE_POOL_SIZE=40 --set trial.redis.resources.limits.memory=1536M|--expect-trial --expect-network-policies"
 )
 for v in "${variants[@]}"; do
   IFS='|' read -r name helm_args flags <<<"$v"
@@ -255,6 +255,8 @@ if [[ -f $OUT/defaults.yaml ]]; then
     ing.spec.rules[0].http.paths = ing.spec.rules[0].http.paths.filter((p) => p.path !== "/i");
     const pg = docs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-postgresql"));
     pg.spec.template.spec.containers[0].args = ["postgres", "-c", "max_connections=100"];
+    const redis = docs.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-redis"));
+    redis.spec.template.spec.containers[0].args = ["--save", "", "--appendonly", "no"];
     const np = docs.find((o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("-recipient-service"));
     const grpc = np.spec.ingress.find((r) => r.ports.some((p) => p.port === "grpc"));
     const clients = grpc.from[0].podSelector.matchExpressions[0];
@@ -264,10 +266,11 @@ if [[ -f $OUT/defaults.yaml ]]; then
   broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
   if [[ $? -ne 0 ]] && grep -q 'no readinessProbe' <<<"$broken" && grep -q 'must be integer' <<<"$broken" &&
     grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken" &&
-    grep -q 'max_connections is 100; the services may open' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller and a small trial max_connections"
+    grep -q 'max_connections is 100; the services may open' <<<"$broken" &&
+    grep -q 'no --maxmemory under its' <<<"$broken" && grep -q 'not noeviction' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections and a trial Redis without maxmemory"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller and a small trial max_connections" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections and a trial Redis without maxmemory" "$broken"
   fi
 fi
 

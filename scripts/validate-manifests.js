@@ -109,6 +109,25 @@ check(`every object matches its Kubernetes schema (${objects.length} objects)`, 
 const byKind = (kind) => objects.filter((o) => o.kind === kind);
 /** An object's (or, given a pod template, its pods') component label. */
 const componentOf = (o) => o.metadata?.labels?.['app.kubernetes.io/component'];
+
+/** A Kubernetes quantity ("256Mi", "1Gi", "500M", a number) in bytes; undefined when absent. */
+function quantityBytes(q) {
+  if (q === undefined || q === null) return undefined;
+  const m = /^([0-9.]+)(Ki|Mi|Gi|Ti|k|M|G|T|m)?$/.exec(String(q));
+  if (!m) return Number.NaN;
+  const units = {
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    m: 1e-3,
+  };
+  return Number(m[1]) * (m[2] ? units[m[2]] : 1);
+}
 const workloads = [...byKind('Deployment'), ...byKind('StatefulSet')];
 const configMap = byKind('ConfigMap')[0];
 const shutdownMs = Number(configMap?.data?.SHUTDOWN_TIMEOUT_MS ?? 10000);
@@ -373,6 +392,29 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
         `max_connections is ${maxConnections}; the services may open ${need}: ${sums.join(', ')} + 5`,
       );
     check('the trial PostgreSQL takes every connection the services may open at their maximum', problems);
+  }
+  // The trial Redis must refuse writes at a full memory rather than be OOM-killed at its limit,
+  // losing every chat history, or evict keys (usage counters among them, which would be rebuilt
+  // low): noeviction, and a maxmemory about 80 % of its memory limit, leaving its own overhead.
+  const redis = workloads.find((o) => o.kind === 'Deployment' && componentOf(o) === 'redis');
+  if (redis) {
+    const problems = [];
+    const c = redis.spec.template.spec.containers[0];
+    const args = (c.args ?? []).map(String);
+    const arg = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+    if (arg('--maxmemory-policy') !== 'noeviction')
+      problems.push(`--maxmemory-policy is ${arg('--maxmemory-policy') ?? 'unset'}, not noeviction`);
+    const limit = quantityBytes(c.resources?.limits?.memory);
+    const maxmemory = arg('--maxmemory') === undefined ? undefined : Number(arg('--maxmemory'));
+    if (limit !== undefined) {
+      if (maxmemory === undefined)
+        problems.push(`no --maxmemory under its ${c.resources.limits.memory} limit`);
+      else if (!(maxmemory >= 0.75 * limit && maxmemory <= 0.85 * limit))
+        problems.push(
+          `--maxmemory ${maxmemory} is not about 80 % of its ${c.resources.limits.memory} limit (${limit} bytes)`,
+        );
+    }
+    check('the trial Redis refuses writes (noeviction) at about 80 % of its memory limit', problems);
   }
   const monitors = byKind('ServiceMonitor').length;
   if (expectServiceMonitor)

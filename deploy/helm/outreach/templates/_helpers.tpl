@@ -247,3 +247,30 @@ spec:
   ingress:
     {{- .rules | nindent 4 }}
 {{- end }}
+
+{{/*
+A Kubernetes quantity ("256Mi", "1Gi", "500M", a plain number) in bytes, as an integer.
+*/}}
+{{- define "outreach.quantityBytes" -}}
+{{- if kindIs "string" . }}
+{{- $number := regexFind "^[0-9.]+" . }}
+{{- $units := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "m" 0.001 }}
+{{- $unit := trimPrefix $number . }}
+{{- if not (hasKey $units $unit) }}{{ fail (printf "cannot read the quantity %q" .) }}{{ end }}
+{{- mulf (float64 $number) (get $units $unit) | int64 }}
+{{- else }}
+{{- int64 . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The trial Redis's maxmemory in bytes: 80 % of its memory limit, so that at a full memory it
+refuses writes (noeviction) rather than being OOM-killed with every chat history in it; the rest
+is left for its own overhead (fragmentation, client buffers). Empty without a memory limit.
+*/}}
+{{- define "outreach.trialRedisMaxmemory" -}}
+{{- $limit := dig "resources" "limits" "memory" "" .Values.trial.redis }}
+{{- if $limit }}
+{{- div (mul (include "outreach.quantityBytes" $limit | int64) 4) 5 }}
+{{- end }}
+{{- end }}
