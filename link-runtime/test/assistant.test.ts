@@ -118,6 +118,15 @@ describe('the system prompt and history reaching the model', () => {
     const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
     model.reply = 'Our returns policy is thirty days from delivery.';
     try {
+      // What the model sent may be the customer's words: the logged error does not quote it.
+      // First: failures like it are logged once per 10 s, the next ones only counted.
+      model.rawBody = 'SSN:078-05';
+      const logged = h.logs.length;
+      expect((await chat(l.token, c, 'question echoed?')).status).toBe(503);
+      const lines = JSON.stringify(h.logs.slice(logged));
+      expect(lines).toContain("Unexpected token 'S'");
+      expect(lines).not.toContain('078-05');
+      model.rawBody = null;
       for (const end of ['cut', 'error'] as const) {
         model.streamEnd = end;
         const res = await chat(l.token, c, `question ${end}?`, true);
@@ -135,13 +144,6 @@ describe('the system prompt and history reaching the model', () => {
       model.rawBody = '<html>Bad gateway</html>';
       const garbage = await chat(l.token, c, 'question garbage?');
       expect(JSON.parse(garbage.text)).toMatchObject({ details: { reason: 'assistant_bad_response' } });
-      // What the model sent may be the customer's words: the logged error does not quote it.
-      model.rawBody = 'SSN:078-05';
-      const logged = h.logs.length;
-      expect((await chat(l.token, c, 'question echoed?')).status).toBe(503);
-      const lines = JSON.stringify(h.logs.slice(logged));
-      expect(lines).toContain("Unexpected token 'S'");
-      expect(lines).not.toContain('078-05');
     } finally {
       model.streamEnd = 'whole';
       model.rawBody = null;
