@@ -271,6 +271,10 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       expect(await dup.locator('td').first().textContent()).toBe('433');
       const failed = page.locator('#import-report tbody tr', { hasText: 'bad@example.com' });
       expect(await failed.textContent()).toContain('error');
+      // The row's problem in words, under the name of the field it was mapped to, never a pointer.
+      expect(await failed.locator('td').last().textContent()).toBe(
+        'maxTotalInteractions: Enter a whole number from 1 to 1,000,000,000, or leave it empty for no limit.',
+      );
       await shot(page, '05-import');
 
       // ---- recipients: search, the active filter, preview of the exact prompt

@@ -8,7 +8,8 @@ import type { ValidationProblem } from '@outreach/contracts';
 import { deviceFields as F } from '../http/admin.schemas';
 import type { FieldErrors } from './forms';
 
-const tooLong = (max: number) => `Use at most ${max.toLocaleString('en-US')} characters.`;
+/** A text over its length limit. Shared with the recipient forms. */
+export const tooLong = (max: number) => `Use at most ${max.toLocaleString('en-US')} characters.`;
 const colour = 'Choose a colour, written as #rrggbb (for example #0b57d0).';
 /** Shared with the recipient forms' messages for the texts customers see. */
 export const PAGE_TEXT_ADVICE =

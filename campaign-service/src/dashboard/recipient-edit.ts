@@ -1,7 +1,7 @@
-import { LIMITS, type RecipientJson } from '@outreach/contracts';
+import type { RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
-import { NUL_ADVICE, PAGE_TEXT_ADVICE } from './device-errors';
 import type { FieldErrors, Form } from './forms';
+import { recipientFieldErrors } from './recipient-errors';
 
 /** What the recipient edit form changes: the fields a v1 PATCH accepts, bar `isActive`. */
 export const EDIT_FIELDS = [
@@ -107,73 +107,11 @@ export function recipientPatch(
   return { patch, errors };
 }
 
-interface Problem {
-  pointer: string;
-  rule?: string;
-  message: string;
-}
-
-const number = (n: number) => n.toLocaleString('en-US');
-const SAFETY_PREFIX = 'was refused by the safety check:';
-
-/** One refused field in an operator's words; the service's message only where none is known. */
-function inWords(name: string, p: Problem, details: Record<string, unknown>): string {
-  if (p.rule === 'dependentRequired') {
-    const missing = name === 'windowSeconds' ? 'the window length' : 'the conversations per window';
-    return `Enter ${missing} as well: a window limit needs both numbers, or leave both empty.`;
-  }
-  // A form cannot carry a lone surrogate (the browser and URLSearchParams make it U+FFFD), so a
-  // format refusal here is a NUL, or in a message shown on the link page a bidi control.
-  if (p.rule === 'format') {
-    return name === 'disabledMessage' || name === 'cooldownMessage' ? PAGE_TEXT_ADVICE : NUL_ADVICE;
-  }
-  switch (name) {
-    case 'maxTotalInteractions':
-    case 'maxInteractionsPerWindow':
-      return `Enter a whole number from 1 to ${number(LIMITS.maxInteractionLimit)}, or leave it empty for no limit.`;
-    case 'windowSeconds':
-      return `Enter a number of seconds from 1 to ${number(LIMITS.maxWindowSeconds)} (a year), or leave it empty.`;
-    case 'injectionMode':
-      return 'Choose whether the instructions are added to the device’s or replace them.';
-    case 'injectionInstructions': {
-      if (p.message.startsWith(SAFETY_PREFIX)) {
-        return `The safety check refused these instructions: the text ${p.message.slice(SAFETY_PREFIX.length).trim()}. Reword them.`;
-      }
-      const actual = typeof details.actual === 'number' ? `; these have ${number(details.actual)}` : '';
-      if (p.rule === 'maxWords') {
-        return `In append mode the instructions may have at most ${number(LIMITS.appendWords)} words, placeholders filled in${actual}.`;
-      }
-      if (p.rule === 'maxLength') {
-        // Replace mode's own limit, or the bound on any instructions (as sent, or stored in append mode).
-        return details.limit === LIMITS.replaceChars
-          ? `In replace mode the instructions may have at most ${number(LIMITS.replaceChars)} characters, placeholders filled in${actual}.`
-          : `The instructions may have at most ${number(LIMITS.instructionsChars)} characters${actual}.`;
-      }
-      break;
-    }
-    default:
-      if (p.rule === 'maxLength') {
-        const max = name === 'label' ? LIMITS.labelLength : LIMITS.messageLength;
-        return `Use at most ${number(max)} characters.`;
-      }
-  }
-  return `This was refused: ${p.message}.`;
-}
-
 /**
  * The field errors of a PATCH the recipient service refused, each in words under its own field;
  * anything but a refused value (a conflict, an outage) is rethrown for the error page.
  */
 export function patchFieldErrors(err: unknown): FieldErrors {
   if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
-  const details = err.details as Record<string, unknown> & { problems?: Problem[] };
-  const errors: FieldErrors = {};
-  for (const p of details.problems ?? []) {
-    const name = p.pointer.slice(1);
-    const key = (EDIT_FIELDS as readonly string[]).includes(name) ? name : '_';
-    // A number-or-null field fails in both branches (`minimum`, then `type`): the first says more.
-    errors[key] ??= key === '_' ? err.message : inWords(name, p, details);
-  }
-  if (Object.keys(errors).length === 0) errors._ = err.message;
-  return errors;
+  return recipientFieldErrors(err, EDIT_FIELDS);
 }

@@ -32,15 +32,20 @@ import {
   SHOWN_PREFIX,
   shownValuesFrom,
 } from './recipient-edit';
+import {
+  CREATE_FIELDS,
+  capRefusalInWords,
+  problemsInWords,
+  recipientFieldErrors,
+  schemaFieldErrors,
+} from './recipient-errors';
 import { formatInstant } from './time';
 
 /** A recipient as the forwarder returns it (the shared JSON shape). */
 type RecipientView = RecipientJson;
 
-/** One create result; error details as RecipientService reports them. */
-type CreateResult = CreateResultJson & {
-  details?: { reason?: string; pointer?: string; problems?: { pointer: string; message: string }[] };
-};
+/** One create result; an error's details as RecipientService reports them. */
+type CreateResult = CreateResultJson & { details?: Record<string, unknown> };
 
 /** Page size of the recipient list. */
 const PAGE = 50;
@@ -108,13 +113,6 @@ function settingsFields(v: (k: string) => string, errors: FieldErrors, instructi
 // substituted again (docs/api.md), so a new label alone leaves the old name in the instructions.
 const EDIT_INSTRUCTIONS_HINT =
   'Shown as stored, placeholders already filled in. Placeholders such as {name} in instructions you change are filled in when you save; changing the label alone does not update the instructions.';
-
-/** A readable message of an item error, with the first problem named. */
-function itemError(r: Extract<CreateResult, { status: 'error' }>): string {
-  const p = r.details?.problems?.[0];
-  const detail = p ? ` (${p.pointer}: ${p.message})` : r.details?.reason ? ` (${r.details.reason})` : '';
-  return `${r.error}${detail}`;
-}
 
 /** Recipients: list with search and filter, create, CSV import, edit, disable, delete, prompt and link preview. */
 export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
@@ -289,7 +287,10 @@ ${withErrorSummary(
     const form = formOf(ctx);
     const errors: FieldErrors = {};
     const item = itemFromForm(form, errors);
-    if (Object.keys(errors).length) return newPage(ctx, form, errors);
+    // The form's own refusals first, and with them whatever the API's schema finds in the rest.
+    if (Object.keys(errors).length) {
+      return newPage(ctx, form, { ...schemaFieldErrors('create-item', item, CREATE_FIELDS), ...errors });
+    }
     try {
       const result = await rx.create(pc.project.id, c.id, [item], ctx.state.requestId);
       const first = result.results[0] as CreateResult;
@@ -302,16 +303,14 @@ ${withErrorSummary(
           externalId: 'A recipient with this external id already exists in the campaign.',
         });
       }
-      const fieldName = String(first.details?.pointer ?? first.details?.problems?.[0]?.pointer ?? '').split(
-        '/',
-      )[1];
       return newPage(
         ctx,
         form,
-        fieldName ? { [fieldName]: itemError(first) } : {},
-        fieldName ? undefined : itemError(first),
+        recipientFieldErrors({ message: first.error, details: first.details }, CREATE_FIELDS),
       );
     } catch (err) {
+      const cap = capRefusalInWords(err);
+      if (cap) return newPage(ctx, form, {}, cap);
       if (err instanceof AppError && (err.code === 'conflict' || err.code === 'invalid_request')) {
         return newPage(ctx, form, {}, `${err.message} ${err.hint}`);
       }
@@ -378,7 +377,7 @@ ${editableNote(c)}
         index: x.index,
         externalId: x.externalId ?? null,
         id: x.id ?? null,
-        error: x.status === 'error' ? itemError(x) : null,
+        error: x.status === 'error' ? problemsInWords({ message: x.error, details: x.details }) : null,
       })),
     };
   });
@@ -510,7 +509,10 @@ ${withErrorSummary(
     const values = formValuesFrom(form);
     const shown = shownValuesFrom(form, x);
     const { patch, errors } = recipientPatch(values, shown);
-    if (Object.keys(errors).length) return editPage(ctx, loaded, values, shown, errors);
+    if (Object.keys(errors).length) {
+      const rest = schemaFieldErrors('patch', patch, EDIT_FIELDS);
+      return editPage(ctx, loaded, values, shown, { ...rest, ...errors });
+    }
     const changed = Object.keys(patch).length > 0;
     if (changed) {
       try {
