@@ -247,6 +247,9 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       const rows = ['email,name,city,instructions,maxTotalInteractions'];
       for (let i = 0; i < 430; i += 1)
         rows.push(`user${i}@example.com,User ${i},Lyon,Greet {name} from {meta.city}.,5`);
+      // A blank line, and a cell over two lines: the report names the lines of the file all the same.
+      rows.splice(11, 0, '');
+      rows[21] = 'user19@example.com,User 19,Lyon,"Greet {name}\r\nfrom {meta.city}.",5';
       rows.push('ada@example.com,"Lovelace, Ada",London,"Greet {name} warmly; mention {meta.city}.",5');
       rows.push('user1@example.com,Duplicate,Lyon,,5');
       rows.push('bad@example.com,Bad limit,Paris,,lots');
@@ -268,14 +271,20 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.getByText('431 created, 1 duplicate, 1 failed.').waitFor();
       expect(await page.locator('#import-report tbody tr').count()).toBe(433);
       const dup = page.locator('#import-report tbody tr', { hasText: 'duplicate' });
-      expect(await dup.locator('td').first().textContent()).toBe('433');
+      expect(await dup.locator('td').first().textContent()).toBe('435');
       const failed = page.locator('#import-report tbody tr', { hasText: 'bad@example.com' });
       expect(await failed.textContent()).toContain('error');
+      expect(await failed.locator('td').first().textContent()).toBe('436');
       // The row's problem in words, under the name of the field it was mapped to, never a pointer.
       expect(await failed.locator('td').last().textContent()).toBe(
         'maxTotalInteractions: Enter a whole number from 1 to 1,000,000,000, or leave it empty for no limit.',
       );
       await shot(page, '05-import');
+      // Once it ends, the import can run again without a reload, from the same file chosen again.
+      expect(await page.getByRole('button', { name: 'Import rows' }).isEnabled()).toBe(true);
+      expect(await page.getByLabel('CSV file').inputValue()).toBe('');
+      await page.getByLabel('CSV file').setInputFiles(csvPath);
+      await page.getByText('433 rows ready to import.').waitFor();
 
       // ---- recipients: search, the active filter, preview of the exact prompt
       await page.goto(`${campaignUrl}/recipients`);

@@ -1,4 +1,37 @@
 /**
+ * The CSV import's parser, part of the dashboard script (and loaded alone by its tests): the rows
+ * of a CSV text, each as its cells and the file line it starts on (1 the first), blank rows left
+ * out. A cell in quotes may hold the delimiter, doubled quotes and line breaks; lines end in LF,
+ * CRLF or CR, and every one counts, inside a quoted cell or on a blank row too, so a row's line
+ * is the one a text editor shows it on.
+ */
+export const CSV_PARSER_JS = String.raw`function parseCsv(text) {
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    var firstLine = text.split(/\r?\n/, 1)[0] || '';
+    var delim = (firstLine.split(';').length > firstLine.split(',').length) ? ';' : ',';
+    var rows = [], row = [], cell = '', i = 0, q = false, line = 1, rowLine = 1;
+    var endsLine = function (c) { return c === '\n' || (c === '\r' && text[i + 1] !== '\n'); };
+    while (i < text.length) {
+      var c = text[i];
+      if (q) {
+        if (c === '"') { if (text[i + 1] === '"') { cell += '"'; i += 2; continue; } q = false; i++; continue; }
+        if (endsLine(c)) line++;
+        cell += c; i++; continue;
+      }
+      if (c === '"' && cell === '') { q = true; i++; continue; }
+      if (c === delim) { row.push(cell); cell = ''; i++; continue; }
+      if (c === '\r' || c === '\n') {
+        row.push(cell); cell = ''; rows.push({ cells: row, line: rowLine }); row = [];
+        if (c === '\r' && text[i + 1] === '\n') i++;
+        i++; line++; rowLine = line; continue;
+      }
+      cell += c; i++;
+    }
+    if (cell !== '' || row.length) { row.push(cell); rows.push({ cells: row, line: rowLine }); }
+    return rows.filter(function (r) { return r.cells.some(function (v) { return v.trim() !== ''; }); });
+  }`;
+
+/**
  * The dashboard's one script, served from /dashboard/assets/app.js (the CSP allows no inline
  * script). Everything works without it except the CSV import; it adds the browser's time zone,
  * live timings and state badges, copy buttons, the link-page preview and the batched CSV import.
@@ -173,29 +206,7 @@ export const APP_JS = String.raw`(function () {
   var INTS = { maxTotalInteractions: 1, maxInteractionsPerWindow: 1, windowSeconds: 1 };
   var parsed = null;
 
-  function parseCsv(text) {
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    var firstLine = text.split(/\r?\n/, 1)[0] || '';
-    var delim = (firstLine.split(';').length > firstLine.split(',').length) ? ';' : ',';
-    var rows = [], row = [], cell = '', i = 0, q = false;
-    while (i < text.length) {
-      var c = text[i];
-      if (q) {
-        if (c === '"') { if (text[i + 1] === '"') { cell += '"'; i += 2; continue; } q = false; i++; continue; }
-        cell += c; i++; continue;
-      }
-      if (c === '"' && cell === '') { q = true; i++; continue; }
-      if (c === delim) { row.push(cell); cell = ''; i++; continue; }
-      if (c === '\r' || c === '\n') {
-        row.push(cell); cell = ''; rows.push(row); row = [];
-        if (c === '\r' && text[i + 1] === '\n') i++;
-        i++; continue;
-      }
-      cell += c; i++;
-    }
-    if (cell !== '' || row.length) { row.push(cell); rows.push(row); }
-    return rows.filter(function (r) { return r.some(function (v) { return v.trim() !== ''; }); });
-  }
+  ${CSV_PARSER_JS}
 
   function guess(header) {
     var h = header.trim().toLowerCase().replace(/[\s_-]/g, '');
@@ -223,8 +234,11 @@ export const APP_JS = String.raw`(function () {
     var reader = new FileReader();
     reader.onload = function () {
       var rows = parseCsv(String(reader.result));
-      if (rows.length < 2) { status.textContent = 'The file needs a header row and at least one data row.'; return; }
-      parsed = { header: rows[0], rows: rows.slice(1) };
+      if (rows.length < 2) {
+        parsed = null; startBtn.disabled = true; mapping.hidden = true;
+        status.textContent = 'The file needs a header row and at least one data row.'; return;
+      }
+      parsed = { header: rows[0].cells, rows: rows.slice(1) };
       mapping.innerHTML = '';
       var legend = document.createElement('legend'); legend.textContent = 'Map the columns of ' + file.name;
       mapping.appendChild(legend);
@@ -271,7 +285,8 @@ export const APP_JS = String.raw`(function () {
   startBtn.addEventListener('click', function () {
     if (!parsed) return;
     var map = $$('select[data-col]', mapping).map(function (s) { return { col: Number(s.getAttribute('data-col')), field: s.value }; });
-    var items = parsed.rows.map(function (r) { return toItem(r, map); });
+    var rows = parsed.rows;
+    var items = rows.map(function (r) { return toItem(r.cells, map); });
     var total = items.length, done = 0, counts = { created: 0, duplicate: 0, error: 0 };
     startBtn.disabled = true; fileInput.disabled = true;
     progress.max = total; progress.value = 0; progress.hidden = false; report.hidden = false; reportBody.innerHTML = '';
@@ -279,7 +294,8 @@ export const APP_JS = String.raw`(function () {
     function finish(message) {
       status.textContent = message;
       summaryOut.textContent = counts.created + ' created, ' + counts.duplicate + ' duplicate, ' + counts.error + ' failed.';
-      fileInput.disabled = false;
+      // Ready to run again, this file or another: choosing the same file again must fire a change.
+      startBtn.disabled = false; fileInput.disabled = false; fileInput.value = '';
     }
     function next() {
       var start = batch * BATCH;
@@ -294,15 +310,14 @@ export const APP_JS = String.raw`(function () {
         .then(function (r) {
           if (r.status === 201 || r.status === 422) {
             r.body.results.forEach(function (res) {
-              var line = start + res.index + 2;
               counts[res.status] = (counts[res.status] || 0) + 1;
-              addRow(line, res.externalId, res.status, res.status === 'error' ? res.error : res.id);
+              addRow(rows[start + res.index].line, res.externalId, res.status, res.status === 'error' ? res.error : res.id);
             });
             done += chunk.length; progress.value = done;
             status.textContent = 'Imported ' + done + ' of ' + total + ' rows.';
             next();
           } else {
-            chunk.forEach(function (it, i) { counts.error++; addRow(start + i + 2, it.externalId, 'error', r.body.error || ('HTTP ' + r.status)); });
+            chunk.forEach(function (it, i) { counts.error++; addRow(rows[start + i].line, it.externalId, 'error', r.body.error || ('HTTP ' + r.status)); });
             done += chunk.length; progress.value = done;
             if (r.status === 409 || r.status === 401 || r.status === 403 || r.status === 404) finish('Import stopped: ' + (r.body.error || r.status));
             else next();
