@@ -94,6 +94,40 @@ function summaryOf(page: string): Array<[string, string]> {
   return [...(summary ?? '').matchAll(/<li><a href="([^"]+)">([^<]*)<\/a><\/li>/g)].map((m) => [m[1], m[2]]);
 }
 
+/** What a browser sends from the page's form posting to `action`: its controls as they stand. */
+function formFieldsOf(page: string, action: string): Record<string, string[]> {
+  const start = page.indexOf(`<form method="post" action="${action}"`);
+  const form = page.slice(start, page.indexOf('</form>', start));
+  const unescaped = (v: string) =>
+    v
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&#96;/g, '`')
+      .replace(/&amp;/g, '&');
+  const fields: Record<string, string[]> = {};
+  const add = (name: string, value: string) => {
+    fields[name] ??= [];
+    fields[name].push(unescaped(value));
+  };
+  for (const [tag] of form.matchAll(/<input [^>]*>/g)) {
+    const attr = (a: string) => new RegExp(` ${a}="([^"]*)"`).exec(tag)?.[1];
+    const name = attr('name');
+    if (!name) continue;
+    const type = attr('type') ?? 'text';
+    if (type === 'checkbox' || type === 'radio') {
+      if (/ checked/.test(tag)) add(name, attr('value') ?? 'on');
+    } else add(name, attr('value') ?? '');
+  }
+  // A browser sends a textarea's line breaks as CRLF.
+  for (const m of form.matchAll(/<textarea [^>]*name="([^"]+)"[^>]*>([^<]*)<\/textarea>/g))
+    add(m[1], m[2].replace(/\n/g, '\r\n'));
+  for (const m of form.matchAll(/<select [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/select>/g))
+    add(m[1], /<option value="([^"]*)" selected>/.exec(m[2])?.[1] ?? '');
+  return fields;
+}
+
 describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   let ns: TestNamespace;
   let svc: RunningService;
@@ -664,6 +698,82 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(again.text).toContain('Times are shown in Europe/Paris.');
     const bad = await a.post('/dashboard/time-zone', { _csrf: token, timeZone: 'Mars/Olympus' });
     expect(bad.status).toBe(400);
+  });
+
+  it('saves only what a campaign edit changed, never reverting another tab, and refuses a field changed in both', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const c = await meteredCampaign('Two tabs', 86400_000, 5 * 86400_000);
+    const edit = `/dashboard/p/${p1}/campaigns/${c.id}/edit`;
+    const tabA = formFieldsOf((await a.get(edit)).text, edit);
+    const tabB = formFieldsOf((await a.get(edit)).text, edit);
+    const tabC = formFieldsOf((await a.get(edit)).text, edit);
+    expect((await a.post(edit, { ...tabA, name: 'Renamed in A' })).status).toBe(303);
+    // B, opened before A's save, sets the price: the name A gave stays.
+    expect((await a.post(edit, { ...tabB, price: '0.40' })).status).toBe(303);
+    expect(await admin('GET', `/projects/${p1}/campaigns/${c.id}`)).toMatchObject({
+      name: 'Renamed in A',
+      pricePerConversation: 40,
+    });
+    // C, opened before both, renames too: refused, saying what the campaign holds now, C's name kept.
+    const refused = await a.post(edit, { ...tabC, name: 'Renamed in C', recipientCap: '7' });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('This campaign was changed elsewhere after you opened this form');
+    expect(refused.text).toContain('the name is now “Renamed in A”');
+    const again = formFieldsOf(refused.text, edit);
+    expect(again).toMatchObject({ name: ['Renamed in C'], recipientCap: ['7'], price: ['0.40'] });
+    expect(await admin('GET', `/projects/${p1}/campaigns/${c.id}`)).toMatchObject({
+      name: 'Renamed in A',
+      recipientCap: null,
+    });
+    // Sent again as it came back, it saves C's changes, and still keeps B's price.
+    expect((await a.post(edit, again)).status).toBe(303);
+    expect(await admin('GET', `/projects/${p1}/campaigns/${c.id}`)).toMatchObject({
+      name: 'Renamed in C',
+      recipientCap: 7,
+      pricePerConversation: 40,
+    });
+  });
+
+  it('saves only what a device form changed, never reverting another tab, and refuses a field changed in both', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const device = await admin('POST', `/projects/${p1}/devices`, {
+      name: 'Two tabs device',
+      customInstructions: 'Be brief.',
+      knowledge: [{ title: 'Hours', content: 'Nine to five.\nClosed on Sundays.' }],
+    });
+    const path = `/dashboard/p/${p1}/devices/${device.id}`;
+    const tabA = formFieldsOf((await a.get(path)).text, path);
+    const tabB = formFieldsOf((await a.get(path)).text, path);
+    const tabC = formFieldsOf((await a.get(path)).text, path);
+    // A adds a knowledge entry in the first empty slot.
+    const added = {
+      ...tabA,
+      'knowledge.title': ['Hours', 'Parking', ''],
+      'knowledge.content': [tabA['knowledge.content'][0], 'Free behind the shop.', ''],
+    };
+    expect((await a.post(path, added)).status).toBe(303);
+    // B, opened before A's save, changes the instructions: A's entry stays.
+    expect((await a.post(path, { ...tabB, customInstructions: 'Be brief and kind.' })).status).toBe(303);
+    const both = await admin('GET', `/projects/${p1}/devices/${device.id}`);
+    expect(both.customInstructions).toBe('Be brief and kind.');
+    expect(both.knowledge.map((k: { title: string }) => k.title)).toEqual(['Hours', 'Parking']);
+    // C, opened before both, changes the instructions too: refused, saying what they read now.
+    const refused = await a.post(path, { ...tabC, customInstructions: 'Be terse.', name: 'Renamed in C' });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('This device was changed elsewhere after you opened this form');
+    expect(refused.text).toContain('the custom instructions now read “Be brief and kind.”');
+    const again = formFieldsOf(refused.text, path);
+    expect(again.customInstructions).toEqual(['Be terse.']);
+    expect(again.name).toEqual(['Renamed in C']);
+    // The entries as they are now: sending the form again keeps A's.
+    expect(again['knowledge.title']).toEqual(['Hours', 'Parking', '', '']);
+    expect((await admin('GET', `/projects/${p1}/devices/${device.id}`)).name).toBe('Two tabs device');
+    expect((await a.post(path, again)).status).toBe(303);
+    const last = await admin('GET', `/projects/${p1}/devices/${device.id}`);
+    expect(last).toMatchObject({ name: 'Renamed in C', customInstructions: 'Be terse.' });
+    expect(last.knowledge.map((k: { title: string }) => k.title)).toEqual(['Hours', 'Parking']);
   });
 
   it("keeps a campaign's schedule to the second when an edit leaves its times as shown, in a repeated hour too", async () => {

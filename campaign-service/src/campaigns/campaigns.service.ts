@@ -307,15 +307,22 @@ function conflict(reason: string, message: string, state: CampaignState): AppErr
   return new AppError('conflict', message, { details: { reason, state } });
 }
 
-/** Changes a campaign while it is draft or upcoming; otherwise 409 `not_editable`. */
+/**
+ * Changes a campaign while it is draft or upcoming; otherwise 409 `not_editable`. With
+ * `expectedVersion`, only while the campaign is still at that version; otherwise 409
+ * `version_changed` (the dashboard's edit form, which compared its input with that version).
+ */
 export async function updateCampaign(
   deps: CampaignDeps,
   projectId: string,
   campaignId: string,
   patch: UpdateCampaignInput,
+  opts: { expectedVersion?: number } = {},
 ): Promise<CampaignView> {
   return changeCampaign(deps, projectId, campaignId, async (client, row, now) => {
     const state = stateOf(row, now);
+    if (opts.expectedVersion !== undefined && row.version !== opts.expectedVersion)
+      throw conflict('version_changed', 'The campaign was changed meanwhile.', state);
     if (!isEditable(state))
       throw conflict('not_editable', `A campaign that is ${state} cannot be changed.`, state);
     const cur = toRecord(row);

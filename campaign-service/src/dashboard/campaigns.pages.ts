@@ -11,6 +11,7 @@ import {
   haltCampaign,
   launchCampaign,
   listCampaigns,
+  type UpdateCampaignInput,
   updateCampaign,
 } from '../campaigns/campaigns.service';
 import { type Device, listDevices } from '../devices/devices.service';
@@ -32,6 +33,7 @@ import {
   stateBadge,
   withErrorSummary,
 } from './layout';
+import { baseFields, baseFrom, compareWithBase, fingerprints, quoted } from './stale-edits';
 import { formatDuration, formatInstant, instantToLocal, isTimeZone, localToInstant, timeZones } from './time';
 import { barChart, conversationsOverTime } from './usage-chart';
 
@@ -133,6 +135,77 @@ interface CampaignFormValues {
    * seconds nor which of a repeated hour's times (clocks going back) it stands for.
    */
   kept?: { start: string; end: string; shownStart: string; shownEnd: string; shownTimeZone: string };
+  /** The edit form's fingerprints of what it showed, by facet (see stale-edits.ts). */
+  base?: Record<string, string>;
+  /** The facets an edit changed from what its form showed (set on save). */
+  changed?: string[];
+}
+
+/** What the edit form saves together: a facet changed elsewhere and here too is not saved over. */
+type CampaignFacet = 'name' | 'deviceId' | 'schedule' | 'budget' | 'recipientCap';
+
+type CampaignFields = Pick<
+  CreateCampaignInput,
+  | 'name'
+  | 'deviceId'
+  | 'startDate'
+  | 'endDate'
+  | 'budgetMode'
+  | 'pricePerConversation'
+  | 'fixedPrice'
+  | 'recipientCap'
+>;
+
+/**
+ * A campaign's (or the form's) values by facet. The budget's mode and prices go together, as do
+ * the schedule's two times: a price saved onto a mode changed elsewhere would make no sense.
+ */
+function campaignFacets(x: CampaignFields): Record<CampaignFacet, unknown> {
+  return {
+    name: x.name.trim(),
+    deviceId: x.deviceId,
+    schedule: [x.startDate, x.endDate],
+    budget: [
+      x.budgetMode,
+      x.budgetMode === 'metered' ? (x.pricePerConversation ?? null) : null,
+      x.budgetMode === 'fixed' ? (x.fixedPrice ?? null) : null,
+    ],
+    recipientCap: x.recipientCap ?? null,
+  };
+}
+
+/** The campaign fields of each facet, the form's controls of each, and the field its refusal goes under. */
+const FACETS: Record<
+  CampaignFacet,
+  { fields: (keyof CampaignFields)[]; controls: (keyof CampaignFormValues)[]; under: string }
+> = {
+  name: { fields: ['name'], controls: ['name'], under: 'name' },
+  deviceId: { fields: ['deviceId'], controls: ['deviceId'], under: 'deviceId' },
+  schedule: { fields: ['startDate', 'endDate'], controls: ['start', 'end', 'timeZone'], under: 'start' },
+  budget: {
+    fields: ['budgetMode', 'pricePerConversation', 'fixedPrice'],
+    controls: ['budgetMode', 'price', 'fixedPrice'],
+    under: 'budgetMode',
+  },
+  recipientCap: { fields: ['recipientCap'], controls: ['recipientCap'], under: 'recipientCap' },
+};
+
+/** What a campaign holds now in one facet, in words. */
+function holdsNow(f: CampaignFacet, c: CampaignView, devices: Device[], tz: string): string {
+  switch (f) {
+    case 'name':
+      return `the name is now ${quoted(c.name)}`;
+    case 'deviceId':
+      return `the device is now ${quoted(devices.find((x) => x.id === c.deviceId)?.name ?? c.deviceId)}`;
+    case 'schedule':
+      return `it now runs from ${formatInstant(c.startDate, tz)} to ${formatInstant(c.endDate, tz)}`;
+    case 'budget':
+      return c.budgetMode === 'fixed'
+        ? `the budget is now a fixed price of ${formatMoney(c.fixedPrice)}`
+        : `the budget is now metered, ${c.pricePerConversation === null ? 'with no price' : `at ${formatMoney(c.pricePerConversation)} per conversation`}`;
+    case 'recipientCap':
+      return `the recipient cap is now ${c.recipientCap === null ? 'none' : c.recipientCap}`;
+  }
 }
 
 function valuesFrom(c: CampaignView, tz: string): CampaignFormValues {
@@ -149,6 +222,7 @@ function valuesFrom(c: CampaignView, tz: string): CampaignFormValues {
     price: moneyInput(c.pricePerConversation),
     fixedPrice: moneyInput(c.fixedPrice),
     recipientCap: c.recipientCap === null ? '' : String(c.recipientCap),
+    base: fingerprints(campaignFacets(c)),
   };
 }
 
@@ -171,6 +245,7 @@ function campaignForm(
     errors,
     html`<form method="post" action="${action}" novalidate>
   ${csrfField(pc)}
+  ${v.base ? baseFields(v.base) : ''}
   ${v.kept ? KEPT_FIELDS.map(([name, key]) => html`<input type="hidden" name="${name}" value="${v.kept?.[key] ?? ''}">`) : ''}
   ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
   ${
@@ -337,7 +412,7 @@ export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
   const d = deps.domain;
   // The admin API's schemas: the dashboard accepts exactly what the API accepts.
   const check = compileAdminSchemas();
-  const validate = (schema: 'create-campaign' | 'patch-campaign', input: CreateCampaignInput) => {
+  const validate = (schema: 'create-campaign' | 'patch-campaign', input: UpdateCampaignInput) => {
     const problems = check(schema, JSON.parse(JSON.stringify(input)));
     if (problems.length) throw invalid(problems);
   };
@@ -425,6 +500,7 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     v?: CampaignFormValues,
     errors: FieldErrors = {},
     general?: string,
+    stale?: CampaignFacet[],
   ) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
     const c = await getCampaign(d, pc.project.id, ctx.params.cid);
@@ -432,6 +508,24 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     const tz = pc.operator?.timeZone ?? 'UTC';
     const path = campaignPath(pc.project.id, c.id);
     const editable = isEditable(c.state);
+    if (stale && v && editable) {
+      // Changed elsewhere and here too: the form now starts from what the campaign holds, what the
+      // operator changed kept as typed, and under each such field what it holds now. Saved again,
+      // it saves those fields alone, over the other change, as the operator now knowingly asks.
+      const current = valuesFrom(c, tz);
+      for (const [f, { controls }] of Object.entries(FACETS) as [
+        CampaignFacet,
+        (typeof FACETS)[CampaignFacet],
+      ][])
+        if (v.changed?.includes(f)) for (const k of controls) Object.assign(current, { [k]: v[k] });
+      v = current;
+      errors = Object.fromEntries(
+        stale.map((f) => [
+          FACETS[f].under,
+          `Changed elsewhere after you opened this form: ${holdsNow(f, c, devices, tz)}. What you typed is kept here: save again to replace it.`,
+        ]),
+      );
+    }
     sendPage(
       ctx,
       layout(
@@ -444,29 +538,50 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
         ])}
 <h1>Edit campaign</h1>
 ${general ? notice('error', general) : ''}
+${stale && editable ? notice('warn', 'This campaign was changed elsewhere after you opened this form; here is what it holds now. The fields you changed keep what you typed; nothing was saved yet.') : ''}
 ${
   editable
     ? campaignForm(pc, `${path}/edit`, devices, v ?? valuesFrom(c, tz), errors, false, 'Save changes')
     : notice('warn', `A campaign that is ${c.state} cannot be changed. Budgets can still be topped off.`)
 }`,
       ),
-      Object.keys(errors).length || general ? 400 : 200,
+      stale && editable ? 409 : Object.keys(errors).length || general ? 400 : 200,
     );
   };
 
   r.get('/p/:pid/campaigns/:cid/edit', (ctx) => editPage(ctx));
+  // Saves only what the operator changed from what the form showed (its fingerprints), so a form
+  // opened before another tab's save never undoes it; a field changed in both is not saved over.
   r.post('/p/:pid/campaigns/:cid/edit', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
-    const { values, input, errors } = parseCampaignForm(formOf(ctx));
-    if (!input) return editPage(ctx, values, errors);
-    try {
-      validate('patch-campaign', input);
-      await updateCampaign(d, pc.project.id, ctx.params.cid, input);
-      ctx.status = 303;
-      ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=updated`);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'conflict') return editPage(ctx, values, {}, err.message);
-      return editPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS));
+    const form = formOf(ctx);
+    const { values, input, errors } = parseCampaignForm(form);
+    // A second round only when another save came between this one's read and its write.
+    for (let round = 0; ; round++) {
+      const c = await getCampaign(d, pc.project.id, ctx.params.cid);
+      const current = campaignFacets(c);
+      // A refused form keeps what it showed, so a later save still knows what the operator changed.
+      values.base = baseFrom(form, current);
+      if (!input) return editPage(ctx, values, errors);
+      const { changed, conflicts } = compareWithBase(form, campaignFacets(input), current);
+      values.changed = changed;
+      if (conflicts.length) return editPage(ctx, values, {}, undefined, conflicts);
+      const patch: UpdateCampaignInput = {};
+      for (const f of changed) for (const k of FACETS[f].fields) Object.assign(patch, { [k]: input[k] });
+      try {
+        if (changed.length > 0) {
+          validate('patch-campaign', patch);
+          await updateCampaign(d, pc.project.id, c.id, patch, { expectedVersion: c.version });
+        }
+        ctx.status = 303;
+        return ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=updated`);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'conflict') {
+          if ((err.details as { reason?: string }).reason === 'version_changed' && round === 0) continue;
+          return editPage(ctx, values, {}, err.message);
+        }
+        return editPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS));
+      }
     }
   });
 

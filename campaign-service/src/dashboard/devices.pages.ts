@@ -33,6 +33,7 @@ import {
   textarea,
   withErrorSummary,
 } from './layout';
+import { baseFields, baseFrom, compareWithBase, fingerprints, quoted, sameText } from './stale-edits';
 
 type ProjectPage = PageContext & { project: NonNullable<PageContext['project']> };
 
@@ -83,6 +84,116 @@ function parseDeviceForm(form: Form, stored: DeviceInput['styling'] = {}): Devic
   };
 }
 
+type DeviceValues = DeviceInput & { name: string };
+
+/**
+ * What the device form saves by itself: each field, bar a default language, which goes with the
+ * languages it must be one of. Styling and voice are saved key by key, so one tab's colour and
+ * another's title both stay.
+ */
+const DEVICE_FACETS = [
+  'name',
+  'isActive',
+  'styling.title',
+  'styling.primaryColor',
+  'styling.backgroundColor',
+  'styling.logoUrl',
+  'languages',
+  'voice.enabled',
+  'voice.voiceName',
+  'persona',
+  'customInstructions',
+  'knowledge',
+  'ipAllowList',
+] as const;
+type DeviceFacet = (typeof DEVICE_FACETS)[number];
+
+/** A colour as compared: lower case, the page's default the same as none (the form shows it for none). */
+const colourOf = (v: string | undefined, k: 'primaryColor' | 'backgroundColor') => {
+  const c = (v ?? '').trim().toLowerCase();
+  return c === LINK_PAGE_DEFAULT_COLORS[k] ? '' : c;
+};
+
+/** A device's (or the form's) values by facet, as the form shows and sends them. */
+function deviceFacets(v: DeviceValues): Record<DeviceFacet, unknown> {
+  const s = v.styling ?? {};
+  return {
+    name: v.name.trim(),
+    isActive: v.isActive !== false,
+    'styling.title': sameText(s.title),
+    'styling.primaryColor': colourOf(s.primaryColor, 'primaryColor'),
+    'styling.backgroundColor': colourOf(s.backgroundColor, 'backgroundColor'),
+    'styling.logoUrl': sameText(s.logoUrl),
+    languages: [v.languages ?? [], v.defaultLanguage ?? ''],
+    'voice.enabled': v.voice?.enabled === true,
+    'voice.voiceName': sameText(v.voice?.voiceName),
+    persona: sameText(v.persona),
+    customInstructions: sameText(v.customInstructions),
+    knowledge: (v.knowledge ?? []).map((k) => [sameText(k.title), sameText(k.content)]),
+    ipAllowList: v.ipAllowList ?? [],
+  };
+}
+
+/**
+ * Copies the `changed` facets of `from` onto `target`; styling and voice key by key onto
+ * `current`'s (what the device holds now), so that keys changed elsewhere stay.
+ */
+function applyFacets(target: DeviceInput, from: DeviceValues, changed: DeviceFacet[], current: DeviceValues) {
+  const t = target as Record<string, unknown>;
+  for (const f of changed) {
+    const [group, key] = f.split('.') as [string, string | undefined];
+    if (group === 'styling' || group === 'voice') {
+      t[group] ??= { ...(current[group] ?? {}) };
+      const into = t[group] as Record<string, unknown>;
+      const value = (from[group] as Record<string, unknown> | undefined)?.[key as string];
+      if (value === undefined) delete into[key as string];
+      else into[key as string] = value;
+    } else if (f === 'languages') {
+      target.languages = from.languages;
+      target.defaultLanguage = from.defaultLanguage;
+    } else t[f] = (from as unknown as Record<string, unknown>)[f];
+  }
+  return target;
+}
+
+/** What the device holds now in one facet, in words. */
+function holdsNow(f: DeviceFacet, d: Device): string {
+  const colour = (k: 'primaryColor' | 'backgroundColor') =>
+    d.styling?.[k] ? `is now ${d.styling[k]}` : 'is now the link page’s own';
+  switch (f) {
+    case 'name':
+      return `the name is now ${quoted(d.name)}`;
+    case 'isActive':
+      return `the device is now ${d.isActive ? 'active' : 'inactive'}`;
+    case 'styling.title':
+      return `the page title is now ${quoted(d.styling?.title)}`;
+    case 'styling.primaryColor':
+      return `the primary colour ${colour('primaryColor')}`;
+    case 'styling.backgroundColor':
+      return `the background colour ${colour('backgroundColor')}`;
+    case 'styling.logoUrl':
+      return `the logo URL is now ${quoted(d.styling?.logoUrl)}`;
+    case 'languages':
+      return `the languages are now ${d.languages.join(', ') || 'none'}, the default ${d.defaultLanguage}`;
+    case 'voice.enabled':
+      return `voice is now ${d.voice?.enabled ? 'enabled' : 'disabled'}`;
+    case 'voice.voiceName':
+      return `the voice name is now ${quoted(d.voice?.voiceName)}`;
+    case 'persona':
+      return `the persona now reads ${quoted(d.persona)}`;
+    case 'customInstructions':
+      return `the custom instructions now read ${quoted(d.customInstructions)}`;
+    case 'knowledge':
+      return d.knowledge.length === 0
+        ? 'it now holds no entries'
+        : `it now holds ${d.knowledge.length} ${d.knowledge.length === 1 ? 'entry' : 'entries'}: ${d.knowledge.map((k) => quoted(k.title, 60)).join(', ')}`;
+    case 'ipAllowList':
+      return d.ipAllowList.length === 0
+        ? 'the allow-list is now empty (every address allowed)'
+        : `the allow-list now holds ${d.ipAllowList.join(', ')}`;
+  }
+}
+
 /** The heading the link page shows for a device without a title: its default language's. */
 function defaultTitle(v: DeviceInput): string {
   const lang = v.defaultLanguage || v.languages?.[0] || 'en';
@@ -95,6 +206,7 @@ function deviceForm(
   v: DeviceInput & { name: string },
   errors: FieldErrors,
   submit: string,
+  base?: Record<string, string>,
 ) {
   const knowledge = [
     ...(v.knowledge ?? []),
@@ -105,8 +217,10 @@ function deviceForm(
     errors,
     html`<form method="post" action="${action}" novalidate data-preview-form>
   ${csrfField(pc)}
+  ${base ? baseFields(base) : ''}
   ${field({ name: 'name', label: 'Name', value: v.name, required: true, error: errors.name, attrs: html` maxlength="200"` })}
-  <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
+  ${errors.isActive ? html`<p class="error" id="f-isActive-err">${errors.isActive}</p>` : ''}
+  <div class="check"><input type="checkbox" id="f-isActive" name="isActive"${v.isActive !== false ? html` checked` : ''}${errors.isActive ? html` aria-describedby="f-isActive-err" aria-invalid="true"` : ''}><label for="f-isActive">Active (an inactive device makes every link of its campaigns unavailable)</label></div>
   <fieldset><legend>Link page styling</legend>
     ${field({ name: 'styling.title', label: 'Page title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
     ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? LINK_PAGE_DEFAULT_COLORS.primaryColor, error: errors['styling.primaryColor'], attrs: html` data-preview="primaryColor"` })}
@@ -125,7 +239,8 @@ function deviceForm(
   <fieldset><legend>Languages and voice</legend>
     ${field({ name: 'languages', label: 'Languages', value: (v.languages ?? []).join(', '), hint: `Language codes separated by commas, e.g. en, fr, de-CH. The link page has its own texts in ${LINK_PAGE_LANGUAGES.join(', ')}; for any other language a visitor gets them in the next language of this device they accept that has them, else in English.`, error: errors.languages })}
     ${field({ name: 'defaultLanguage', label: 'Default language', value: v.defaultLanguage, error: errors.defaultLanguage })}
-    <div class="check"><input type="checkbox" id="f-voice-enabled" name="voice.enabled"${v.voice?.enabled ? html` checked` : ''}><label for="f-voice-enabled">Voice enabled</label></div>
+    ${errors['voice.enabled'] ? html`<p class="error" id="f-voice-enabled-err">${errors['voice.enabled']}</p>` : ''}
+    <div class="check"><input type="checkbox" id="f-voice-enabled" name="voice.enabled"${v.voice?.enabled ? html` checked` : ''}${errors['voice.enabled'] ? html` aria-describedby="f-voice-enabled-err" aria-invalid="true"` : ''}><label for="f-voice-enabled">Voice enabled</label></div>
     ${field({ name: 'voice.voiceName', label: 'Voice name', value: v.voice?.voiceName, error: errors['voice.voiceName'] })}
   </fieldset>
   <fieldset><legend>Assistant</legend>
@@ -187,6 +302,8 @@ ${
     values: DeviceInput & { name: string },
     errors: FieldErrors = {},
     saved = false,
+    shown: Record<string, string> | undefined = device ? fingerprints(deviceFacets(device)) : undefined,
+    stale = false,
   ) => {
     const pc = await projectContext(deps, ctx, 'devices');
     const title = device ? device.name : 'New device';
@@ -201,11 +318,12 @@ ${
           [title, null],
         ])}
 ${saved ? notice('ok', 'Device saved. Links pick up the change within seconds.') : ''}
+${stale ? notice('warn', 'This device was changed elsewhere after you opened this form; here is what it holds now. The fields you changed keep what you typed; nothing was saved yet.') : ''}
 <h1>${device ? html`Device “${device.name}”` : 'New device'}</h1>
 ${device ? html`<p class="meta">Id <code>${device.id}</code></p>` : ''}
-${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device')}`,
+${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device', shown)}`,
       ),
-      Object.keys(errors).length ? 400 : 200,
+      stale ? 409 : Object.keys(errors).length ? 400 : 200,
     );
   };
 
@@ -246,18 +364,49 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
     const device = await getDevice(d, pc.project.id, ctx.params.did);
     return formPage(ctx, device, device, {}, ctx.query.done === 'saved');
   });
+  // Saves only what the operator changed from what the form showed (its fingerprints), so a form
+  // opened before another tab's save never undoes it; a field changed in both is not saved over:
+  // the form comes back with what the device holds now, what the operator typed kept.
   r.post('/p/:pid/devices/:did', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'devices');
-    const device = await getDevice(d, pc.project.id, ctx.params.did);
-    const input = parseDeviceForm(formOf(ctx), device.styling);
-    const problems = problemsOf('patch-device', input);
-    if (problems.length) return formPage(ctx, device, input, deviceFieldErrors(problems, input));
-    try {
-      await updateDevice(d, pc.project.id, device.id, input);
-      ctx.status = 303;
-      ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
-    } catch (err) {
-      return formPage(ctx, device, input, deviceFieldErrors(domainProblems(err), input));
+    const form = formOf(ctx);
+    // A second round only when another save came between this one's read and its write.
+    for (let round = 0; ; round++) {
+      const device = await getDevice(d, pc.project.id, ctx.params.did);
+      const input = parseDeviceForm(form, device.styling);
+      const current = deviceFacets(device);
+      const shown = baseFrom(form, current);
+      const problems = problemsOf('patch-device', input);
+      if (problems.length)
+        return formPage(ctx, device, input, deviceFieldErrors(problems, input), false, shown);
+      const { changed, conflicts } = compareWithBase(form, deviceFacets(input), current);
+      if (conflicts.length) {
+        const merged = applyFacets(structuredClone(device) as DeviceValues, input, changed, device);
+        const errors = Object.fromEntries(
+          conflicts.map((f) => [
+            f,
+            `Changed elsewhere after you opened this form: ${holdsNow(f, device)}. What you typed is kept here: save again to replace it.`,
+          ]),
+        );
+        return formPage(ctx, device, merged as DeviceValues, errors, false, fingerprints(current), true);
+      }
+      try {
+        if (changed.length > 0) {
+          const patch = applyFacets({}, input, changed, device);
+          await updateDevice(d, pc.project.id, device.id, patch, { expectedVersion: device.version });
+        }
+        ctx.status = 303;
+        return ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
+      } catch (err) {
+        if (
+          err instanceof AppError &&
+          err.code === 'conflict' &&
+          (err.details as { reason?: string }).reason === 'version_changed' &&
+          round === 0
+        )
+          continue;
+        return formPage(ctx, device, input, deviceFieldErrors(domainProblems(err), input), false, shown);
+      }
     }
   });
 }

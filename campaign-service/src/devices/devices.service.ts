@@ -192,12 +192,17 @@ export async function createDevice(
   return device;
 }
 
-/** Applies a partial update; knowledge, when given, replaces the whole list. */
+/**
+ * Applies a partial update; knowledge, when given, replaces the whole list. With
+ * `expectedVersion`, only while the device is still at that version; otherwise 409
+ * `version_changed` (the dashboard's form, which compared its input with that version).
+ */
 export async function updateDevice(
   deps: CampaignDeps,
   projectId: string,
   deviceId: string,
   patch: DeviceInput,
+  opts: { expectedVersion?: number } = {},
 ): Promise<Device> {
   const device = await withTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<DeviceRow>(
@@ -205,6 +210,10 @@ export async function updateDevice(
       [deviceId, projectId],
     );
     if (rows.length === 0) throw notFound(deviceId);
+    if (opts.expectedVersion !== undefined && rows[0].version !== opts.expectedVersion)
+      throw new AppError('conflict', 'The device was changed meanwhile.', {
+        details: { reason: 'version_changed', deviceId },
+      });
     const cur = toDevice(rows[0]);
     const next = {
       name: patch.name ?? cur.name,
