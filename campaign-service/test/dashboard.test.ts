@@ -1102,6 +1102,103 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await dave.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
   });
 
+  it("changes an operator's own password on the account page, counting a wrong current one as a failed sign-in", async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'erin@example.com',
+      password: 'erin-password-1',
+      projectIds: [p1],
+    });
+    const guesser = { 'x-forwarded-for': '203.0.113.91' };
+    const owner = { 'x-forwarded-for': '203.0.113.92' };
+    const e1 = new Agent(base);
+    const e2 = new Agent(base);
+    expect((await e1.signIn('erin@example.com', 'erin-password-1', '203.0.113.92')).status).toBe(303);
+    expect((await e2.signIn('erin@example.com', 'erin-password-1', '203.0.113.93')).status).toBe(303);
+    // Linked from every page's header, next to the operator's address.
+    expect((await e1.get(`/dashboard/p/${p1}/campaigns`)).text).toContain(
+      '<a href="/dashboard/account">Account</a>',
+    );
+    const token = await e1.csrf('/dashboard/account');
+    const change = (fields: Record<string, string>, headers = owner) =>
+      e1.post('/dashboard/account', { _csrf: token, ...fields }, headers);
+    const failures = async () =>
+      (
+        await db.query(
+          "SELECT count(*)::int AS n FROM operator_sign_in_failures WHERE lower(email) = 'erin@example.com'",
+        )
+      ).rows[0].n;
+
+    // Not sent from the dashboard: refused.
+    expect((await e1.post('/dashboard/account', { currentPassword: 'erin-password-1' })).status).toBe(403);
+    // The form's own checks, in words under their fields, spend no attempt.
+    const short = await change({ currentPassword: 'x', newPassword: 'short', confirmPassword: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.text).toMatch(/id="f-newPassword-err">Use at least 10 characters\./);
+    const mistyped = await change({
+      currentPassword: 'erin-password-1',
+      newPassword: 'erin-password-2',
+      confirmPassword: 'erin-password-3',
+    });
+    expect(mistyped.status).toBe(400);
+    expect(mistyped.text).toMatch(/id="f-confirmPassword-err">Type the new password again/);
+    expect(await failures()).toBe(0);
+
+    // A wrong current password is refused under its field and counted as a failed sign-in.
+    const wrong = {
+      currentPassword: 'not-erins-password',
+      newPassword: 'erin-password-2',
+      confirmPassword: 'erin-password-2',
+    };
+    const refused = await change(wrong, guesser);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/id="f-currentPassword-err">This is not your current password\./);
+    expect(refused.text).not.toContain('not-erins-password');
+    expect(await failures()).toBe(1);
+    // The same throttle as sign-in: that client is paused at this address, here and at sign-in.
+    for (let i = 1; i < SIGN_IN_MAX_FAILURES; i++) expect((await change(wrong, guesser)).status).toBe(400);
+    const paused = await change({ ...wrong, currentPassword: 'erin-password-1' }, guesser);
+    expect(paused.status).toBe(429);
+    expect(paused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(paused.text).toContain('Too many wrong passwords for this account.');
+    expect((await new Agent(base).signIn('erin@example.com', 'erin-password-1', '203.0.113.91')).status).toBe(
+      429,
+    );
+    expect((await e1.get('/dashboard/account')).status).toBe(200);
+
+    // The right one, from the owner's client: changed; this session goes on under a fresh id.
+    const before = e1.cookies.get('outreach_session');
+    const done = await change({
+      currentPassword: 'erin-password-1',
+      newPassword: 'erin-password-2',
+      confirmPassword: 'erin-password-2',
+    });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/dashboard/account?done=changed');
+    expect(e1.cookies.get('outreach_session')).not.toBe(before);
+    const said = await e1.get('/dashboard/account?done=changed');
+    expect(said.status).toBe(200);
+    expect(said.text).toContain('Every other session of yours has ended');
+    expect((await e1.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    // The other session has ended, and the old id leads to sign-in.
+    const other = await e2.get(`/dashboard/p/${p1}/campaigns`);
+    expect(other.status).toBe(302);
+    expect(other.headers.get('location')).toContain('/dashboard/sign-in');
+    const oldId = new Agent(base);
+    oldId.cookies.set('outreach_session', before as string);
+    expect((await oldId.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+    const { rows } = await db.query(
+      "SELECT count(*)::int AS n FROM operator_sessions s JOIN operators o ON o.id = s.operator_id WHERE o.email = 'erin@example.com'",
+    );
+    expect(rows[0].n).toBe(1);
+    // The old password no longer signs in; the new one does.
+    expect((await new Agent(base).signIn('erin@example.com', 'erin-password-1', '203.0.113.94')).status).toBe(
+      401,
+    );
+    expect((await new Agent(base).signIn('erin@example.com', 'erin-password-2', '203.0.113.94')).status).toBe(
+      303,
+    );
+  });
+
   it('ends the sessions of an operator whose password is set anew from the command line', async () => {
     const d = new Agent(base);
     expect((await d.signIn('dave@example.com', 'dave-password-12')).status).toBe(303);

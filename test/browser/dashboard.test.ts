@@ -415,6 +415,19 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       expect(await page.locator('#project-total').textContent()).toBe('0.50');
       await expectAccessible(page, 'project statement');
 
+      // ---- the account page, linked from the header: a refused change says why under its field
+      await page.getByRole('link', { name: 'Account' }).click();
+      await page.waitForURL('**/dashboard/account');
+      await expectAccessible(page, 'account');
+      await page.locator('#f-currentPassword').fill(PASSWORD);
+      await page.locator('#f-newPassword').fill('a-new-password-1');
+      await page.locator('#f-confirmPassword').fill('a-new-password-2');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.locator('#f-confirmPassword-err').waitFor();
+      expect(await page.locator('#f-confirmPassword').getAttribute('aria-invalid')).toBe('true');
+      await expectAccessible(page, 'account, refused');
+      await shot(page, '09b-account');
+
       // ---- sign out
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL('**/dashboard/sign-in');

@@ -64,7 +64,7 @@ export function layout(pc: PageContext, title: string, body: SafeHtml): string {
   <div class="brand"><a href="/dashboard">Outreach</a>${pc.project ? html` <span class="project">${pc.project.name}</span>` : ''}</div>
   ${
     pc.operator
-      ? html`<div class="who">${projectSwitch}<span class="email">${pc.operator.email}</span>
+      ? html`<div class="who">${projectSwitch}<span class="email">${pc.operator.email}</span><a href="/dashboard/account">Account</a>
     <form method="post" action="/dashboard/sign-out" class="inline">${csrfField(pc)}<button type="submit" class="link">Sign out</button></form></div>`
       : ''
   }

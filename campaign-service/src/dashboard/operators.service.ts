@@ -186,6 +186,32 @@ export async function authenticateOperator(
   return (await verifyPassword(password, rows[0].password_hash)) ? toOperator(rows[0]) : null;
 }
 
+/**
+ * Sets a signed-in operator's own password, when `current` is theirs now, and ends every session of
+ * theirs, in one transaction (the caller starts a fresh one for the browser that asked). False,
+ * changing nothing, for a wrong current password; the caller counts it as a failed sign-in
+ * (claimSignInAttempt) before asking. A new password shorter than the minimum is refused (400).
+ */
+export async function changeOperatorPassword(
+  deps: OperatorDeps,
+  operatorId: string,
+  current: string,
+  next: string,
+): Promise<boolean> {
+  checkPassword(next);
+  const passwordHash = await hashPassword(next);
+  return withTransaction(deps.pool, async (tx) => {
+    // Locked: of two changes sent at once with the same current password, only the first applies.
+    const { rows } = await tx.query<OperatorRow>('SELECT * FROM operators WHERE id = $1 FOR UPDATE', [
+      operatorId,
+    ]);
+    if (rows.length === 0 || !(await verifyPassword(current, rows[0].password_hash))) return false;
+    await tx.query('UPDATE operators SET password_hash = $2 WHERE id = $1', [operatorId, passwordHash]);
+    await tx.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operatorId]);
+    return true;
+  });
+}
+
 /** The operator, or null. */
 export async function getOperator(
   deps: Pick<OperatorDeps, 'pool'>,

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { AppError, requestError } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
+import { registerAccountRoutes } from './account.pages';
 import { registerApiKeyRoutes } from './api-keys.pages';
 import { APP_JS } from './assets.script';
 import { APP_CSS } from './assets.styles';
@@ -152,6 +153,7 @@ export function dashboardRoutes(deps: DashboardDeps): Middleware {
   registerRecipientRoutes(r, deps);
   registerBillingRoutes(r, deps);
   registerTimeZoneRoutes(r, deps);
+  registerAccountRoutes(r, deps);
   const routes = r.routes();
   const check = guard(deps);
 

@@ -1,0 +1,83 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { SESSION_COOKIE } from './auth.pages';
+import { baseContext, type DashboardDeps, dash, formOf, operatorOf, sendPage } from './context';
+import { type FieldErrors, writeCookie } from './forms';
+import { html } from './html';
+import { csrfField, field, layout, notice, withErrorSummary } from './layout';
+import { changeOperatorPassword, claimSignInAttempt, clearSignInFailures } from './operators.service';
+import { MIN_PASSWORD_LENGTH } from './passwords';
+import { createSession, SESSION_MAX_AGE_MS } from './sessions.service';
+
+/**
+ * The signed-in operator's account: their own password. The current password is asked for and
+ * counted as a sign-in attempt (same throttle), so a session left open cannot be used to guess it
+ * or to lock its owner out for good; a change ends every other session of the operator.
+ */
+export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
+  const secure = deps.secureCookies ?? true;
+
+  const page = async (ctx: Context, errors: FieldErrors = {}, status = 200) => {
+    const pc = await baseContext(deps, ctx);
+    const changed = ctx.query.done === 'changed';
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'Your account',
+        html`<h1>Your account</h1>
+${changed ? notice('ok', 'Your password was changed. Every other session of yours has ended: other browsers and devices must sign in again, with the new password. This one goes on.') : ''}
+<p>Signed in as <strong>${pc.operator?.email ?? ''}</strong>.</p>
+<h2>Change your password</h2>
+${withErrorSummary(
+  errors,
+  html`<form method="post" action="/dashboard/account" novalidate class="narrow">
+  ${csrfField(pc)}
+  ${field({ name: 'currentPassword', label: 'Current password', type: 'password', required: true, error: errors.currentPassword, attrs: html` autocomplete="current-password"` })}
+  ${field({ name: 'newPassword', label: 'New password', type: 'password', required: true, hint: `At least ${MIN_PASSWORD_LENGTH} characters.`, error: errors.newPassword, attrs: html` autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}"` })}
+  ${field({ name: 'confirmPassword', label: 'New password again', type: 'password', required: true, error: errors.confirmPassword, attrs: html` autocomplete="new-password"` })}
+  <p class="hint">Changing it signs you out everywhere else.</p>
+  <div class="actions"><button type="submit">Change password</button><a class="button secondary" href="/dashboard">Cancel</a></div>
+</form>`,
+)}`,
+      ),
+      status,
+    );
+  };
+
+  r.get('/account', (ctx) => page(ctx));
+  r.post('/account', async (ctx) => {
+    const operator = operatorOf(ctx);
+    const form = formOf(ctx);
+    const current = form.get('currentPassword');
+    const next = form.get('newPassword');
+    const errors: FieldErrors = {};
+    // The form's own checks first: a typing slip in the new password spends no attempt.
+    if (!current) errors.currentPassword = 'Enter your current password.';
+    if (next.length < MIN_PASSWORD_LENGTH)
+      errors.newPassword = `Use at least ${MIN_PASSWORD_LENGTH} characters.`;
+    else if (next === current) errors.newPassword = 'Choose a password other than your current one.';
+    else if (form.get('confirmPassword') !== next)
+      errors.confirmPassword = 'Type the new password again, exactly as above.';
+    if (Object.keys(errors).length) return page(ctx, errors, 400);
+
+    const paused = await claimSignInAttempt(deps.domain, operator.email, ctx.ip);
+    if (paused > 0) {
+      ctx.set('Retry-After', String(paused));
+      const minutes = Math.ceil(paused / 60);
+      errors.currentPassword = `Too many wrong passwords for this account. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+      return page(ctx, errors, 429);
+    }
+    if (!(await changeOperatorPassword(deps.domain, operator.id, current, next))) {
+      ctx.state.log?.info({ event: 'password_change_refused' }, 'dashboard password change refused');
+      return page(ctx, { currentPassword: 'This is not your current password.' }, 400);
+    }
+    await clearSignInFailures(deps.domain, operator.email, ctx.ip);
+    // Every session ended with the change, this one too: it goes on under a fresh id.
+    const { id } = await createSession(deps.domain, operator.id);
+    dash(ctx).sessionId = id;
+    writeCookie(ctx, SESSION_COOKIE, id, { secure, maxAgeSeconds: Math.floor(SESSION_MAX_AGE_MS / 1000) });
+    ctx.status = 303;
+    ctx.redirect('/dashboard/account?done=changed');
+  });
+}
