@@ -101,6 +101,89 @@ describeWithChromium('campaign-service/test/dashboard-script.test.ts')(
       await page.close();
     });
 
+    it('sends a posted form once: a second click while it is on its way is ignored, the button name kept', async () => {
+      const page = await browser.newPage();
+      const posts: string[] = [];
+      await page.route('http://dash.test/**', async (route) => {
+        const req = route.request();
+        if (req.url().endsWith('/app.js'))
+          return route.fulfill({ contentType: 'application/javascript', body: APP_JS });
+        if (req.method() === 'POST') {
+          posts.push(`${new URL(req.url()).pathname} ${req.postData() ?? ''}`);
+          await new Promise((r) => setTimeout(r, 1_000)); // a slow server
+          return route.fulfill({ contentType: 'text/html', body: '<h1>Done</h1>' });
+        }
+        return route.fulfill({
+          contentType: 'text/html',
+          body: `<form method="post" action="/add" id="add"><input name="n" value="50"><button type="submit" name="go" value="yes">Add</button></form>
+            <form method="post" action="/revoke" id="revoke" data-confirm="Sure?"><button type="submit">Revoke</button></form>
+            <script src="/app.js"></script>`,
+        });
+      });
+      // Clicks the form's button, and again 250 ms later; what the button and form showed between.
+      // In the page: while a form's navigation is on its way, Playwright's own calls wait for it.
+      const clickTwice = (form: string) =>
+        page.evaluate(
+          (id) =>
+            new Promise<(string | null)[]>((resolve) => {
+              const f = document.getElementById(id)!;
+              const b = f.querySelector('button')!;
+              b.click();
+              const seen = [f.getAttribute('aria-busy'), b.getAttribute('aria-disabled'), String(b.disabled)];
+              setTimeout(() => {
+                b.click();
+                resolve(seen);
+              }, 250);
+            }),
+          form,
+        );
+      const settled = async () => {
+        await page.waitForSelector('h1');
+        await page.waitForTimeout(300); // a second submission, if any, would be on its way by now
+      };
+
+      // Two clicks 250 ms apart on a slow server: one submission, with the button's name and value.
+      await page.goto('http://dash.test/');
+      const addSeen = await clickTwice('add');
+      await settled();
+      expect(posts).toEqual(['/add n=50&go=yes']);
+      expect(addSeen).toEqual(['true', 'true', 'false']);
+
+      // A confirmation declined leaves the form as it was; accepted, it is asked once and sent once.
+      posts.length = 0;
+      await page.goto('http://dash.test/');
+      const answers = [false, true];
+      const asked: string[] = [];
+      page.on('dialog', (d) => {
+        asked.push(d.message());
+        void (answers.shift() ? d.accept() : d.dismiss());
+      });
+      await page.evaluate(() => document.querySelector<HTMLButtonElement>('#revoke button')!.click());
+      expect(await page.locator('#revoke').getAttribute('aria-busy')).toBeNull();
+      expect(await page.locator('#revoke button').getAttribute('aria-disabled')).toBeNull();
+      const revokeSeen = await clickTwice('revoke');
+      await settled();
+      expect(asked).toEqual(['Sure?', 'Sure?']);
+      expect(posts).toEqual(['/revoke ']);
+      expect(revokeSeen).toEqual(['true', 'true', 'false']);
+
+      // A page shown again from the back/forward cache can be sent again.
+      await page.goto('http://dash.test/');
+      const shown = await page.evaluate(() => {
+        // After the script's own listener: the form is marked, and the page stays.
+        document.addEventListener('submit', (e) => e.preventDefault());
+        const f = document.querySelector('#add') as HTMLFormElement;
+        f.requestSubmit();
+        const busy = f.getAttribute('aria-busy');
+        window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
+        return busy;
+      });
+      expect(shown).toBe('true');
+      expect(await page.locator('#add').getAttribute('aria-busy')).toBeNull();
+      expect(await page.locator('#add button').getAttribute('aria-disabled')).toBeNull();
+      await page.close();
+    });
+
     it('moves the state badge on with the timing, and says to reload once the page shows another phase', async () => {
       const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
       const day = 86_400_000;

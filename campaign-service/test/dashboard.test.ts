@@ -470,6 +470,76 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(again.headers.get('location')).toBe(`${path}#budget`);
   });
 
+  it('answers a top-off form sent twice (a double click, a retry) with the first result, adding one top-off', async () => {
+    const campaign = await meteredCampaign('Sent twice', 3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/campaigns/${campaign.id}`;
+    const page = await a.get(path);
+    const form = {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      _once: /name="_once" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      conversations: '50',
+    };
+    expect(form._once).toMatch(/^[\w-]{22}$/);
+    // Sent twice at once, then once more later: one top-off of 50.
+    const [first, second] = await Promise.all([
+      a.post(`${path}/top-offs`, form),
+      a.post(`${path}/top-offs`, form),
+    ]);
+    const third = await a.post(`${path}/top-offs`, form);
+    const locations = [first, second, third].map((r) => [r.status, r.headers.get('location')]).sort();
+    const done = `${path}?done=topped-off#budget`;
+    const resent = `${path}?done=topped-off&resent=1#budget`;
+    expect(locations).toEqual([
+      [303, done],
+      [303, resent],
+      [303, resent],
+    ]);
+    const stored = await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`);
+    expect(stored.allowance.included).toBe(50);
+    // The page after a repeated form says it was not done again.
+    expect((await a.get(resent)).text).toContain('its top-off was added once, not again');
+    // A refused form frees its token: corrected and sent again, it is done.
+    const refusedPage = await a.get(path);
+    const retry = {
+      ...form,
+      _once: /name="_once" value="([^"]+)"/.exec(refusedPage.text)?.[1] ?? '',
+      conversations: '0',
+    };
+    expect((await a.post(`${path}/top-offs`, retry)).status).toBe(400);
+    const corrected = await a.post(`${path}/top-offs`, { ...retry, conversations: '5' });
+    expect(corrected.headers.get('location')).toBe(done);
+    expect((await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).allowance.included).toBe(55);
+  });
+
+  it('creates one API key for a form sent twice, and shows it on the page the second one leads to', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const page = await a.get(`/dashboard/p/${p1}/api-keys`);
+    const form = {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      _once: /name="_once" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      name: 'Double click',
+      scopes: ['recipients:read'],
+      rateLimitPerMinute: '10',
+    };
+    const before = (await db.query("SELECT count(*)::int AS n FROM api_keys WHERE name = 'Double click'"))
+      .rows[0].n;
+    const [first, second] = await Promise.all([
+      a.post(`/dashboard/p/${p1}/api-keys`, form),
+      a.post(`/dashboard/p/${p1}/api-keys`, form),
+    ]);
+    expect([first.status, second.status]).toEqual([303, 303]);
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM api_keys WHERE name = 'Double click'");
+    expect(rows[0].n - before).toBe(1);
+    // A browser follows the last answer: that page shows the one key, and says it was made once.
+    const last = [first, second].find((r) => r.headers.get('location')!.includes('resent=1'))!;
+    const shown = await a.get(last.headers.get('location')!);
+    expect(shown.text).toMatch(/<output id="new-key">ork_[0-9A-Za-z]{40}<\/output>/);
+    expect(shown.text).toContain('the key was created once, not again');
+  });
+
   it('refuses a device logo that is not an http(s) address, under the logo field, keeping the input', async () => {
     const res = await postDeviceForm({
       name: 'logo device',

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { APP_CSS } from '../../campaign-service/src/dashboard/assets.styles';
@@ -96,6 +97,44 @@ async function shot(page: Page, name: string): Promise<void> {
     fullPage: true,
     animations: 'disabled',
   });
+}
+
+/** Signs `page` in as the test's operator, landing on the project's campaigns. */
+async function signIn(page: Page): Promise<void> {
+  await page.goto('/dashboard/sign-in');
+  await page.getByLabel('E-mail address').fill(EMAIL);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/dashboard/p/*/campaigns');
+}
+
+/**
+ * A slow server: a TCP proxy to `port` that holds every byte of the answers for `delayMs`, so
+ * that a second click lands while the first form's answer is still on its way.
+ */
+async function slowProxy(
+  port: number,
+  delayMs: number,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server: Server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    client.pipe(upstream);
+    upstream.on('data', (chunk) => setTimeout(() => client.writable && client.write(chunk), delayMs));
+    upstream.on('end', () => setTimeout(() => client.end(), delayMs));
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ]) {
+      a.on('error', () => b.destroy());
+      a.on('close', () => setTimeout(() => b.destroy(), delayMs));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 describeWithChromium('test/browser/dashboard.test.ts')(
@@ -435,6 +474,49 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await page.waitForURL('**/dashboard/sign-in?next=**');
 
       expect(cspViolations).toEqual([]);
+    });
+
+    it('adds one top-off for a double click on a slow server', async () => {
+      const proxy = await slowProxy(Number(new URL(sys.adminUrl).port), 600);
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 1,
+        isMobile: true,
+        hasTouch: true,
+        timezoneId: TZ,
+        baseURL: proxy.url,
+      });
+      const phone = await context.newPage();
+      phone.setDefaultTimeout(20_000);
+      try {
+        const device = await admin(sys, 'POST', `/projects/${projectId}/devices`, { name: 'Slow desk' });
+        const campaign = await admin(sys, 'POST', `/projects/${projectId}/campaigns`, {
+          name: 'Slow server',
+          deviceId: device.id,
+          startDate: new Date(Date.now() + 3600_000).toISOString(),
+          endDate: new Date(Date.now() + 2 * 86400_000).toISOString(),
+          budgetMode: 'metered',
+        });
+        await signIn(phone);
+        await phone.goto(`/dashboard/p/${projectId}/campaigns/${campaign.id}`);
+        // Two clicks 250 ms apart, the answer slow to come: one top-off. Clicks of the mouse:
+        // Playwright's own click would wait for the page the first one leads to.
+        await phone.getByLabel('Add conversations').fill('50');
+        const addTopOff = phone.getByRole('button', { name: 'Add top-off' });
+        await addTopOff.scrollIntoViewIfNeeded();
+        const box = (await addTopOff.boundingBox())!;
+        await phone.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+        await new Promise((r) => setTimeout(r, 250));
+        await phone.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+        await phone.getByText('Top-off added').waitFor();
+        await new Promise((r) => setTimeout(r, 1_500)); // a second submission would have landed
+        const stored = await admin(sys, 'GET', `/projects/${projectId}/campaigns/${campaign.id}`);
+        expect(stored.allowance.included).toBe(50);
+        await hasText(phone.locator('#allowance-text'), '0 of 50 conversations used, 50 left');
+      } finally {
+        await context.close();
+        await proxy.close();
+      }
     });
 
     it("draws a full usage chart's text readable on a phone, every label inside the chart and apart", async () => {

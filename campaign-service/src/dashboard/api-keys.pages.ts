@@ -11,6 +11,7 @@ import { compileAdminSchemas } from '../http/admin.schemas';
 import { invalid } from '../problems';
 import { fieldErrorsOf } from './campaigns.pages';
 import { type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
+import { actOnce, onceField, RESENT } from './form-once';
 import { type FieldErrors, type Form, intField } from './forms';
 import { html, type SafeHtml } from './html';
 import { csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
@@ -87,6 +88,7 @@ export function registerApiKeyRoutes(r: Router, deps: DashboardDeps): void {
       errors?: FieldErrors;
       values?: ApiKeyFormValues;
       revoked?: boolean;
+      resent?: boolean;
     } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'api-keys');
@@ -119,6 +121,7 @@ ${
     : ''
 }
 ${extra.revoked ? notice('ok', 'Key revoked. Every gateway refuses it within a second.') : ''}
+${extra.resent ? notice('warn', extra.created ? 'That form was sent twice: the key was created once, not again.' : 'That form had already been sent: its key was created then, once, and is listed below. It is not shown again; if no one copied it, revoke it and create another.') : ''}
 ${
   keys.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">API keys of this project</caption>
@@ -138,7 +141,7 @@ ${
 ${withErrorSummary(
   errors,
   html`<form method="post" action="${base(pc.project.id)}" novalidate>
-  ${csrfField(pc)}
+  ${csrfField(pc)}${onceField()}
   ${field({ name: 'name', label: 'Name', required: true, hint: 'What uses the key, e.g. “CRM sync”.', value: v.name, error: errors.name, attrs: html` maxlength="200"` })}
   <fieldset><legend>Scopes</legend>
     ${errors.scopes ? html`<p class="error" id="f-scopes" tabindex="-1">${errors.scopes}</p>` : ''}
@@ -160,32 +163,43 @@ ${withErrorSummary(
     const flash = sessionId
       ? await takeFlash<{ newKey?: { key: string; name: string } }>(d, sessionId)
       : null;
-    await page(ctx, { revoked: ctx.query.done === 'revoked', created: flash?.newKey });
+    await page(ctx, {
+      revoked: ctx.query.done === 'revoked',
+      created: flash?.newKey,
+      resent: ctx.query[RESENT] === '1',
+    });
   });
   r.post('/p/:pid/api-keys', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'api-keys');
-    const { values, input, errors } = parseApiKeyForm(formOf(ctx), d.clock());
-    if (!input) return page(ctx, { errors, values });
-    try {
-      const problems = check('create-api-key', input);
-      if (problems.length) throw invalid(problems);
-      const created = await createApiKey(d, pc.project.id, input);
-      // Post/redirect/get, so a reload never creates a second key. The secret waits in the
-      // session's one-time slot (read and cleared by the next page), never in a URL or a log.
-      await setFlash(d, dash(ctx).sessionId!, { newKey: { key: created.key, name: created.name } });
-      ctx.status = 303;
-      ctx.redirect(base(pc.project.id));
-    } catch (err) {
-      return page(ctx, {
-        values,
-        errors: fieldErrorsOf(err, {
-          '/name': 'name',
-          '/scopes': 'scopes',
-          '/expiresAt': 'expiresAt',
-          '/rateLimitPerMinute': 'rateLimitPerMinute',
-        }),
-      });
-    }
+    // Once per form: the same form sent again (a double click, a retry) is answered with the
+    // first one's page, never with a second key whose secret no one would ever see.
+    await actOnce(d, ctx, async () => {
+      const { values, input, errors } = parseApiKeyForm(formOf(ctx), d.clock());
+      if (!input) {
+        await page(ctx, { errors, values });
+        return undefined;
+      }
+      try {
+        const problems = check('create-api-key', input);
+        if (problems.length) throw invalid(problems);
+        const created = await createApiKey(d, pc.project.id, input);
+        // Post/redirect/get, so a reload never creates a second key. The secret waits in the
+        // session's one-time slot (read and cleared by the next page), never in a URL or a log.
+        await setFlash(d, dash(ctx).sessionId!, { newKey: { key: created.key, name: created.name } });
+        return base(pc.project.id);
+      } catch (err) {
+        await page(ctx, {
+          values,
+          errors: fieldErrorsOf(err, {
+            '/name': 'name',
+            '/scopes': 'scopes',
+            '/expiresAt': 'expiresAt',
+            '/rateLimitPerMinute': 'rateLimitPerMinute',
+          }),
+        });
+        return undefined;
+      }
+    });
   });
   r.post('/p/:pid/api-keys/:kid/revoke', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'api-keys');

@@ -135,6 +135,36 @@ export const APP_JS = String.raw`(function () {
     });
   });
 
+  // One submission per form: a second click while the first is on its way (a double click, a
+  // slow server) would add a top-off or create a key twice. A posted form, once sent, ignores
+  // further submits until the page is left. Its buttons are marked busy (aria-disabled and a
+  // visible state), not disabled: a disabled button's name and value would leave the submission.
+  // The check runs first (capture), so a busy form asks no confirmation again; the marking runs
+  // last (bubble), after a confirmation, and not when it was declined.
+  var isPost = function (f) { return f && f.tagName === 'FORM' && (f.getAttribute('method') || '').toLowerCase() === 'post'; };
+  var submitButtons = function (form) {
+    return $$('button:not([type]), button[type="submit"], input[type="submit"]', form);
+  };
+  document.addEventListener('submit', function (ev) {
+    if (isPost(ev.target) && ev.target.hasAttribute('data-busy')) { ev.preventDefault(); ev.stopImmediatePropagation(); }
+  }, true);
+  document.addEventListener('submit', function (ev) {
+    var form = ev.target;
+    if (!isPost(form) || ev.defaultPrevented) return;
+    form.setAttribute('data-busy', '');
+    form.setAttribute('aria-busy', 'true');
+    submitButtons(form).forEach(function (b) { b.setAttribute('aria-disabled', 'true'); });
+  });
+  // A page shown again from the back/forward cache was left: its forms can be sent again.
+  window.addEventListener('pageshow', function (ev) {
+    if (!ev.persisted) return;
+    $$('form[data-busy]').forEach(function (form) {
+      form.removeAttribute('data-busy');
+      form.removeAttribute('aria-busy');
+      submitButtons(form).forEach(function (b) { b.removeAttribute('aria-disabled'); });
+    });
+  });
+
   // WCAG relative luminance of a #rrggbb colour, and the contrast of two luminances.
   function lum(h) {
     var c = [1, 3, 5].map(function (i) {

@@ -48,6 +48,7 @@ button.secondary,.button.secondary{background:#fff;color:var(--accent)}
 button.danger,.button.danger{background:var(--err);border-color:var(--err);color:#fff}
 button.link{background:none;border:none;padding:0;color:var(--accent);text-decoration:underline;min-height:0;font-weight:400}
 button:disabled{opacity:.6;cursor:not-allowed}
+form[data-busy] button[aria-disabled=true],form[data-busy] input[aria-disabled=true]{opacity:.6;cursor:progress}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:1rem 0}
 form.inline{display:inline}
 .notice{border-left:5px solid;padding:.75rem 1rem;margin:0 0 1rem;border-radius:4px}

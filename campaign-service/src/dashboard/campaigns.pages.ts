@@ -18,6 +18,7 @@ import { type Device, listDevices } from '../devices/devices.service';
 import { compileAdminSchemas } from '../http/admin.schemas';
 import { invalid } from '../problems';
 import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { actOnce, onceField, RESENT } from './form-once';
 import { type FieldErrors, type Form, formatMoney, intField, moneyField, moneyInput } from './forms';
 import { html, type SafeHtml } from './html';
 import {
@@ -656,17 +657,20 @@ ${
   r.post('/p/:pid/campaigns/:cid/top-offs', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
     const form = formOf(ctx);
-    const errors: FieldErrors = {};
-    const conversations = intField(form, 'conversations', errors, { min: 1, max: 100_000_000 });
-    if (conversations === null || Object.keys(errors).length) {
-      return campaignPage(ctx, {
-        topOffError: errors.conversations ?? 'Enter a whole number of conversations.',
-        topOffValue: form.get('conversations'),
-      });
-    }
-    await addTopOff(d, pc.project.id, ctx.params.cid, { conversations });
-    ctx.status = 303;
-    ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=topped-off#budget`);
+    // Once per form: the same form sent again is answered with the first one's page.
+    await actOnce(d, ctx, async () => {
+      const errors: FieldErrors = {};
+      const conversations = intField(form, 'conversations', errors, { min: 1, max: 100_000_000 });
+      if (conversations === null || Object.keys(errors).length) {
+        await campaignPage(ctx, {
+          topOffError: errors.conversations ?? 'Enter a whole number of conversations.',
+          topOffValue: form.get('conversations'),
+        });
+        return undefined;
+      }
+      await addTopOff(d, pc.project.id, ctx.params.cid, { conversations });
+      return `${campaignPath(pc.project.id, ctx.params.cid)}?done=topped-off#budget`;
+    });
   });
   // A refused top-off's page is answered from this address, which the address bar then shows:
   // opened as a page (Enter in the address bar, a bookmark) it leads to the form, not to a 404.
@@ -710,7 +714,7 @@ ${
     const editable = isEditable(c.state);
     const month = d.clock().toISOString().slice(0, 7);
     const topOffForm = html`<form method="post" action="${path}/top-offs" class="filters">
-  ${csrfField(pc)}
+  ${csrfField(pc)}${onceField()}
   ${field({ name: 'conversations', label: 'Add conversations', type: 'number', value: extra.topOffValue, required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
   <p class="meta">Captures the current price: ${c.pricePerConversation === null ? 'none (free)' : formatMoney(c.pricePerConversation)}.</p>
   <div class="actions"><button type="submit">Add top-off</button></div>
@@ -725,6 +729,7 @@ ${
           [c.name, null],
         ])}
 ${done ? notice('ok', done) : ''}
+${ctx.query[RESENT] === '1' && ctx.query.done === 'topped-off' ? notice('warn', 'That form had already been sent: its top-off was added once, not again. To add another, use the form below.') : ''}
 <h1>${c.name}</h1>
 ${
   // At the top, where the script focuses it: the form is far down the page, out of sight.
