@@ -519,6 +519,45 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       }
     });
 
+    it("keeps a campaign name with no break point within a phone's width, list and page", async () => {
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 1,
+        isMobile: true,
+        hasTouch: true,
+        timezoneId: TZ,
+        baseURL: sys.adminUrl,
+      });
+      const phone = await context.newPage();
+      try {
+        // A name with no break point, as a long slug or URL is; its device's too.
+        const name = 'y'.repeat(200);
+        const device = await admin(sys, 'POST', `/projects/${projectId}/devices`, { name: 'z'.repeat(200) });
+        const campaign = await admin(sys, 'POST', `/projects/${projectId}/campaigns`, {
+          name,
+          deviceId: device.id,
+          startDate: new Date(Date.now() + 3600_000).toISOString(),
+          endDate: new Date(Date.now() + 2 * 86400_000).toISOString(),
+          budgetMode: 'metered',
+        });
+        await signIn(phone);
+        const scrollWidth = () => phone.evaluate(() => document.documentElement.scrollWidth);
+        for (const [page, shotName] of [
+          [`/dashboard/p/${projectId}/campaigns`, '11-long-name-list'],
+          [`/dashboard/p/${projectId}/campaigns/${campaign.id}`, '12-long-name-campaign'],
+          [`/dashboard/p/${projectId}/campaigns/${campaign.id}/edit`, '13-long-name-edit'],
+          [`/dashboard/p/${projectId}/campaigns/${campaign.id}/launch`, '14-long-name-launch'],
+          [`/dashboard/p/${projectId}/devices`, '15-long-name-devices'],
+        ]) {
+          await phone.goto(page);
+          expect([page, (await scrollWidth()) <= 390]).toEqual([page, true]);
+          await shot(phone, shotName);
+        }
+      } finally {
+        await context.close();
+      }
+    });
+
     it("draws a full usage chart's text readable on a phone, every label inside the chart and apart", async () => {
       // 48 hours, the most the chart draws, their labels the longest it has, and a peak of 4 digits.
       const points = Array.from({ length: 48 }, (_, i) => ({

@@ -8,6 +8,8 @@ export const APP_CSS = `
 *{box-sizing:border-box}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:16px;line-height:1.5;color:var(--fg);background:var(--bg)}
 body{margin:0}
+/* Operator text (names, slugs, URLs) may hold no break point: it wraps rather than widen the page. */
+main,.top,.foot{overflow-wrap:break-word}
 a{color:var(--accent)}
 a:hover{text-decoration-thickness:2px}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px;box-shadow:0 0 0 5px var(--fg)}
@@ -15,9 +17,10 @@ a:hover{text-decoration-thickness:2px}
 .skip:focus{left:0}
 .top{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;justify-content:space-between;padding:.75rem 1rem;background:#10243e;color:#fff}
 .top a{color:#fff}
+.brand{min-width:0;overflow-wrap:anywhere}
 .brand a{font-weight:700;text-decoration:none;font-size:1.1rem}
 .brand .project{margin-left:.5rem;opacity:.95}
-.who{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;font-size:.9rem}
+.who{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;font-size:.9rem;min-width:0;overflow-wrap:anywhere}
 .who button.link{color:#fff}
 .sections ul{display:flex;flex-wrap:wrap;gap:.25rem;list-style:none;margin:0;padding:.25rem .5rem;background:var(--panel);border-bottom:1px solid var(--line)}
 .sections a{display:block;padding:.6rem .75rem;text-decoration:none;color:var(--fg);border-radius:6px;white-space:nowrap}
@@ -26,8 +29,10 @@ main{padding:1rem;max-width:72rem;margin:0 auto}
 main:focus{outline:none}
 .foot{padding:1rem;color:var(--muted);font-size:.85rem;border-top:1px solid var(--line);text-align:center}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
+h1,h2,h3,legend,label{overflow-wrap:anywhere}
 h2{font-size:1.2rem;margin:1.5rem 0 .75rem}
 .crumbs ol{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem;padding:0;margin:0 0 .5rem;font-size:.9rem}
+.crumbs li{min-width:0;overflow-wrap:anywhere}
 .crumbs li+li::before{content:"/";margin-right:.25rem;color:var(--muted)}
 .field{margin:0 0 1rem}
 .field label{display:block;font-weight:600;margin-bottom:.25rem}
@@ -51,7 +56,7 @@ button:disabled{opacity:.6;cursor:not-allowed}
 form[data-busy] button[aria-disabled=true],form[data-busy] input[aria-disabled=true]{opacity:.6;cursor:progress}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:1rem 0}
 form.inline{display:inline}
-.notice{border-left:5px solid;padding:.75rem 1rem;margin:0 0 1rem;border-radius:4px}
+.notice{border-left:5px solid;padding:.75rem 1rem;margin:0 0 1rem;border-radius:4px;overflow-wrap:anywhere}
 .notice p{margin:.25rem 0}
 .notice.ok{background:var(--ok-bg);border-color:var(--ok)}
 .notice.warn{background:var(--warn-bg);border-color:var(--warn)}
@@ -64,16 +69,19 @@ form.inline{display:inline}
 .state-halted{background:var(--err-bg);color:var(--err);border-color:var(--err)}
 .badge.off{background:var(--err-bg);color:var(--err);border-color:var(--err)}
 .badge.on{background:var(--ok-bg);color:var(--ok);border-color:var(--ok)}
-.cards{list-style:none;padding:0;margin:0;display:grid;gap:.75rem}
-.card{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;background:#fff}
+.cards{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:minmax(0,1fr);gap:.75rem}
+.card{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;background:#fff;min-width:0;overflow-wrap:anywhere}
 .card h2,.card h3{margin:0 0 .25rem;font-size:1.05rem}
 .meta{color:var(--muted);font-size:.9rem;margin:.25rem 0}
 dl.facts{display:grid;grid-template-columns:1fr;gap:.1rem .75rem;margin:0 0 1rem}
 dl.facts dt{font-weight:600;color:var(--muted);font-size:.9rem}
-dl.facts dd{margin:0 0 .5rem}
+dl.facts dd{margin:0 0 .5rem;min-width:0;overflow-wrap:anywhere}
 .table-wrap{position:relative;overflow-x:auto;border:1px solid var(--line);border-radius:8px;margin:0 0 1rem}
 table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{padding:.5rem .6rem;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}
+/* A long name wraps in its cell instead of widening the table; figures stay whole. */
+td{overflow-wrap:anywhere}
+td.num{overflow-wrap:normal}
 th{background:var(--panel)}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
@@ -97,7 +105,7 @@ progress{width:100%;height:1.25rem}
 .preview .pv-input{border-top:1px solid var(--line);padding:.5rem 1rem;color:#555;background:#fff}
 .grid2{display:grid;grid-template-columns:1fr;gap:1rem}
 .filters{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end}
-.filters .field{margin:0;flex:1 1 12rem}
+.filters .field{margin:0;flex:1 1 12rem;min-width:0}
 .visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (min-width:48rem){
   main{padding:1.5rem 2rem}
@@ -105,7 +113,7 @@ progress{width:100%;height:1.25rem}
   dl.facts{grid-template-columns:max-content 1fr}
   dl.facts dd{margin:0}
   .grid2{grid-template-columns:1fr 1fr}
-  .cards{grid-template-columns:repeat(auto-fill,minmax(20rem,1fr))}
+  .cards{grid-template-columns:repeat(auto-fill,minmax(min(20rem,100%),1fr))}
   .chart text{font-size:11px}
   .chart .wide-only{display:inline}
 }
