@@ -238,6 +238,21 @@ describe('validation', () => {
         '/endDate',
         'afterStartDate',
       ],
+      // A cap of 0 would hold no link at all: at least 1, or null for none.
+      [
+        'POST',
+        `/admin/v1/projects/${p}/campaigns`,
+        {
+          name: 'c',
+          deviceId: d,
+          startDate: '2026-05-01T00:00:00.000Z',
+          endDate: '2026-06-01T00:00:00.000Z',
+          budgetMode: 'metered',
+          recipientCap: 0,
+        },
+        '/recipientCap',
+        'minimum',
+      ],
       [
         'POST',
         `/admin/v1/projects/${p}/campaigns`,

@@ -1586,6 +1586,47 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     return agent.post(`${rpath}/edit`, { ...fields, ...changes });
   };
 
+  it('refuses a recipient cap of 0, or below the recipients a campaign holds, in words under the field', async () => {
+    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
+      name: 'Capped',
+      deviceId: fx.deviceId,
+      startDate: new Date(Date.now() + 3600_000).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    await createRecipient(campaign.id, { label: 'One' });
+    await createRecipient(campaign.id, { label: 'Two' });
+    const agent = await signedIn();
+    const edit = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}/edit`;
+    const submit = async (recipientCap: string) => {
+      const form = (await agent.get(edit)).text;
+      const fields: Record<string, string> = {};
+      for (const m of form.matchAll(
+        /<input (?:type="hidden" |id="f-[^"]*" )name="([^"]+)"(?: type="[^"]+")? value="([^"]*)"/g,
+      ))
+        fields[m[1]] = m[2];
+      fields.deviceId = fx.deviceId;
+      fields.timeZone = 'UTC';
+      fields.budgetMode = 'metered';
+      return agent.post(edit, { ...fields, recipientCap });
+    };
+    const zero = await submit('0');
+    expect(zero.status).toBe(400);
+    expect(errorOf(zero.text, 'recipientCap')).toBe('Enter 1 or more.');
+    const below = await submit('1');
+    expect(below.status).toBe(400);
+    expect(errorOf(below.text, 'recipientCap')).toBe(
+      'This campaign already has 2 recipients: enter 2 or more, or delete recipients first. A cap does not delete recipients.',
+    );
+    expect(
+      (await systemAdmin(sys, 'GET', `/projects/${fx.projectId}/campaigns/${campaign.id}`)).recipientCap,
+    ).toBe(null);
+    expect((await submit('2')).status).toBe(303);
+    expect(
+      (await systemAdmin(sys, 'GET', `/projects/${fx.projectId}/campaigns/${campaign.id}`)).recipientCap,
+    ).toBe(2);
+  });
+
   it('does not revert what changed elsewhere while the form was open', async () => {
     const created = await createRecipient(fx.campaignId, {
       label: 'Bea',

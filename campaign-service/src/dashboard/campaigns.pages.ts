@@ -360,7 +360,7 @@ function parseCampaignForm(form: Form): {
   if (values.budgetMode === 'fixed' && fixedPrice === null && !errors.fixedPrice) {
     errors.fixedPrice = 'Enter the fixed price of a fixed campaign.';
   }
-  const recipientCap = intField(form, 'recipientCap', errors, { optional: true, min: 0, max: 10_000_000 });
+  const recipientCap = intField(form, 'recipientCap', errors, { optional: true, min: 1, max: 10_000_000 });
   if (Object.keys(errors).length > 0) return { values, errors };
   const mode = values.budgetMode as 'metered' | 'fixed';
   return {
@@ -550,6 +550,29 @@ ${
     );
   };
 
+  /**
+   * Why a cap cannot be set, when it is below the recipients the campaign already holds: a cap
+   * deletes no recipient, and it counts the links held at once, so it would only be a cap that is
+   * already broken. Refused in words under the field (a recipient added meanwhile, between this
+   * count and the save, is not caught: the recipient service keeps new ones within the cap).
+   */
+  const capBelowRecipients = async (projectId: string, ctx: Context, cap: number | null) => {
+    if (cap === null) return undefined;
+    let total: number;
+    try {
+      total = (
+        await deps.recipients.list(projectId, ctx.params.cid, { limit: 1, offset: 0 }, ctx.state.requestId)
+      ).total;
+    } catch {
+      const current = await getCampaign(d, projectId, ctx.params.cid);
+      // Unchanged or raised: nothing to check against.
+      if (current.recipientCap !== null && cap >= current.recipientCap) return undefined;
+      return 'The recipients could not be counted right now, so a lower cap cannot be checked. Try again in a moment.';
+    }
+    if (total <= cap) return undefined;
+    return `This campaign already has ${total} recipients: enter ${total} or more, or delete recipients first. A cap does not delete recipients.`;
+  };
+
   r.get('/p/:pid/campaigns/:cid/edit', (ctx) => editPage(ctx));
   // Saves only what the operator changed from what the form showed (its fingerprints), so a form
   // opened before another tab's save never undoes it; a field changed in both is not saved over.
@@ -572,6 +595,10 @@ ${
       try {
         if (changed.length > 0) {
           validate('patch-campaign', patch);
+          if ('recipientCap' in patch) {
+            const capError = await capBelowRecipients(pc.project.id, ctx, patch.recipientCap ?? null);
+            if (capError) return editPage(ctx, values, { recipientCap: capError });
+          }
           await updateCampaign(d, pc.project.id, c.id, patch, { expectedVersion: c.version });
         }
         ctx.status = 303;

@@ -73,7 +73,8 @@ const campaignFields = {
   budgetMode: { enum: ['metered', 'fixed'] },
   pricePerConversation: nullable(minor),
   fixedPrice: nullable(minor),
-  recipientCap: nullable({ type: 'integer', minimum: 0, maximum: 10_000_000 }),
+  // The most links a campaign holds at once: a cap of 0 would hold none (null means no cap).
+  recipientCap: nullable({ type: 'integer', minimum: 1, maximum: 10_000_000 }),
 } as const;
 
 const SCHEMAS = {
