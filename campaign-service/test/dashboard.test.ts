@@ -1627,6 +1627,40 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     ).toBe(2);
   });
 
+  it('shows a recipient whose total limit is used up as used up, in words, not active', async () => {
+    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
+      name: 'Used up',
+      deviceId: fx.deviceId,
+      startDate: new Date(Date.now() + 3600_000).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    const spent = await createRecipient(campaign.id, { label: 'Spent', maxTotalInteractions: 2 });
+    await createRecipient(campaign.id, { label: 'Fresh', maxTotalInteractions: 2 });
+    const pool = new Pool({ connectionString: sys.ns.databaseUrl, max: 1 });
+    try {
+      // Its conversations, as the link runtime counts them.
+      await pool.query('UPDATE recipients.recipients SET interaction_count = 2 WHERE id = $1', [spent.id]);
+    } finally {
+      await pool.end();
+    }
+    const agent = await signedIn();
+    const cpath = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}`;
+    const statusOf = (text: string, label: string) =>
+      new RegExp(`>${label}</a></td>(?:<td>[^<]*</td>)?\\s*<td><span class="badge ([^"]+)">([^<]+)</span>`)
+        .exec(text)
+        ?.slice(1);
+    const list = (await agent.get(`${cpath}/recipients`)).text;
+    expect(statusOf(list, 'Spent')).toEqual(['used-up', 'used up']);
+    expect(statusOf(list, 'Fresh')).toEqual(['on', 'active']);
+    const page = (await agent.get(cpath)).text;
+    expect(statusOf(page, 'Spent')).toEqual(['used-up', 'used up']);
+    expect(statusOf(page, 'Fresh')).toEqual(['on', 'active']);
+    expect((await agent.get(`${cpath}/recipients/${spent.id}`)).text).toContain(
+      '<p><span class="badge used-up">used up</span> in',
+    );
+  });
+
   it('does not revert what changed elsewhere while the form was open', async () => {
     const created = await createRecipient(fx.campaignId, {
       label: 'Bea',

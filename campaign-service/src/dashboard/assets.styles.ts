@@ -69,6 +69,7 @@ form.inline{display:inline}
 .state-halted{background:var(--err-bg);color:var(--err);border-color:var(--err)}
 .badge.off{background:var(--err-bg);color:var(--err);border-color:var(--err)}
 .badge.on{background:var(--ok-bg);color:var(--ok);border-color:var(--ok)}
+.badge.used-up{background:var(--warn-bg);color:var(--warn);border-color:var(--warn)}
 .cards{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:minmax(0,1fr);gap:.75rem}
 .card{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;background:#fff;min-width:0;overflow-wrap:anywhere}
 .card h2,.card h3{margin:0 0 .25rem;font-size:1.05rem}

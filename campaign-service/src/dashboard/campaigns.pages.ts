@@ -30,6 +30,7 @@ import {
   notice,
   type PageContext,
   projectPath,
+  recipientBadge,
   select,
   stateBadge,
   withErrorSummary,
@@ -824,7 +825,7 @@ ${
 ${
   recipients.recipients.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Recipients table, scrolls sideways"><table><thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col" class="num">Conversations</th></tr></thead><tbody>
-${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${x.id}">${x.label ?? x.externalId ?? x.id}</a></td><td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td><td class="num">${x.interactionCount}</td></tr>`)}
+${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${x.id}">${x.label ?? x.externalId ?? x.id}</a></td><td>${recipientBadge(x)}</td><td class="num">${x.interactionCount}</td></tr>`)}
 </tbody></table></div>`
     : ''
 }`

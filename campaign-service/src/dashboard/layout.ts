@@ -16,6 +16,21 @@ export function csrfField(pc: PageContext): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${pc.csrfToken ?? ''}">`;
 }
 
+/**
+ * A recipient's link as its customer finds it, in words (never colour alone): disabled, used up
+ * (its total limit reached: the link answers `link_disabled` as a disabled one does), or active.
+ */
+export function recipientBadge(x: {
+  isActive: boolean;
+  interactionCount: number;
+  maxTotalInteractions: number | null;
+}): SafeHtml {
+  if (!x.isActive) return html`<span class="badge off">disabled</span>`;
+  if (x.maxTotalInteractions !== null && x.interactionCount >= x.maxTotalInteractions)
+    return html`<span class="badge used-up">used up</span>`;
+  return html`<span class="badge on">active</span>`;
+}
+
 /** Base path of a project's pages. */
 export const projectPath = (projectId: string) => `/dashboard/p/${encodeURIComponent(projectId)}`;
 

@@ -16,6 +16,7 @@ import {
   notice,
   type PageContext,
   projectPath,
+  recipientBadge,
   select,
   stateBadge,
   textarea,
@@ -208,7 +209,7 @@ ${
         (
           x,
         ) => html`<tr><td><a href="${path}/recipients/${x.id}">${x.label ?? x.externalId ?? x.id}</a></td><td>${x.externalId ?? '—'}</td>
-<td>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`}</td>
+<td>${recipientBadge(x)}</td>
 <td class="num">${x.interactionCount}${x.maxTotalInteractions !== null ? ` / ${x.maxTotalInteractions}` : ''}</td>
 <td>${x.lastInteractionAt ? formatInstant(x.lastInteractionAt, tz) : 'never'}</td></tr>`,
       )}</tbody></table></div>`
@@ -406,7 +407,7 @@ ${editableNote(c)}
         html`${crumbs(pc, c, path, x.label ?? x.externalId ?? x.id, '')}
 ${done ? notice('ok', done) : ''}
 <h1>${x.label ?? x.externalId ?? x.id}</h1>
-<p>${x.isActive ? html`<span class="badge on">active</span>` : html`<span class="badge off">disabled</span>`} in ${stateBadge(c)} campaign “${c.name}”</p>
+<p>${recipientBadge(x)} in ${stateBadge(c)} campaign “${c.name}”</p>
 ${editableNote(c)}
 <h2>Link</h2>
 <div class="secret"><output id="recipient-link">${x.link}</output><button type="button" data-copy="recipient-link" hidden>Copy link</button></div>
