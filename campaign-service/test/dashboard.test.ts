@@ -540,6 +540,57 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(shown.text).toContain('the key was created once, not again');
   });
 
+  it('says true hints and names fields as the form does: logo, language case, key scopes, a launched end', async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    // The logo hint says what an http address does, since one is accepted.
+    const form = await a.get(`/dashboard/p/${p1}/devices/new`);
+    expect(form.text).toContain('An http one is accepted, but the link page is served over https');
+    // Language tags in capitals are the same tags: accepted and stored lower-case.
+    const device = await postDeviceForm({
+      name: 'Capitals',
+      languages: 'EN, FR, de-CH, en',
+      defaultLanguage: 'FR',
+    });
+    expect(device.status).toBe(303);
+    const devices = await admin('GET', `/projects/${p1}/devices`);
+    const stored = devices.devices.find((x: { name: string }) => x.name === 'Capitals');
+    expect([stored.languages, stored.defaultLanguage]).toEqual([['en', 'fr', 'de-ch'], 'fr']);
+    const viaApi = await admin('POST', `/projects/${p1}/devices`, {
+      name: 'API capitals',
+      languages: ['PT-br'],
+      defaultLanguage: 'PT-BR',
+    });
+    expect([viaApi.languages, viaApi.defaultLanguage]).toEqual([['pt-br'], 'pt-br']);
+    // A new key starts with reading only: writing is the operator's choice.
+    const keys = await a.get(`/dashboard/p/${p1}/api-keys`);
+    expect(keys.text).toMatch(/id="scope-recipients-read" name="scopes" value="recipients:read" checked>/);
+    expect(keys.text).toMatch(/id="scope-recipients-write" name="scopes" value="recipients:write">/);
+    // An upcoming campaign's end moved into the past is refused naming the field as labelled.
+    const campaign = await meteredCampaign('Launched end', 3600_000, 86400_000);
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    const edit = `/dashboard/p/${p1}/campaigns/${campaign.id}/edit`;
+    const page = (await a.get(edit)).text;
+    const fields: Record<string, string> = {};
+    for (const m of page.matchAll(
+      /<input (?:type="hidden" |id="f-[^"]*" )name="([^"]+)"(?: type="[^"]+")? value="([^"]*)"/g,
+    ))
+      fields[m[1]] = m[2];
+    const past = new Date(now.getTime() - 3600_000).toISOString().slice(0, 16);
+    const res = await a.post(edit, {
+      ...fields,
+      deviceId: campaign.deviceId,
+      timeZone: 'UTC',
+      budgetMode: 'metered',
+      start: new Date(now.getTime() - 7200_000).toISOString().slice(0, 16),
+      end: past,
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain(
+      '<p class="error" id="f-end-err">Ends must be in the future once launched.</p>',
+    );
+  });
+
   it('refuses a device logo that is not an http(s) address, under the logo field, keeping the input', async () => {
     const res = await postDeviceForm({
       name: 'logo device',
@@ -711,9 +762,10 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(form).toMatch(/<p class="error" id="f-expiresAt-err">Choose a time in the future[^<]*<\/p>/);
     const { rows } = await db.query("SELECT count(*)::int AS n FROM api_keys WHERE name = 'CRM sync'");
     expect(rows[0].n).toBe(0);
-    // A new form still offers both scopes and the default rate.
+    // A new form starts afresh: both scopes offered, reading alone checked.
     const fresh = await a.get(`/dashboard/p/${p1}/api-keys`);
-    expect(fresh.text).toMatch(/value="recipients:write" checked>/);
+    expect(fresh.text).toMatch(/value="recipients:read" checked>/);
+    expect(fresh.text).toMatch(/value="recipients:write">/);
 
     // Every field refused: the summary lists them in the form's order, each named by its label
     // (the scopes by their fieldset's legend).
@@ -1658,6 +1710,24 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     expect(statusOf(page, 'Fresh')).toEqual(['on', 'active']);
     expect((await agent.get(`${cpath}/recipients/${spent.id}`)).text).toContain(
       '<p><span class="badge used-up">used up</span> in',
+    );
+  });
+
+  it('says a recipients page past the end is past the end, linking to the last page', async () => {
+    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
+      name: 'Short list',
+      deviceId: fx.deviceId,
+      startDate: new Date(Date.now() + 3600_000).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    await createRecipient(campaign.id, { label: 'Only one' });
+    const agent = await signedIn();
+    const list = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}/recipients`;
+    const past = (await agent.get(`${list}?page=6`)).text;
+    expect(past).not.toContain('No recipients yet.');
+    expect(past).toContain(
+      `This page is past the end of the list: there is 1 recipient, on 1 page. <a href="${list}?page=0">Go to the last page</a>.`,
     );
   });
 

@@ -28,7 +28,8 @@ interface ApiKeyFormValues {
 
 const NEW_KEY: ApiKeyFormValues = {
   name: '',
-  scopes: [...SCOPES],
+  // Least privilege first: writing is a choice the operator makes.
+  scopes: ['recipients:read'],
   expiresAt: '',
   rateLimitPerMinute: String(DEFAULT_RATE_LIMIT_PER_MINUTE),
 };

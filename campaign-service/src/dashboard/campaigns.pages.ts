@@ -392,8 +392,27 @@ const POINTER_FIELDS: Record<string, string> = {
   '/recipientCap': 'recipientCap',
 };
 
-/** Turns a domain `invalid_request` into field errors; anything else is rethrown. */
-export function fieldErrorsOf(err: unknown, map: Record<string, string>): FieldErrors {
+/** The campaign form's labels by pointer: a refusal names the field as the operator sees it. */
+const POINTER_LABELS: Record<string, string> = {
+  '/name': 'Name',
+  '/deviceId': 'Device',
+  '/startDate': 'Starts',
+  '/endDate': 'Ends',
+  '/budgetMode': 'Budget mode',
+  '/pricePerConversation': 'Price per conversation',
+  '/fixedPrice': 'Fixed price',
+  '/recipientCap': 'Recipient cap',
+};
+
+/**
+ * Turns a domain `invalid_request` into field errors; anything else is rethrown. `labels` names a
+ * pointer's field in the operator's words (else the API's field name is used).
+ */
+export function fieldErrorsOf(
+  err: unknown,
+  map: Record<string, string>,
+  labels: Record<string, string> = {},
+): FieldErrors {
   if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
   const problems =
     (err.details as { problems?: { pointer: string; rule?: string; message: string }[] }).problems ?? [];
@@ -403,7 +422,7 @@ export function fieldErrorsOf(err: unknown, map: Record<string, string>): FieldE
     // A number-or-null rule fails in both branches, e.g. `maximum` and then `type` ("must be
     // null"): the field keeps the problem that names what is wrong with the value it was given.
     if (p.rule === 'type' && name in errors) continue;
-    errors[name] = `${p.pointer.slice(1) || 'This'} ${p.message}.`;
+    errors[name] = `${labels[p.pointer] ?? (p.pointer.slice(1) || 'This')} ${p.message}.`;
   }
   if (Object.keys(errors).length === 0) errors._ = err.message;
   return errors;
@@ -493,7 +512,7 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
       ctx.status = 303;
       ctx.redirect(`${campaignPath(pc.project.id, c.id)}?done=created`);
     } catch (err) {
-      return newPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS));
+      return newPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS, POINTER_LABELS));
     }
   });
 
@@ -609,7 +628,7 @@ ${
           if ((err.details as { reason?: string }).reason === 'version_changed' && round === 0) continue;
           return editPage(ctx, values, {}, err.message);
         }
-        return editPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS));
+        return editPage(ctx, values, fieldErrorsOf(err, POINTER_FIELDS, POINTER_LABELS));
       }
     }
   });

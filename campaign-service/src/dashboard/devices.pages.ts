@@ -225,7 +225,7 @@ function deviceForm(
     ${field({ name: 'styling.title', label: 'Page title', value: s.title, error: errors['styling.title'], attrs: html` data-preview="title"` })}
     ${field({ name: 'styling.primaryColor', label: 'Primary colour', type: 'color', value: s.primaryColor ?? LINK_PAGE_DEFAULT_COLORS.primaryColor, error: errors['styling.primaryColor'], attrs: html` data-preview="primaryColor"` })}
     ${field({ name: 'styling.backgroundColor', label: 'Background colour', type: 'color', value: s.backgroundColor ?? LINK_PAGE_DEFAULT_COLORS.backgroundColor, error: errors['styling.backgroundColor'], attrs: html` data-preview="backgroundColor"` })}
-    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address.', error: errors['styling.logoUrl'] })}
+    ${field({ name: 'styling.logoUrl', label: 'Logo URL', type: 'url', value: s.logoUrl, hint: 'An https address. An http one is accepted, but the link page is served over https, where browsers fetch an http logo over https or not at all.', error: errors['styling.logoUrl'] })}
     <section aria-labelledby="preview-title" class="preview-wrap">
   <h2 id="preview-title">Link page preview</h2>
   <p class="meta">Updates as you edit the styling. The two messages are examples: the page opens empty, its texts in the customer's language.</p>

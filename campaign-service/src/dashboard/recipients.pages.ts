@@ -213,7 +213,10 @@ ${
 <td class="num">${x.interactionCount}${x.maxTotalInteractions !== null ? ` / ${x.maxTotalInteractions}` : ''}</td>
 <td>${x.lastInteractionAt ? formatInstant(x.lastInteractionAt, tz) : 'never'}</td></tr>`,
       )}</tbody></table></div>`
-    : html`<p>No recipients${q || activeParam ? ' match' : ' yet'}.</p>`
+    : pageNo > 0 && total > 0
+      ? // An address past the last page (an old link, a list that shrank): not "no recipients".
+        html`<p>This page is past the end of the list: there ${total === 1 ? 'is' : 'are'} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}, on ${Math.ceil(total / PAGE)} ${Math.ceil(total / PAGE) === 1 ? 'page' : 'pages'}. <a href="${path}/recipients${qs(Math.ceil(total / PAGE) - 1)}">Go to the last page</a>.</p>`
+      : html`<p>No recipients${q || activeParam ? ' match' : ' yet'}.</p>`
 }
 <nav aria-label="Pages" class="actions">
   ${pageNo > 0 ? html`<a href="${path}/recipients${qs(pageNo - 1)}">Previous page</a>` : ''}

@@ -151,17 +151,25 @@ async function write(client: PoolClient, deps: CampaignDeps, row: DeviceRow): Pr
 }
 
 /** Creates a device with defaults for every omitted field. */
+/**
+ * Language tags lower-case, the first of each kept: tags are case-insensitive, and the link runtime
+ * compares them as stored, lower-case (`EN` and `en` are one language).
+ */
+function lowerTags(tags: string[] | undefined): string[] | undefined {
+  return tags && [...new Set(tags.map((t) => t.toLowerCase()))];
+}
+
 export async function createDevice(
   deps: CampaignDeps,
   projectId: string,
   input: DeviceInput & { name: string },
 ): Promise<Device> {
   await assertProject(deps.pool, projectId);
-  const languages = input.languages ?? ['en'];
+  const languages = lowerTags(input.languages) ?? ['en'];
   const d = {
     ipAllowList: input.ipAllowList ?? [],
     languages,
-    defaultLanguage: input.defaultLanguage ?? languages[0] ?? 'en',
+    defaultLanguage: input.defaultLanguage?.toLowerCase() ?? languages[0] ?? 'en',
   };
   checkDevice(d);
   const now = deps.clock();
@@ -219,8 +227,8 @@ export async function updateDevice(
       name: patch.name ?? cur.name,
       isActive: patch.isActive ?? cur.isActive,
       ipAllowList: patch.ipAllowList ?? cur.ipAllowList,
-      languages: patch.languages ?? cur.languages,
-      defaultLanguage: patch.defaultLanguage ?? cur.defaultLanguage,
+      languages: lowerTags(patch.languages) ?? cur.languages,
+      defaultLanguage: patch.defaultLanguage?.toLowerCase() ?? cur.defaultLanguage,
       styling: patch.styling ?? cur.styling,
       voice: patch.voice ?? cur.voice,
       persona: patch.persona ?? cur.persona,

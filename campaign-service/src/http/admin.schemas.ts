@@ -31,9 +31,10 @@ export const deviceFields = {
     type: 'array',
     maxItems: 50,
     uniqueItems: true,
-    items: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' },
+    // Language tags are case-insensitive (`EN` is `en`): accepted in any case, stored lower-case.
+    items: { type: 'string', pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' },
   },
-  defaultLanguage: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' },
+  defaultLanguage: { type: 'string', pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' },
   styling: {
     type: 'object',
     additionalProperties: false,
