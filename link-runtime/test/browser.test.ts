@@ -310,8 +310,11 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
   it('says to wait for the reply when a message is sent before it came, and keeps that message', async () => {
     const l = await h.link();
     const { context, page } = await openChat(l.token);
-    model.reply = Array.from({ length: 40 }, (_, i) => `part${i}`).join(' ');
-    model.tokenDelayMs = 20;
+    model.reply = 'First answer.';
+    let release = () => {};
+    model.gate = new Promise<void>((r) => {
+      release = r;
+    });
     await page.fill('#text', 'First question');
     await page.keyboard.press('Enter');
     await page.locator('#log[aria-busy=true]').waitFor();
@@ -319,8 +322,9 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     await page.keyboard.press('Enter');
     await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
     expect(await page.inputValue('#text')).toBe('Second question');
-    await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'part39' }).waitFor();
-    model.tokenDelayMs = 0;
+    model.gate = null;
+    release();
+    await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'First answer.' }).waitFor();
     expect(await page.locator('#status').textContent()).toBe('');
     model.reply = 'Second answer.';
     await page.keyboard.press('Enter');

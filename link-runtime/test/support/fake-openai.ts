@@ -15,6 +15,8 @@ export class FakeOpenAi {
   readonly requests: ModelRequest[] = [];
   reply = 'Hello from the model.';
   delayMs = 0;
+  /** When set, every answer waits for it: a reply held until the test lets it go. */
+  gate: Promise<unknown> | null = null;
   /** How many of the next requests fail with a 500 and an OpenAI error body. */
   failures = 0;
   /**
@@ -48,6 +50,7 @@ export class FakeOpenAi {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ModelRequest['body'];
     this.requests.push({ authorization: req.headers.authorization, body });
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs).unref());
+    if (this.gate) await this.gate;
     if (res.destroyed) return;
     if (this.failures > 0) {
       this.failures--;
