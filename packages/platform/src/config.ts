@@ -145,6 +145,11 @@ export const COMMON_CONFIG = {
   },
   METRICS_PORT: { type: 'int', default: 0, min: 0, max: 65535, doc: 'Prometheus /metrics port (0 disables)' },
   SHUTDOWN_TIMEOUT_MS: { type: 'int', default: 10000, min: 100, doc: 'deadline for graceful shutdown' },
+  INTERNAL_TOKEN: {
+    type: 'string',
+    secret: true,
+    doc: 'bearer token of every gRPC call between the services, the same on each (required in production, at least 32 characters; unset elsewhere, the gRPC servers accept any caller)',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** How an HTTP service facing the Ingress reads client addresses (the gateway and the link runtime). */

@@ -6,8 +6,20 @@ import {
   serverChannelOptions,
 } from '@outreach/contracts';
 import pino from 'pino';
+import { ConfigError } from './config';
 import { AppError, toAppError } from './errors';
-import { callUnary, fromItemRefusal, fromServiceError, toItemRefusal, unary } from './grpc';
+import {
+  callUnary,
+  createGrpcServer,
+  fromItemRefusal,
+  fromServiceError,
+  INTERNAL_TOKEN_REFUSED,
+  internalClient,
+  internalTokenOf,
+  MIN_INTERNAL_TOKEN_LENGTH,
+  toItemRefusal,
+  unary,
+} from './grpc';
 import { bindGrpc } from './listen';
 import { LogSampler } from './log-sampler';
 import { createMetrics } from './metrics';
@@ -259,6 +271,84 @@ describe('client channels', () => {
       }).catch((e) => e);
       expect(write.code).toBe(status.UNAVAILABLE);
       expect(calls.UpdateRecipient).toBe(1);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+  });
+});
+
+describe('internal token', () => {
+  const TOKEN = 'internal-token-of-at-least-32-characters';
+
+  it('is required in production, at least 32 characters there, and optional elsewhere', () => {
+    expect(() => internalTokenOf({ NODE_ENV: 'production' })).toThrow('INTERNAL_TOKEN is required');
+    expect(() =>
+      internalTokenOf({ NODE_ENV: 'production', INTERNAL_TOKEN: 'x'.repeat(MIN_INTERNAL_TOKEN_LENGTH - 1) }),
+    ).toThrow(`at least ${MIN_INTERNAL_TOKEN_LENGTH} characters`);
+    expect(internalTokenOf({ NODE_ENV: 'production', INTERNAL_TOKEN: TOKEN })).toBe(TOKEN);
+    expect(internalTokenOf({ NODE_ENV: 'development', INTERNAL_TOKEN: '' })).toBeUndefined();
+    expect(internalTokenOf({ NODE_ENV: 'test', INTERNAL_TOKEN: 'short' })).toBe('short');
+    // It goes as one metadata value after "Bearer ".
+    expect(() => internalTokenOf({ NODE_ENV: 'test', INTERNAL_TOKEN: 'with space' })).toThrow(ConfigError);
+  });
+
+  it('is required of every call but health checks, and carried by internal clients', async () => {
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+    const { Health } = loadHealthProto().grpc.health.v1;
+    const seen: unknown[] = [];
+    const server = createGrpcServer(TOKEN, pino({ level: 'silent' }));
+    server.addService(RecipientService.service, {
+      GetRecipient: (c: ServerUnaryCall<unknown, unknown>, cb: (err: null, res: object) => void) => {
+        // Handlers never see the token.
+        seen.push(c.metadata.get('authorization'));
+        cb(null, { id: 'rcp_x' });
+      },
+    });
+    server.addService(Health.service, {
+      Check: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { status: 'SERVING' }),
+    });
+    const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
+    const clients = {
+      none: internalClient(RecipientService, target, undefined),
+      wrong: internalClient(RecipientService, target, `${TOKEN}x`),
+      right: internalClient(RecipientService, target, TOKEN),
+      health: internalClient(Health, target, undefined, {}),
+    };
+    const request = { projectId: 'p', recipientId: 'rcp_x' };
+    try {
+      for (const client of [clients.none, clients.wrong]) {
+        const err = await callUnary(client, 'GetRecipient', request).catch((e) => e);
+        expect(err.code).toBe(status.UNAUTHENTICATED);
+        // Its caller answers 503 without detail.
+        const mapped = fromServiceError(err, 'req_1');
+        expect(mapped.code).toBe('unavailable');
+        expect(mapped.details).toEqual({ requestId: 'req_1' });
+        expect((mapped.cause as Error).message).toBe(INTERNAL_TOKEN_REFUSED);
+      }
+      expect(seen).toEqual([]);
+      const ok = await callUnary<object, { id: string }>(clients.right, 'GetRecipient', request);
+      expect(ok.id).toBe('rcp_x');
+      expect(seen).toEqual([[]]);
+      const health = await callUnary<object, { status: string }>(clients.health, 'Check', { service: '' });
+      expect(health.status).toBe('SERVING');
+    } finally {
+      for (const client of Object.values(clients)) client.close();
+      server.forceShutdown();
+    }
+  });
+
+  it('is not asked for by a server without one (outside production)', async () => {
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+    const server = createGrpcServer(undefined, pino({ level: 'silent' }));
+    server.addService(RecipientService.service, {
+      GetRecipient: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { id: 'rcp_x' }),
+    });
+    const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
+    const client = internalClient(RecipientService, target, undefined);
+    try {
+      const ok = await callUnary<object, { id: string }>(client, 'GetRecipient', { projectId: 'p' });
+      expect(ok.id).toBe('rcp_x');
     } finally {
       client.close();
       server.forceShutdown();

@@ -1,11 +1,22 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import {
+  type ChannelCredentials,
+  type ClientOptions,
+  credentials,
   status as GrpcStatus,
+  InterceptingCall,
+  type Interceptor,
   Metadata,
+  Server,
+  ServerInterceptingCall,
+  type ServerInterceptor,
   type ServerUnaryCall,
   type ServiceError,
   type sendUnaryData,
 } from '@grpc/grpc-js';
+import { clientChannelOptions, serverChannelOptions } from '@outreach/contracts';
 import type { Logger } from 'pino';
+import { ConfigError } from './config';
 import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
 import { isOutage, LogSampler, logOutage } from './log-sampler';
 import type { ServiceMetrics } from './metrics';
@@ -106,8 +117,20 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
   if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('unavailable', undefined, { details: requestId ? { requestId } : {}, cause: err });
   }
+  if (e.code === GrpcStatus.UNAUTHENTICATED) {
+    // A misconfiguration (INTERNAL_TOKEN differs), not the client's fault: its caller answers 503
+    // without detail, and logs this cause (sampled, as an outage).
+    return new AppError('unavailable', undefined, {
+      details: requestId ? { requestId } : {},
+      cause: new Error(INTERNAL_TOKEN_REFUSED),
+    });
+  }
   return toAppError(err, requestId);
 }
+
+/** The cause an UNAUTHENTICATED answer is logged with by the calling service. */
+export const INTERNAL_TOKEN_REFUSED =
+  'a gRPC backend refused this service as UNAUTHENTICATED: INTERNAL_TOKEN is missing or differs between the services';
 
 /** A refusal answered as one item of a batch response rather than as the call's status. */
 export interface ItemRefusal {
@@ -213,5 +236,132 @@ export function callUnary<Req, Res>(
       { deadline: new Date(Date.now() + (options.deadlineMs ?? 5000)) },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
+  });
+}
+
+/** The shortest internal token accepted in production (the chart generates 48 random characters). */
+export const MIN_INTERNAL_TOKEN_LENGTH = 32;
+
+// A bearer token goes as one metadata value after "Bearer ": printable ASCII without spaces.
+const TOKEN_CHARACTERS = /^[\x21-\x7e]+$/;
+
+/**
+ * The internal token (INTERNAL_TOKEN) this service's gRPC server requires and its gRPC clients
+ * send. Required in production, and there at least MIN_INTERNAL_TOKEN_LENGTH characters: it is
+ * all that stands between a reachable gRPC port and every project's recipients. Elsewhere it may
+ * be unset (undefined): the servers then accept any caller and the clients send none.
+ */
+export function internalTokenOf(config: {
+  NODE_ENV: string;
+  INTERNAL_TOKEN?: string | undefined;
+}): string | undefined {
+  const token = config.INTERNAL_TOKEN || undefined;
+  if (config.NODE_ENV === 'production') {
+    if (!token) throw new ConfigError(['INTERNAL_TOKEN is required in production']);
+    if (token.length < MIN_INTERNAL_TOKEN_LENGTH)
+      throw new ConfigError([
+        `INTERNAL_TOKEN must be at least ${MIN_INTERNAL_TOKEN_LENGTH} characters in production`,
+      ]);
+  }
+  if (token !== undefined && !TOKEN_CHARACTERS.test(token))
+    throw new ConfigError(['INTERNAL_TOKEN must be printable ASCII without spaces']);
+  return token;
+}
+
+const AUTHORIZATION_KEY = 'authorization';
+// Probes (Kubernetes' gRPC probes, grpc_health_probe) carry no token: health stays open.
+const OPEN_SERVICE_PREFIX = '/grpc.health.v1.Health/';
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/**
+ * A server interceptor requiring `authorization: Bearer <token>` on every call but grpc.health.v1,
+ * refused UNAUTHENTICATED otherwise. Both sides are hashed first, so the constant-time comparison
+ * also hides the token's length. The header is taken out of the metadata handlers see. Refusals
+ * are logged at most once per interval, without what was sent.
+ */
+export function internalTokenInterceptor(
+  token: string,
+  logger: Logger,
+  refusalLog: LogSampler = new LogSampler(),
+): ServerInterceptor {
+  const expected = digest(token);
+  return (method, call) => {
+    if (method.path.startsWith(OPEN_SERVICE_PREFIX)) return new ServerInterceptingCall(call);
+    return new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            const m = /^Bearer (\S+)$/.exec(String(metadata.get(AUTHORIZATION_KEY)[0] ?? ''));
+            if (m && timingSafeEqual(digest(m[1]), expected)) {
+              metadata.remove(AUTHORIZATION_KEY);
+              pass(metadata);
+              return;
+            }
+            const omitted = refusalLog.take(method.path);
+            if (omitted !== undefined)
+              logger.warn(
+                { method: method.path, sent: m ? 'wrong token' : 'no token', omitted },
+                'grpc call refused: INTERNAL_TOKEN missing or wrong',
+              );
+            call.sendStatus({
+              code: GrpcStatus.UNAUTHENTICATED,
+              details: 'internal token missing or wrong',
+              metadata: new Metadata(),
+            });
+          },
+        }),
+    });
+  };
+}
+
+/**
+ * A gRPC server with the channel options of every server (`serverChannelOptions`) that, given an
+ * internal token, requires it of every call but health checks (`internalTokenInterceptor`).
+ * Without one (outside production only, see `internalTokenOf`) it accepts any caller.
+ */
+export function createGrpcServer(
+  internalToken: string | undefined,
+  logger: Logger,
+  maxConnectionAgeMs?: number,
+): Server {
+  return new Server({
+    ...serverChannelOptions(maxConnectionAgeMs),
+    interceptors: internalToken ? [internalTokenInterceptor(internalToken, logger)] : [],
+  });
+}
+
+/** A client interceptor adding `authorization: Bearer <token>` to every call. */
+export function internalTokenSender(token: string): Interceptor {
+  const value = `Bearer ${token}`;
+  return (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        metadata.set(AUTHORIZATION_KEY, value);
+        next(metadata, listener);
+      },
+    });
+}
+
+/** A client class generated from a service of a proto (`loadRecipientsProto()...RecipientService`). */
+export type GrpcClientConstructor<C> = new (
+  address: string,
+  credentials: ChannelCredentials,
+  options?: ClientOptions,
+) => C;
+
+/**
+ * The one way a service makes a client of another: plaintext inside the cluster, every call
+ * carrying the internal token (when there is one), with `clientChannelOptions(address)` unless
+ * other options are given.
+ */
+export function internalClient<C>(
+  Client: GrpcClientConstructor<C>,
+  address: string,
+  internalToken: string | undefined,
+  channelOptions: Record<string, string | number> = clientChannelOptions(address),
+): C {
+  return new Client(address, credentials.createInsecure(), {
+    ...channelOptions,
+    interceptors: internalToken ? [internalTokenSender(internalToken)] : [],
   });
 }
