@@ -1,7 +1,5 @@
 import { createServer } from 'node:http';
 import path from 'node:path';
-import { Server } from '@grpc/grpc-js';
-import { serverChannelOptions } from '@outreach/contracts';
 import {
   addGrpcHealth,
   bindGrpc,
@@ -10,10 +8,12 @@ import {
   closeGrpcServer,
   closeServer,
   connectNats,
+  createGrpcServer,
   createLogger,
   createMetrics,
   createPool,
   ensureStreams,
+  internalTokenOf,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -91,6 +91,7 @@ export const MIN_ADMIN_TOKEN_LENGTH = 24;
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('campaign-service', config.LOG_LEVEL);
+  const internalToken = internalTokenOf(config);
   let adminToken = config.ADMIN_TOKEN;
   // It opens every project, and wrong tries are not slowed: only its length keeps it from guesses.
   if (config.NODE_ENV === 'production' && adminToken && adminToken.length < MIN_ADMIN_TOKEN_LENGTH)
@@ -148,7 +149,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     };
     const recipientClient = opened.add(
       'recipient client',
-      createRecipientClient(config.RECIPIENT_SERVICE_ADDR),
+      createRecipientClient(config.RECIPIENT_SERVICE_ADDR, internalToken),
       (c) => c.close(),
     );
     opened.addStop('usage consumer', await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger));
@@ -197,7 +198,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       nats: natsCheck(nc),
     });
     registerDependencyMetrics(metrics.registry, dependencies);
-    const grpc = opened.add('grpc', new Server(serverChannelOptions()), (server) =>
+    const grpc = opened.add('grpc', createGrpcServer(internalToken, logger), (server) =>
       closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     addCampaignService(grpc, domain, metrics);

@@ -1,11 +1,12 @@
-import { type Client, credentials, Metadata } from '@grpc/grpc-js';
+import { type Client, Metadata } from '@grpc/grpc-js';
+import { loadCampaignsProto, loadHealthProto, loadRecipientsProto } from '@outreach/contracts';
 import {
-  clientChannelOptions,
-  loadCampaignsProto,
-  loadHealthProto,
-  loadRecipientsProto,
-} from '@outreach/contracts';
-import { callUnary, type ForwardedContext, fromServiceError, grpcHealthCheck } from '@outreach/platform';
+  callUnary,
+  type ForwardedContext,
+  fromServiceError,
+  grpcHealthCheck,
+  internalClient,
+} from '@outreach/platform';
 import { coalescedRecipientGets, type GetRecipient } from './recipient-reads';
 
 /**
@@ -48,25 +49,28 @@ function caller(client: Client, deadlineMs: number): Call {
   };
 }
 
-/** Connects (lazily, as grpc-js does) to both backends over plaintext inside the cluster. */
+/**
+ * Connects (lazily, as grpc-js does) to both backends over plaintext inside the cluster, every
+ * call carrying the internal token (INTERNAL_TOKEN) when there is one.
+ */
 export function createBackends(
   addrs: { recipients: string; campaigns: string },
   deadlineMs: number,
+  internalToken?: string,
 ): Backends {
-  const creds = credentials.createInsecure();
-  const recipients = new (loadRecipientsProto().outreach.v1.RecipientService)(
+  const recipients = internalClient(
+    loadRecipientsProto().outreach.v1.RecipientService,
     addrs.recipients,
-    creds,
-    clientChannelOptions(addrs.recipients),
+    internalToken,
   );
-  const campaigns = new (loadCampaignsProto().outreach.v1.CampaignService)(
+  const campaigns = internalClient(
+    loadCampaignsProto().outreach.v1.CampaignService,
     addrs.campaigns,
-    creds,
-    clientChannelOptions(addrs.campaigns),
+    internalToken,
   );
   const Health = loadHealthProto().grpc.health.v1.Health;
-  const recipientsHealth = new Health(addrs.recipients, creds);
-  const campaignsHealth = new Health(addrs.campaigns, creds);
+  const recipientsHealth = internalClient(Health, addrs.recipients, internalToken, {});
+  const campaignsHealth = internalClient(Health, addrs.campaigns, internalToken, {});
   const healthDeadline = Math.min(deadlineMs, 2000);
   const recipientsCall = caller(recipients, deadlineMs);
   return {

@@ -8,6 +8,7 @@ import {
   createMetrics,
   createRedis,
   ensureStreams,
+  internalTokenOf,
   Lifecycle,
   type Logger,
   listen,
@@ -41,6 +42,7 @@ export interface StartOptions {
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('gateway', config.LOG_LEVEL);
+  const internalToken = internalTokenOf(config);
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createMetrics('gateway');
@@ -58,6 +60,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       createBackends(
         { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
         config.GRPC_DEADLINE_MS,
+        internalToken,
       ),
       (b) => b.close(),
     );

@@ -1,7 +1,6 @@
 import { createServer } from 'node:http';
 import path from 'node:path';
-import { credentials } from '@grpc/grpc-js';
-import { clientChannelOptions, loadRecipientsProto } from '@outreach/contracts';
+import { loadRecipientsProto } from '@outreach/contracts';
 import {
   type Clock,
   closeServer,
@@ -10,6 +9,8 @@ import {
   createPool,
   createRedis,
   ensureStreams,
+  internalClient,
+  internalTokenOf,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -72,6 +73,7 @@ async function migrateLink(url: string, logger: Logger): Promise<string[]> {
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('link-runtime', config.LOG_LEVEL);
+  const internalToken = internalTokenOf(config);
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createLinkMetrics();
@@ -108,11 +110,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const proto = loadRecipientsProto();
     const recipientClient = opened.add(
       'recipient client',
-      new proto.outreach.v1.RecipientService(
-        config.RECIPIENT_SERVICE_ADDR,
-        credentials.createInsecure(),
-        clientChannelOptions(config.RECIPIENT_SERVICE_ADDR),
-      ),
+      internalClient(proto.outreach.v1.RecipientService, config.RECIPIENT_SERVICE_ADDR, internalToken),
       (c) => c.close(),
     );
     const recipients = new RecipientCache(

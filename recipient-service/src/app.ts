@@ -1,19 +1,29 @@
-import { Server } from '@grpc/grpc-js';
-import { loadRecipientsProto, serverChannelOptions } from '@outreach/contracts';
-import { addGrpcHealth, type Lifecycle, type Logger, type ServiceMetrics } from '@outreach/platform';
+import type { Server } from '@grpc/grpc-js';
+import { loadRecipientsProto } from '@outreach/contracts';
+import {
+  addGrpcHealth,
+  createGrpcServer,
+  type Lifecycle,
+  type Logger,
+  type ServiceMetrics,
+} from '@outreach/platform';
 import type { Pool } from 'pg';
 import { recipientHandlers } from './recipients/recipients.handlers';
 import type { RecipientService } from './recipients/recipients.service';
 
-/** Builds the gRPC server (RecipientService + grpc.health.v1) from injected deps, without listening. */
+/**
+ * Builds the gRPC server (RecipientService + grpc.health.v1) from injected deps, without
+ * listening; with `internalToken`, every call but health checks must carry it.
+ */
 export function buildGrpcServer(deps: {
   service: RecipientService;
   pool: Pool;
   lifecycle: Lifecycle;
   logger: Logger;
   metrics: ServiceMetrics;
+  internalToken?: string;
 }): Server {
-  const server = new Server(serverChannelOptions());
+  const server = createGrpcServer(deps.internalToken, deps.logger);
   const proto = loadRecipientsProto();
   server.addService(
     proto.outreach.v1.RecipientService.service,

@@ -1,6 +1,5 @@
 import path from 'node:path';
-import { credentials } from '@grpc/grpc-js';
-import { clientChannelOptions, loadCampaignsProto, loadHealthProto, subjects } from '@outreach/contracts';
+import { loadCampaignsProto, loadHealthProto, subjects } from '@outreach/contracts';
 import {
   bindGrpc,
   type Clock,
@@ -11,6 +10,8 @@ import {
   createPool,
   ensureStreams,
   grpcHealthCheck,
+  internalClient,
+  internalTokenOf,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -79,6 +80,7 @@ export async function start(
 ): Promise<RunningService & { lifecycle: Lifecycle }> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
+  const internalToken = internalTokenOf(config);
   const clock = options.clock ?? systemClock;
   const safetyRules = loadSafetyRules(config.SAFETY_RULES_FILE);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -103,20 +105,18 @@ export async function start(
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
     const campaignClient = opened.add(
       'campaign client',
-      new CampaignService(
-        config.CAMPAIGN_SERVICE_ADDR,
-        credentials.createInsecure(),
-        clientChannelOptions(config.CAMPAIGN_SERVICE_ADDR),
-      ),
+      internalClient(CampaignService, config.CAMPAIGN_SERVICE_ADDR, internalToken),
       (c) => c.close(),
     );
     // Writes ask the campaign service whether their campaign is still editable, and go by the
     // replicas while it is out of reach: the gauge shows when they do.
     const campaignHealth = opened.add(
       'campaign health client',
-      new (loadHealthProto().grpc.health.v1.Health)(
+      internalClient(
+        loadHealthProto().grpc.health.v1.Health,
         config.CAMPAIGN_SERVICE_ADDR,
-        credentials.createInsecure(),
+        internalToken,
+        {},
       ),
       (c) => c.close(),
     );
@@ -186,7 +186,7 @@ export async function start(
     );
     const server = opened.add(
       'grpc',
-      buildGrpcServer({ service, pool, lifecycle, logger, metrics }),
+      buildGrpcServer({ service, pool, lifecycle, logger, metrics, internalToken }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT);

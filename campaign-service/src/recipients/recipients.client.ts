@@ -1,27 +1,20 @@
-import { credentials } from '@grpc/grpc-js';
 import {
   type CreateResultMessage,
-  clientChannelOptions,
   loadRecipientsProto,
   type RecipientMessage,
   toCreateResult,
   toFullRecipient,
 } from '@outreach/contracts';
-import { callUnary, fromServiceError, jsonText } from '@outreach/platform';
+import { callUnary, fromServiceError, internalClient, jsonText } from '@outreach/platform';
 
 /** A RecipientService client. */
 export type RecipientClient = InstanceType<
   ReturnType<typeof loadRecipientsProto>['outreach']['v1']['RecipientService']
 >;
 
-/** Connects (lazily) to RecipientService at `host:port`. */
-export function createRecipientClient(address: string): RecipientClient {
-  const proto = loadRecipientsProto();
-  return new proto.outreach.v1.RecipientService(
-    address,
-    credentials.createInsecure(),
-    clientChannelOptions(address),
-  );
+/** Connects (lazily) to RecipientService at `host:port`, every call carrying the internal token. */
+export function createRecipientClient(address: string, internalToken: string | undefined): RecipientClient {
+  return internalClient(loadRecipientsProto().outreach.v1.RecipientService, address, internalToken);
 }
 
 async function call<Res>(
