@@ -1,6 +1,12 @@
 import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { loadRecipientsProto } from '@outreach/contracts';
-import { AppError, ConfigError, type RunningService, toServiceError } from '@outreach/platform';
+import {
+  AppError,
+  ConfigError,
+  MIN_INTERNAL_TOKEN_LENGTH,
+  type RunningService,
+  toServiceError,
+} from '@outreach/platform';
 import { freePort } from '../../test/support/system';
 import { MIN_ADMIN_TOKEN_LENGTH } from '../src/server';
 import { adminClient, createTestNamespace, serviceEnv, start } from './helpers';
@@ -72,11 +78,31 @@ afterAll(async () => {
 });
 
 it('refuses to start in production without ADMIN_TOKEN, or with one short enough to guess', async () => {
-  const env = { ...serviceEnv(ns), NODE_ENV: 'production', ADMIN_TOKEN: '' };
+  const env = {
+    ...serviceEnv(ns),
+    NODE_ENV: 'production',
+    ADMIN_TOKEN: '',
+    INTERNAL_TOKEN: 'x'.repeat(MIN_INTERNAL_TOKEN_LENGTH),
+  };
+  await expect(start(env)).rejects.toThrow('ADMIN_TOKEN is required in production');
   await expect(start(env)).rejects.toBeInstanceOf(ConfigError);
   const short = { ...env, ADMIN_TOKEN: 'x'.repeat(MIN_ADMIN_TOKEN_LENGTH - 1) };
   await expect(start(short)).rejects.toThrow(
     `ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`,
+  );
+});
+
+it('refuses to start in production without INTERNAL_TOKEN, or with one shorter than 32 characters', async () => {
+  const env = {
+    ...serviceEnv(ns),
+    NODE_ENV: 'production',
+    ADMIN_TOKEN: 'x'.repeat(MIN_ADMIN_TOKEN_LENGTH),
+    INTERNAL_TOKEN: '',
+  };
+  await expect(start(env)).rejects.toThrow('INTERNAL_TOKEN is required in production');
+  const short = { ...env, INTERNAL_TOKEN: 'x'.repeat(MIN_INTERNAL_TOKEN_LENGTH - 1) };
+  await expect(start(short)).rejects.toThrow(
+    `INTERNAL_TOKEN must be at least ${MIN_INTERNAL_TOKEN_LENGTH} characters`,
   );
 });
 

@@ -3,9 +3,12 @@
  * backends): keys come from the campaign service's admin API, revocation travels through
  * its outbox and NATS. Every response is checked against the OpenAPI document.
  */
-import type { RunningService } from '@outreach/platform';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { loadCampaignsProto, loadHealthProto, loadRecipientsProto } from '@outreach/contracts';
+import { callUnary, INTERNAL_TOKEN_REFUSED, internalClient, type RunningService } from '@outreach/platform';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import pino from 'pino';
 import { start as startCampaigns } from '../../campaign-service/src/server';
 import { start as startRecipients } from '../../recipient-service/src/server';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
@@ -21,6 +24,10 @@ const services: RunningService[] = [];
 let adminUrl: string;
 let gatewayUrl: string;
 const ADMIN = 'admin-token-for-gateway-tests';
+// Every gRPC call between the services carries it; the servers refuse one without it.
+const INTERNAL = 'internal-token-for-gateway-tests-0123456789';
+let env: Record<string, string>;
+let grpcAddrs: { recipients: string; campaigns: string };
 
 async function http(method: string, url: string, token?: string, body?: unknown): Promise<Reply> {
   const res = await fetch(url, {
@@ -61,10 +68,11 @@ async function projectWithKey(name: string) {
 beforeAll(async () => {
   ns = await createTestNamespace();
   const [recipientPort, campaignPort] = [await freePort(), await freePort()];
-  const env = {
+  env = {
     ...ns.env,
     HOST: '127.0.0.1',
     ADMIN_TOKEN: ADMIN,
+    INTERNAL_TOKEN: INTERNAL,
     RECIPIENT_GRPC_PORT: String(recipientPort),
     CAMPAIGN_GRPC_PORT: String(campaignPort),
     DASHBOARD_PORT: '0',
@@ -72,6 +80,7 @@ beforeAll(async () => {
     RECIPIENT_SERVICE_ADDR: `127.0.0.1:${recipientPort}`,
     CAMPAIGN_SERVICE_ADDR: `127.0.0.1:${campaignPort}`,
   };
+  grpcAddrs = { recipients: env.RECIPIENT_SERVICE_ADDR, campaigns: env.CAMPAIGN_SERVICE_ADDR };
   const campaigns = await startCampaigns(env);
   services.push(campaigns);
   services.push(await startRecipients(env));
@@ -222,4 +231,96 @@ test('a body nested as deep as JSON.parse takes gets the answer any body of its 
   });
   expect(adminAnswer.status).toBe(400);
   expect(((await adminAnswer.json()) as { code: string }).code).toBe('invalid_request');
+});
+
+describe('the internal token (INTERNAL_TOKEN)', () => {
+  const RecipientService = loadRecipientsProto().outreach.v1.RecipientService;
+  const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
+  const Health = loadHealthProto().grpc.health.v1.Health;
+
+  it('is required of every gRPC call by both services, health checks aside', async () => {
+    const { campaign } = await projectWithKey('internal-token');
+    const projectId = campaign.projectId as string;
+    const calls = (token: string | undefined) => {
+      const recipients = internalClient(RecipientService, grpcAddrs.recipients, token);
+      const campaigns = internalClient(CampaignService, grpcAddrs.campaigns, token);
+      const ask = [
+        callUnary<object, { total: number }>(recipients, 'ListRecipients', {
+          projectId,
+          campaignId: campaign.id,
+          limit: 10,
+        }),
+        callUnary<object, { campaigns: { id: string }[] }>(campaigns, 'ListCampaigns', { projectId }),
+      ] as const;
+      return Promise.allSettled(ask).finally(() => {
+        recipients.close();
+        campaigns.close();
+      });
+    };
+    for (const token of [undefined, 'wrong-internal-token-of-enough-characters', `${INTERNAL}x`]) {
+      const answers = await calls(token);
+      for (const answer of answers) {
+        expect(answer.status).toBe('rejected');
+        expect((answer as PromiseRejectedResult).reason.code).toBe(GrpcStatus.UNAUTHENTICATED);
+      }
+    }
+    const [listed, campaigns] = await calls(INTERNAL);
+    expect(listed).toMatchObject({ status: 'fulfilled', value: { total: 0 } });
+    expect(campaigns).toMatchObject({ status: 'fulfilled', value: { campaigns: [{ id: campaign.id }] } });
+    // Probes carry no token.
+    for (const addr of Object.values(grpcAddrs)) {
+      const health = internalClient(Health, addr, undefined, {});
+      try {
+        expect(await callUnary(health, 'Check', { service: '' })).toEqual({ status: 'SERVING' });
+      } finally {
+        health.close();
+      }
+    }
+  });
+
+  it('is required in production by the gateway and the recipient service too', async () => {
+    for (const startService of [startGateway, startRecipients]) {
+      await expect(startService({ ...env, NODE_ENV: 'production', INTERNAL_TOKEN: '' })).rejects.toThrow(
+        'INTERNAL_TOKEN is required in production',
+      );
+    }
+  });
+
+  it('carries every call along the whole path: gateway, recipient service, campaign service and back', async () => {
+    const { campaign, key, base } = await projectWithKey('internal-path');
+    // The gateway asks the campaign service for the key, the recipient service asks it whether the
+    // campaign takes recipients; the dashboard's list goes from the campaign service to the recipients.
+    const created = await http('POST', `${base}/recipients`, key, {
+      campaignId: campaign.id,
+      items: [{ externalId: 'path@example.com' }],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.created).toBe(1);
+    const listed = await admin('GET', `/projects/${campaign.projectId}/campaigns/${campaign.id}/recipients`);
+    expect(listed.recipients.map((r: { externalId: string }) => r.externalId)).toEqual(['path@example.com']);
+  });
+
+  it('answers 503 unavailable, without detail, from a gateway whose token the services refuse', async () => {
+    const { campaign, key } = await projectWithKey('internal-wrong');
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const wrong = await startGateway(
+      { ...env, INTERNAL_TOKEN: 'a-different-internal-token-0123456789' },
+      { logger },
+    );
+    try {
+      const res = await http(
+        'GET',
+        `http://127.0.0.1:${wrong.ports.http}/api/v1/projects/${campaign.projectId}/recipients?campaignId=${campaign.id}`,
+        key,
+      );
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('unavailable');
+      expect(res.text).not.toMatch(/INTERNAL_TOKEN|UNAUTHENTICATED|token/i);
+      // Its log says what is wrong.
+      expect(lines.join('')).toContain(INTERNAL_TOKEN_REFUSED);
+    } finally {
+      await wrong.stop();
+    }
+  });
 });

@@ -14,6 +14,8 @@ export interface TestSystem {
   linkUrl: string;
   adminUrl: string;
   adminToken: string;
+  /** INTERNAL_TOKEN: every gRPC call between the services carries it, and the servers require it. */
+  internalToken: string;
   services: RunningService[];
   /** The environment every service was started with (before its own METRICS_PORT). */
   env: Record<string, string>;
@@ -43,11 +45,13 @@ export async function startSystem(
     Array.from({ length: 5 }, () => freePort()),
   );
   const adminToken = 'test-admin-token';
+  const internalToken = 'test-internal-token-0123456789abcdef';
   const linkUrl = `http://127.0.0.1:${link}`;
   const env: Record<string, string> = {
     ...ns.env,
     HOST: '127.0.0.1',
     ADMIN_TOKEN: adminToken,
+    INTERNAL_TOKEN: internalToken,
     PUBLIC_BASE_URL: linkUrl,
     CAMPAIGN_GRPC_PORT: String(campaignGrpc),
     RECIPIENT_GRPC_PORT: String(recipientGrpc),
@@ -85,6 +89,7 @@ export async function startSystem(
     linkUrl,
     adminUrl: `http://127.0.0.1:${dashboard}`,
     adminToken,
+    internalToken,
     services,
     env,
     metricsUrls,
