@@ -114,6 +114,14 @@ check_fails "values.schema.json refuses an unknown log level" \
   "$HELM" template outreach "$CHART" --set config.logLevel=loud
 check_fails "values.schema.json refuses an unknown access log mode" \
   "$HELM" template outreach "$CHART" --set services.link-runtime.accessLog=off
+check_fails "values.schema.json refuses an internal token shorter than 32 characters" \
+  "$HELM" template outreach "$CHART" --set secrets.internalToken.value=short
+out=$("$HELM" template outreach "$CHART" --set secrets.internalToken.existingSecret=my-internal 2>&1)
+if [[ $(grep -c 'name: my-internal' <<<"$out") -eq 4 ]] && ! grep -q '^  INTERNAL_TOKEN:' <<<"$out"; then
+  ok "an existing Secret's INTERNAL_TOKEN reaches all four services and is not generated"
+else
+  not_ok "an existing Secret's INTERNAL_TOKEN reaches all four services and is not generated" "$(grep -n 'my-internal\|INTERNAL_TOKEN' <<<"$out")"
+fi
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
@@ -261,16 +269,21 @@ if [[ -f $OUT/defaults.yaml ]]; then
     const grpc = np.spec.ingress.find((r) => r.ports.some((p) => p.port === "grpc"));
     const clients = grpc.from[0].podSelector.matchExpressions[0];
     clients.values = clients.values.filter((c) => c !== "link-runtime");
+    const linkPod = docs.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-link-runtime"));
+    linkPod.spec.template.spec.containers[0].env = linkPod.spec.template.spec.containers[0].env.filter(
+      (e) => e.name !== "INTERNAL_TOKEN",
+    );
     fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
   ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
   broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
   if [[ $? -ne 0 ]] && grep -q 'no readinessProbe' <<<"$broken" && grep -q 'must be integer' <<<"$broken" &&
     grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken" &&
     grep -q 'max_connections is 100; the services may open' <<<"$broken" &&
-    grep -q 'no --maxmemory under its' <<<"$broken" && grep -q 'not noeviction' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections and a trial Redis without maxmemory"
+    grep -q 'no --maxmemory under its' <<<"$broken" && grep -q 'not noeviction' <<<"$broken" &&
+    grep -q 'link-runtime: no INTERNAL_TOKEN from a Secret' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory and a service without INTERNAL_TOKEN"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections and a trial Redis without maxmemory" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory and a service without INTERNAL_TOKEN" "$broken"
   fi
 fi
 

@@ -309,6 +309,40 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   check('pods read only rendered or declared Secrets; migration hook Job present', problems);
 }
 
+// ---- the internal token: every service's gRPC calls carry it and its gRPC server requires it ----
+// One missing from a service's pod refuses its calls (or, outside production, opens its server);
+// two services reading it from different places hold different tokens and refuse each other.
+{
+  const problems = [];
+  const sources = new Map();
+  for (const svc of Object.keys(SERVICES)) {
+    const d = byKind('Deployment').find((o) => componentOf(o) === svc);
+    if (!d) continue;
+    const pod = d.spec.template.spec;
+    const c = pod.containers.find((x) => x.name === svc) ?? pod.containers[0];
+    const entries = (c.env ?? []).filter((e) => e.name === 'INTERNAL_TOKEN');
+    const ref = entries[0]?.valueFrom?.secretKeyRef;
+    if (entries.length !== 1 || !ref) {
+      problems.push(
+        entries.length > 1
+          ? `${svc}: INTERNAL_TOKEN is set ${entries.length} times`
+          : `${svc}: no INTERNAL_TOKEN from a Secret`,
+      );
+      continue;
+    }
+    sources.set(svc, `${ref.name}/${ref.key}`);
+    const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
+    const value = secret?.data?.[ref.key];
+    if (value !== undefined && Buffer.from(value, 'base64').toString('utf8').length < 32)
+      problems.push(`${svc}: INTERNAL_TOKEN in Secret ${ref.name} is shorter than 32 characters`);
+  }
+  if (new Set(sources.values()).size > 1)
+    problems.push(
+      `the services read INTERNAL_TOKEN from different places: ${[...sources].map(([s, r]) => `${s} ${r}`).join(', ')}`,
+    );
+  check('every service gets the same INTERNAL_TOKEN from a Secret', problems);
+}
+
 // ---- volumes: every mount has its volume, every file a variable names is mounted ------------
 // A file the pod is told to read (SAFETY_RULES_FILE, a CA in NODE_EXTRA_CA_CERTS) only exists in
 // the read-only image if a volume brings it: a path outside every mount fails at start, or, for

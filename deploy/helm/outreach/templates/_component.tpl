@@ -112,6 +112,8 @@ spec:
             {{- . | nindent 12 }}
             {{- end }}
             {{- end }}
+            {{- /* Every service: its gRPC calls carry it, its gRPC server requires it. */}}
+            {{- include "outreach.secretEnvVar" (dict "root" $root "name" "INTERNAL_TOKEN") | trim | nindent 12 }}
             {{- range $k, $val := $v.extraEnv }}
             - name: {{ $k }}
               value: {{ $val | toString | quote }}

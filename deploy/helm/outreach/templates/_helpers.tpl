@@ -105,6 +105,10 @@ ADMIN_TOKEN:
   key: adminToken
   item: {{ toJson .Values.secrets.adminToken }}
   generate: true
+INTERNAL_TOKEN:
+  key: internalToken
+  item: {{ toJson .Values.secrets.internalToken }}
+  generate: true
 ASSISTANT_API_KEY:
   key: assistantApiKey
   item: {{ toJson .Values.secrets.assistantApiKey }}
