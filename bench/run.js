@@ -26,6 +26,8 @@ const { freePort, waitGrpc, waitHttp } = require('../scripts/lib/wait');
 const { forkReady, hasWrk, median, spawnService, stopAll, load: loadWith } = require('./lib');
 // Services run with NODE_ENV=production, where the admin token must be at least 24 characters.
 const BENCH_ADMIN_TOKEN = 'bench-admin-token-of-24-characters';
+// NODE_ENV=production: at least 32 characters.
+const BENCH_INTERNAL_TOKEN = 'bench-internal-token-of-32-characters';
 
 const root = path.resolve(__dirname, '..');
 const SCENARIOS = ['bulk', 'reads', 'pages', 'starts', 'launch'];
@@ -281,6 +283,7 @@ async function startSystem(children, dbUrl) {
     NODE_ENV: 'production',
     LOG_LEVEL,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    INTERNAL_TOKEN: BENCH_INTERNAL_TOKEN,
     DATABASE_URL: dbUrl,
     DATABASE_POOL_SIZE: '20',
     REDIS_PREFIX: `bench:${suffix}:`,

@@ -18,8 +18,10 @@ const env = {
   CAMPAIGN_GRPC_PORT: '50052',
   RECIPIENT_GRPC_PORT: '50051',
   ADMIN_TOKEN: 'dev-admin-token',
-  // This machine only: the admin token and the demo sign-in are published in the README, and the
-  // gRPC ports take any caller. HOST=0.0.0.0 opens every service to the network.
+  // Every gRPC call between the services carries it, and their gRPC ports require it.
+  INTERNAL_TOKEN: 'dev-internal-token',
+  // This machine only: the admin token, the internal token and the demo sign-in are published
+  // here and in the README. HOST=0.0.0.0 opens every service to the network.
   HOST: '127.0.0.1',
   ...process.env,
 };

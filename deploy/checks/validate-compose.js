@@ -99,6 +99,7 @@ const { check, report } = createChecks();
       'REDIS_PREFIX',
       'PUBLIC_BASE_URL',
       'ADMIN_TOKEN',
+      'INTERNAL_TOKEN',
       'RECIPIENT_SERVICE_ADDR',
       'CAMPAIGN_SERVICE_ADDR',
       'METRICS_PORT',
