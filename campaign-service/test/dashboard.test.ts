@@ -1390,6 +1390,123 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     }
   });
 
+  it('creates a project from a form sent twice once, its creator its operator landing on it, and refuses bad names in words', async () => {
+    const gamma = (await admin('POST', '/projects', { name: 'Gamma' })).id;
+    await createOperatorFromEnv(envOf(), {
+      email: 'founder@example.com',
+      password: 'founder-password-1',
+      projectIds: [gamma],
+    });
+    const a = new Agent(base);
+    await a.signIn('founder@example.com', 'founder-password-1');
+    // Reachable from every page's header, her only project's pages too.
+    const campaigns = await a.get(`/dashboard/p/${gamma}/campaigns`);
+    expect(campaigns.text).toContain('<a href="/dashboard/projects/new">New project</a>');
+    const page = await a.get('/dashboard/projects/new');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<h1>New project</h1>');
+    const form = {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      _once: /name="_once" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+    };
+    expect(form._once).toMatch(/^[\w-]{22}$/);
+    const countNamed = async (name: string) =>
+      (await db.query('SELECT count(*)::int AS n FROM projects WHERE name = $1', [name])).rows[0].n;
+
+    // Refused in words under the field, as the admin API's schema refuses them, the input kept.
+    const errorOf = (text: string) => /<p class="error" id="f-name-err">([^<]*)<\/p>/.exec(text)?.[1];
+    for (const [name, message] of [
+      ['   ', 'Enter a name.'],
+      ['d'.repeat(201), 'Use at most 200 characters.'],
+      ['De\u0000lta', 'Remove the NUL character (an invisible control character) from the text.'],
+    ]) {
+      const res = await a.post('/dashboard/projects', { ...form, name });
+      expect([name, res.status, errorOf(res.text)]).toEqual([name, 400, message]);
+      expect(summaryOf(res.text)).toEqual([
+        ['#f-name', `Project name: ${message[0].toLowerCase()}${message.slice(1)}`],
+      ]);
+    }
+    expect(await countNamed('d'.repeat(201))).toBe(0);
+    const long = await a.post('/dashboard/projects', { ...form, name: 'd'.repeat(201) });
+    expect(long.text).toContain(`value="${'d'.repeat(201)}"`);
+
+    // A refused form freed its token: sent twice at once, then once more, it makes one project.
+    const [first, second] = await Promise.all([
+      a.post('/dashboard/projects', { ...form, name: '  Delta  ' }),
+      a.post('/dashboard/projects', { ...form, name: '  Delta  ' }),
+    ]);
+    const third = await a.post('/dashboard/projects', { ...form, name: '  Delta  ' });
+    const { rows } = await db.query<{ id: string }>("SELECT id FROM projects WHERE name = 'Delta'");
+    expect(rows).toHaveLength(1);
+    const delta = rows[0].id;
+    const done = `/dashboard/p/${delta}/campaigns?done=project-created`;
+    expect([first, second, third].map((r) => [r.status, r.headers.get('location')]).sort()).toEqual([
+      [303, done],
+      [303, `${done}&resent=1`],
+      [303, `${done}&resent=1`],
+    ]);
+    // Its creator is its operator, and lands on it.
+    const members = await db.query<{ email: string }>(
+      `SELECT o.email FROM operator_projects m JOIN operators o ON o.id = m.operator_id WHERE m.project_id = $1`,
+      [delta],
+    );
+    expect(members.rows.map((m) => m.email)).toEqual(['founder@example.com']);
+    const landed = await a.get(done);
+    expect(landed.status).toBe(200);
+    expect(landed.text).toContain('Project created.');
+    expect(landed.text).toContain('<span class="project">Delta</span>');
+    expect((await a.get(`${done}&resent=1`)).text).toContain('the project was created once, not again');
+    // The home page now lists both, with the way to a new one.
+    const home = await a.get('/dashboard');
+    expect(home.status).toBe(200);
+    expect(home.text).toContain('>Gamma</a>');
+    expect(home.text).toContain('>Delta</a>');
+    expect(home.text).toContain('<a class="button" href="/dashboard/projects/new">New project</a>');
+  });
+
+  it("renames a project from its Operators page, refusing bad names in words and another project's with 404", async () => {
+    const epsilon = (await admin('POST', '/projects', { name: 'Epsilon' })).id;
+    await createOperatorFromEnv(envOf(), {
+      email: 'renamer@example.com',
+      password: 'renamer-password-1',
+      projectIds: [epsilon],
+    });
+    const a = new Agent(base);
+    await a.signIn('renamer@example.com', 'renamer-password-1');
+    const path = `/dashboard/p/${epsilon}/members`;
+    const page = await a.get(path);
+    expect(formFieldsOf(page.text, `/dashboard/p/${epsilon}/name`).name).toEqual(['Epsilon']);
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+
+    const renamed = await a.post(`/dashboard/p/${epsilon}/name`, { _csrf: token, name: ' Epsilon & co ' });
+    expect([renamed.status, renamed.headers.get('location')]).toEqual([303, `${path}?done=renamed`]);
+    expect((await admin('GET', `/projects/${epsilon}`)).name).toBe('Epsilon & co');
+    const after = await a.get(`${path}?done=renamed`);
+    expect(after.text).toContain('Project renamed.');
+    expect(after.text).toContain('<span class="project">Epsilon &amp; co</span>');
+
+    const errorOf = (text: string) => /<p class="error" id="f-name-err">([^<]*)<\/p>/.exec(text)?.[1];
+    for (const [name, message] of [
+      ['', 'Enter a name.'],
+      ['e'.repeat(201), 'Use at most 200 characters.'],
+      ['Eps\u0000ilon', 'Remove the NUL character (an invisible control character) from the text.'],
+    ]) {
+      const res = await a.post(`/dashboard/p/${epsilon}/name`, { _csrf: token, name });
+      expect([name, res.status, errorOf(res.text)]).toEqual([name, 400, message]);
+      expect(summaryOf(res.text)).toEqual([
+        ['#f-name', `Project name: ${message[0].toLowerCase()}${message.slice(1)}`],
+      ]);
+    }
+    expect((await admin('GET', `/projects/${epsilon}`)).name).toBe('Epsilon & co');
+
+    // Another project's, or one that does not exist: 404, and the name stays.
+    for (const other of [p1, 'prj_doesnotexist']) {
+      const res = await a.post(`/dashboard/p/${other}/name`, { _csrf: token, name: 'Taken over' });
+      expect([other, res.status]).toEqual([other, 404]);
+    }
+    expect((await admin('GET', `/projects/${p1}`)).name).toBe('Alpha');
+  });
+
   it('never shows or changes another project: 404 as for a project that does not exist', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

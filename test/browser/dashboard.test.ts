@@ -558,6 +558,71 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       }
     });
 
+    it('creates and renames a project, its pages and refusals accessible on a phone', async () => {
+      // An operator of their own, so the other tests' operator keeps landing on their only project.
+      const email = 'founder@example.com';
+      const own = await admin(sys, 'POST', '/projects', { name: 'First project' });
+      await createOperatorFromEnv(sys.ns.env, { email, password: PASSWORD, projectIds: [own.id] });
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 1,
+        isMobile: true,
+        hasTouch: true,
+        timezoneId: TZ,
+        baseURL: sys.adminUrl,
+      });
+      const phone = await context.newPage();
+      try {
+        await phone.goto('/dashboard/sign-in');
+        await phone.getByLabel('E-mail address').fill(email);
+        await phone.getByLabel('Password').fill(PASSWORD);
+        await phone.getByRole('button', { name: 'Sign in' }).click();
+        await phone.waitForURL('**/dashboard/p/*/campaigns');
+        // From the header of the only project's pages.
+        await phone.getByRole('link', { name: 'New project' }).click();
+        await phone.waitForURL('**/dashboard/projects/new');
+        await expectAccessible(phone, 'new project');
+        await phone.getByRole('button', { name: 'Create project' }).click();
+        // Refused by the browser first (required): the field says so, nothing is sent.
+        expect(phone.url()).toMatch(/\/dashboard\/projects\/new$/);
+        await phone.getByLabel('Project name').fill('   ');
+        await phone.getByRole('button', { name: 'Create project' }).click();
+        await hasText(phone.locator('#f-name-err'), 'Enter a name.');
+        expect(await phone.locator('#f-name').getAttribute('aria-invalid')).toBe('true');
+        await expectAccessible(phone, 'new project, refused');
+        await shot(phone, '16-new-project-refused');
+        await phone.getByLabel('Project name').fill('Second project');
+        await phone.getByRole('button', { name: 'Create project' }).click();
+        await phone.getByText('Project created.').waitFor();
+        expect(phone.url()).toMatch(/\/dashboard\/p\/prj_[^/]+\/campaigns\?done=project-created$/);
+        await hasText(phone.locator('header .project'), 'Second project');
+
+        await phone.getByRole('link', { name: 'Operators' }).click();
+        await phone.waitForURL('**/members');
+        await expectAccessibleWith(phone, 'operators with project name', [
+          'heading-order',
+          'landmark-unique',
+        ]);
+        await phone.getByLabel('Project name').fill('Second project, renamed');
+        await phone.getByRole('button', { name: 'Rename project' }).click();
+        await phone.getByText('Project renamed.').waitFor();
+        await hasText(phone.locator('header .project'), 'Second project, renamed');
+        await phone.getByLabel('Project name').fill('');
+        await phone.getByLabel('Project name').evaluate((el) => el.removeAttribute('required'));
+        await phone.getByRole('button', { name: 'Rename project' }).click();
+        await hasText(phone.locator('#f-name-err'), 'Enter a name.');
+        await expectAccessibleWith(phone, 'operators, rename refused', ['heading-order', 'landmark-unique']);
+        await shot(phone, '17-project-rename-refused');
+
+        // The home page lists both, with the way to another.
+        await phone.goto('/dashboard');
+        await expectAccessible(phone, 'projects');
+        expect(await phone.getByRole('link', { name: 'New project' }).count()).toBe(2);
+      } finally {
+        await context.close();
+      }
+    });
+
     it("draws a full usage chart's text readable on a phone, every label inside the chart and apart", async () => {
       // 48 hours, the most the chart draws, their labels the longest it has, and a peak of 4 digits.
       const points = Array.from({ length: 48 }, (_, i) => ({

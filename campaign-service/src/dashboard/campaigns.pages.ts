@@ -449,7 +449,9 @@ export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
       layout(
         pc,
         'Campaigns',
-        html`<h1>Campaigns</h1>
+        html`${ctx.query.done === 'project-created' ? notice('ok', 'Project created. You are its operator; add colleagues on its Operators page.') : ''}
+${ctx.query.done === 'project-created' && ctx.query[RESENT] === '1' ? notice('warn', 'That form had already been sent: the project was created once, not again.') : ''}
+<h1>Campaigns</h1>
 <div class="actions"><a class="button" href="${base}/campaigns/new">New campaign</a></div>
 ${
   campaigns.length === 0

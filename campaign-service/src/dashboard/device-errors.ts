@@ -21,14 +21,20 @@ export const PAGE_TEXT_ADVICE =
  */
 export const NUL_ADVICE = 'Remove the NUL character (an invisible control character) from the text.';
 
+/**
+ * A name's problems by schema rule. Every name of the admin API (a device's, a project's) has the
+ * same schema; shared with the project forms.
+ */
+export const NAME_MESSAGES: Record<string, string> = {
+  required: 'Enter a name.',
+  minLength: 'Enter a name.',
+  maxLength: tooLong(F.name.maxLength),
+  format: NUL_ADVICE,
+};
+
 /** Message per form field and schema rule; limits come from the schema itself. */
 const MESSAGES: Record<string, Record<string, string>> = {
-  name: {
-    required: 'Enter a name.',
-    minLength: 'Enter a name.',
-    maxLength: tooLong(F.name.maxLength),
-    format: NUL_ADVICE,
-  },
+  name: NAME_MESSAGES,
   'styling.title': { maxLength: tooLong(F.styling.properties.title.maxLength), format: PAGE_TEXT_ADVICE },
   'styling.primaryColor': { pattern: colour },
   'styling.backgroundColor': { pattern: colour },

@@ -59,10 +59,10 @@ export function breadcrumbs(items: Array<[string, string | null]>): SafeHtml {
 
 /** The complete document around a page body. */
 export function layout(pc: PageContext, title: string, body: SafeHtml): string {
-  const projectSwitch =
-    pc.projects && pc.projects.length > 1
-      ? html`<a href="/dashboard" class="switch">Switch project</a>`
-      : html``;
+  // With one project the home page leads straight to it, so a new one is made from here.
+  const projectSwitch = html`${
+    pc.projects && pc.projects.length > 1 ? html`<a href="/dashboard" class="switch">Switch project</a>` : ''
+  }<a href="/dashboard/projects/new">New project</a>`;
   return html`<!doctype html>
 <html lang="en">
 <head>

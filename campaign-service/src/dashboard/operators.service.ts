@@ -1,6 +1,6 @@
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { Pool } from 'pg';
-import type { Project } from '../projects/projects.service';
+import { createProject, type Project } from '../projects/projects.service';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
 
 /** What operator functions need. */
@@ -170,6 +170,31 @@ export async function addMembership(
     if (exists.rowCount === 0)
       throw new AppError('not_found', 'Project not found.', { details: { projectId } });
   }
+}
+
+/**
+ * Creates a project (as the admin API's `createProject` does) with the operator as its member, in
+ * one transaction: a project never stays without its operator. 409 when the account was deleted
+ * meanwhile (removed from its last project just then).
+ */
+export async function createOperatorProject(
+  deps: OperatorDeps,
+  operatorId: string,
+  input: { name: string },
+): Promise<Project> {
+  return withTransaction(deps.pool, async (client) => {
+    const project = await createProject({ pool: client, clock: deps.clock }, input);
+    const { rowCount } = await client.query(
+      `INSERT INTO operator_projects (operator_id, project_id, created_at)
+       SELECT id, $2, $3 FROM operators WHERE id = $1`,
+      [operatorId, project.id, deps.clock()],
+    );
+    if (rowCount === 0)
+      throw new AppError('conflict', 'This operator was removed meanwhile.', {
+        details: { reason: 'operator_removed', operatorId },
+      });
+    return project;
+  });
 }
 
 /** Checks e-mail and password; the same `null` for an unknown e-mail and a wrong password. */

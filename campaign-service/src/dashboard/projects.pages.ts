@@ -1,5 +1,8 @@
 import type Router from '@koa/router';
 import { AppError } from '@outreach/platform';
+import type { Context } from 'koa';
+import { compileAdminSchemas } from '../http/admin.schemas';
+import { renameProject } from '../projects/projects.service';
 import {
   baseContext,
   type DashboardDeps,
@@ -9,15 +12,37 @@ import {
   projectContext,
   sendPage,
 } from './context';
+import { NAME_MESSAGES } from './device-errors';
+import { actOnce, onceField } from './form-once';
+import type { FieldErrors } from './forms';
 import { html } from './html';
 import { breadcrumbs, csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
-import { addProjectOperator, listProjectOperators, removeProjectOperator } from './operators.service';
+import {
+  addProjectOperator,
+  createOperatorProject,
+  listProjectOperators,
+  removeProjectOperator,
+} from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
 import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant } from './time';
 
-/** The home page (the operator's projects) and a project's operators. */
+/** What the new-project and rename forms hint about a name. */
+const NAME_HINT = 'Up to 200 characters; operators see it in the header of every page of the project.';
+
+/** The home page (the operator's projects), a new project, a project's operators and its name. */
 export function registerProjectRoutes(r: Router, deps: DashboardDeps): void {
+  const check = compileAdminSchemas();
+  /** A project name as the admin API checks it (`create-project`), its problems in words. */
+  const projectName = (raw: string): { name: string; errors: FieldErrors } => {
+    // Trimmed, as every name the dashboard's forms take.
+    const name = raw.trim();
+    const errors: FieldErrors = {};
+    for (const p of check('create-project', { name }))
+      errors.name ??= NAME_MESSAGES[p.rule] ?? `The name ${p.message}.`;
+    return { name, errors };
+  };
+
   r.get('/', async (ctx) => {
     const pc = await baseContext(deps, ctx);
     const projects = pc.projects ?? [];
@@ -30,14 +55,63 @@ export function registerProjectRoutes(r: Router, deps: DashboardDeps): void {
         html`<h1>Your projects</h1>
 ${
   projects.length === 0
-    ? notice('warn', 'You are not a member of any project yet. Ask an operator of a project to add you.')
+    ? notice(
+        'warn',
+        'You are not a member of any project yet. Create one, or ask an operator of a project to add you.',
+      )
     : html`<ul class="cards">${projects.map(
         (p) => html`<li class="card"><h2><a href="${projectPath(p.id)}/campaigns">${p.name}</a></h2>
 <p class="meta"><code>${p.id}</code></p></li>`,
       )}</ul>`
-}`,
+}
+<div class="actions"><a class="button" href="/dashboard/projects/new">New project</a></div>`,
       ),
     );
+  });
+
+  const newProjectPage = async (ctx: Context, v: { name?: string; errors?: FieldErrors } = {}) => {
+    const pc = await baseContext(deps, ctx);
+    const errors = v.errors ?? {};
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'New project',
+        html`${breadcrumbs([
+          ['Projects', '/dashboard'],
+          ['New project', null],
+        ])}
+<h1>New project</h1>
+<p>A project holds its own devices, campaigns, API keys and billing. You become its operator, and can add colleagues on its Operators page.</p>
+${withErrorSummary(
+  errors,
+  html`<form method="post" action="/dashboard/projects">
+  ${csrfField(pc)}${onceField()}
+  ${field({ name: 'name', label: 'Project name', value: v.name, required: true, hint: NAME_HINT, error: errors.name, attrs: html` maxlength="200" autocomplete="off"` })}
+  <div class="actions"><button type="submit">Create project</button></div>
+</form>`,
+)}`,
+      ),
+      Object.keys(errors).length ? 400 : 200,
+    );
+  };
+
+  r.get('/projects/new', (ctx) => newProjectPage(ctx));
+  // A refused form's page is answered from this address: opened again, it leads to the form.
+  r.get('/projects', (ctx) => ctx.redirect('/dashboard/projects/new'));
+  r.post('/projects', async (ctx) => {
+    const operator = operatorOf(ctx);
+    const form = formOf(ctx);
+    // Once per form: the same form sent again (a double click, a retry) makes no second project.
+    await actOnce(deps.domain, ctx, async () => {
+      const { name, errors } = projectName(form.get('name'));
+      if (Object.keys(errors).length) {
+        await newProjectPage(ctx, { name: form.get('name'), errors });
+        return undefined;
+      }
+      const project = await createOperatorProject(deps.domain, operator.id, { name });
+      return `${projectPath(project.id)}/campaigns?done=project-created`;
+    });
   });
 
   r.get('/p/:pid', async (ctx) => {
@@ -50,8 +124,10 @@ ${
     extra: {
       errors?: Record<string, string>;
       email?: string;
-      done?: 'added' | 'granted' | 'removed';
+      done?: 'added' | 'granted' | 'removed' | 'renamed';
       who?: string;
+      renameErrors?: FieldErrors;
+      renameValue?: string;
     } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'members');
@@ -70,6 +146,7 @@ ${
 ${extra.done === 'added' ? notice('ok', `${extra.who ?? 'The new operator'} can now sign in and manage this project.`) : ''}
 ${extra.done === 'granted' ? notice('ok', `${extra.who ?? 'The operator'} already had an account and can now manage this project too; their password is unchanged.`) : ''}
 ${extra.done === 'removed' ? notice('ok', `${extra.who ?? 'The operator'} can no longer manage this project.`) : ''}
+${extra.done === 'renamed' ? notice('ok', 'Project renamed.') : ''}
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${members.map(
@@ -91,27 +168,55 @@ ${withErrorSummary(
   ${field({ name: 'password', label: 'Initial password (new accounts)', type: 'password', hint: `At least ${MIN_PASSWORD_LENGTH} characters; share it privately. Not used for an existing operator.`, error: extra.errors?.password, attrs: html` autocomplete="new-password"` })}
   <div class="actions"><button type="submit">Add operator</button></div>
 </form>`,
+)}
+<h2 id="project-name">Project name</h2>
+<p>Renames the project for every operator of it; its id, <code>${pc.project.id}</code>, stays the same.</p>
+${withErrorSummary(
+  extra.renameErrors ?? {},
+  html`<form method="post" action="${projectPath(pc.project.id)}/name">
+  ${csrfField(pc)}
+  ${field({ name: 'name', label: 'Project name', value: extra.renameValue ?? pc.project.name, required: true, hint: NAME_HINT, error: extra.renameErrors?.name, attrs: html` maxlength="200" autocomplete="off"` })}
+  <div class="actions"><button type="submit">Rename project</button></div>
+</form>`,
 )}`,
       ),
-      extra.errors ? 400 : 200,
+      extra.errors || extra.renameErrors ? 400 : 200,
     );
   };
 
   r.get('/p/:pid/members', async (ctx) => {
     const done =
-      ctx.query.done === 'added' || ctx.query.done === 'granted' || ctx.query.done === 'removed'
+      ctx.query.done === 'added' ||
+      ctx.query.done === 'granted' ||
+      ctx.query.done === 'removed' ||
+      ctx.query.done === 'renamed'
         ? ctx.query.done
         : undefined;
     // The address comes only once, from the session (a reload names no one, and says no more).
     const sessionId = dash(ctx).sessionId;
     const flash =
-      done && sessionId
+      done && done !== 'renamed' && sessionId
         ? await takeFlash<{ member?: { email: string; projectId: string } }>(deps.domain, sessionId)
         : null;
     await membersPage(ctx, {
       done,
       who: flash?.member?.projectId === ctx.params.pid ? flash.member.email : undefined,
     });
+  });
+  r.post('/p/:pid/name', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'members');
+    const form = formOf(ctx);
+    const { name, errors } = projectName(form.get('name'));
+    if (Object.keys(errors).length)
+      return membersPage(ctx, { renameErrors: errors, renameValue: form.get('name') });
+    await renameProject(deps.domain, pc.project.id, { name });
+    ctx.status = 303;
+    ctx.redirect(`${projectPath(pc.project.id)}/members?done=renamed`);
+  });
+  // A refused rename's page is answered from this address: opened again, it leads to the form.
+  r.get('/p/:pid/name', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'members');
+    ctx.redirect(`${projectPath(pc.project.id)}/members#project-name`);
   });
   r.post('/p/:pid/members/:oid/remove', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'members');

@@ -21,12 +21,29 @@ const toProject = (r: ProjectRow): Project => ({
   createdAt: r.created_at.toISOString(),
 });
 
-/** Creates a project. */
-export async function createProject(deps: CampaignDeps, input: { name: string }): Promise<Project> {
+/** What a project's writes need: a pool, or a client inside a transaction, and the clock. */
+type ProjectWriteDeps = { pool: Pick<Pool, 'query'> } & Pick<CampaignDeps, 'clock'>;
+
+/** Creates a project (`deps.pool` may be a transaction's client). */
+export async function createProject(deps: ProjectWriteDeps, input: { name: string }): Promise<Project> {
   const { rows } = await deps.pool.query<ProjectRow>(
     'INSERT INTO projects (id, name, created_at) VALUES ($1, $2, $3) RETURNING *',
     [newId('prj'), input.name, deps.clock()],
   );
+  return toProject(rows[0]);
+}
+
+/** Renames the project; 404 `not_found` when it does not exist. */
+export async function renameProject(
+  deps: Pick<CampaignDeps, 'pool'>,
+  projectId: string,
+  input: { name: string },
+): Promise<Project> {
+  const { rows } = await deps.pool.query<ProjectRow>(
+    'UPDATE projects SET name = $2 WHERE id = $1 RETURNING *',
+    [projectId, input.name],
+  );
+  if (rows.length === 0) throw new AppError('not_found', 'Project not found.', { details: { projectId } });
   return toProject(rows[0]);
 }
 
