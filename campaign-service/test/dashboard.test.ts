@@ -513,6 +513,102 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).allowance.included).toBe(55);
   });
 
+  it("adds a running campaign's top-off at a price of its own, billed at it, the campaign's price unchanged; a bad price refused in words", async () => {
+    const device = await admin('POST', `/projects/${p1}/devices`, { name: 'own price device' });
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Own price',
+      deviceId: device.id,
+      startDate: new Date(now.getTime() - 3600_000).toISOString(),
+      endDate: new Date(now.getTime() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+      pricePerConversation: 25,
+    });
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/launch`);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/campaigns/${campaign.id}`;
+    const formOfPage = async () => {
+      const page = await a.get(path);
+      return { page: page.text, form: formFieldsOf(page.text, `${path}/top-offs`) };
+    };
+    const send = (form: Record<string, string[]>, fields: Record<string, string>) =>
+      a.post(`${path}/top-offs`, { ...form, ...fields });
+    const prices = async () =>
+      (await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).topOffs.map(
+        (t: { conversations: number; pricePerConversation: number }) => [
+          t.conversations,
+          t.pricePerConversation,
+        ],
+      );
+
+    // Prefilled with the price in force, in the campaign form's format; the hint says what it does.
+    let { page, form } = await formOfPage();
+    expect(form.price).toEqual(['0.25']);
+    expect(page).toContain(
+      'The campaign&#39;s price is 0.25. A different price here applies to this top-off&#39;s conversations only: the campaign&#39;s price stays as it is, and later top-offs take it unless given their own.',
+    );
+    // Left as shown: the price in force. Changed: the top-off's own.
+    expect((await send(form, { conversations: '10' })).status).toBe(303);
+    ({ form } = await formOfPage());
+    expect((await send(form, { conversations: '20', price: '0.40' })).status).toBe(303);
+    expect(await prices()).toEqual([
+      [10, 25],
+      [20, 40],
+    ]);
+    // The campaign's price is unchanged: the next form offers it again.
+    ({ page, form } = await formOfPage());
+    expect((await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).pricePerConversation).toBe(25);
+    expect(form.price).toEqual(['0.25']);
+    expect(page).toContain('<td class="num">20</td><td class="num">0.40</td></tr>');
+
+    // Conversations draw from the oldest top-off first: 10 at 0.25, then 5 at 0.40.
+    await db.query(
+      `INSERT INTO campaign_usage_quarters (campaign_id, quarter, conversations)
+       VALUES ($1, date_trunc('hour', $2::timestamptz), 15)`,
+      [campaign.id, now.toISOString()],
+    );
+    const statement = await a.get(`${path}/statement?month=${now.toISOString().slice(0, 7)}`);
+    expect(statement.text).toContain(
+      '<td class="num">10</td><td class="num">0.25</td><td class="num">2.50</td>',
+    );
+    expect(statement.text).toContain(
+      '<td class="num">5</td><td class="num">0.40</td><td class="num">2.00</td>',
+    );
+
+    // A bad price is refused in words, under the field and in the summary, the input kept.
+    const errorOf = (text: string) => /<p class="error" id="f-price-err">([^<]*)<\/p>/.exec(text)?.[1];
+    for (const [price, message] of [
+      ['0.4.0', 'Enter an amount such as 12 or 0.25.'],
+      ['-1', 'Enter an amount such as 12 or 0.25.'],
+      ['10000000000.01', 'Enter at most 10,000,000,000.00.'],
+    ]) {
+      ({ form } = await formOfPage());
+      const res = await send(form, { conversations: '5', price });
+      expect([price, res.status, errorOf(res.text)]).toEqual([price, 400, message]);
+      expect(res.text).toContain(`id="f-price" name="price" type="text" value="${price}"`);
+    }
+    // Every problem at once, in the form's order.
+    ({ form } = await formOfPage());
+    const both = await send(form, { conversations: '0', price: 'free' });
+    expect(summaryOf(both.text)).toEqual([
+      ['#f-conversations', 'Add conversations: enter 1 or more.'],
+      ['#f-price', 'Price per conversation: enter an amount such as 12 or 0.25.'],
+    ]);
+    expect((await prices()).length).toBe(2);
+
+    // The one-time token still holds: sent twice at once, then again, one top-off at its own price.
+    ({ form } = await formOfPage());
+    const twice = { ...form, conversations: ['30'], price: ['0.30'] };
+    await Promise.all([a.post(`${path}/top-offs`, twice), a.post(`${path}/top-offs`, twice)]);
+    const third = await a.post(`${path}/top-offs`, twice);
+    expect(third.headers.get('location')).toBe(`${path}?done=topped-off&resent=1#budget`);
+    expect(await prices()).toEqual([
+      [10, 25],
+      [20, 40],
+      [30, 30],
+    ]);
+  });
+
   it('creates one API key for a form sent twice, and shows it on the page the second one leads to', async () => {
     const a = new Agent(base);
     await a.signIn('alice@example.com', 'alice-password-1');

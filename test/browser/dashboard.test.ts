@@ -250,7 +250,19 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       expect(await page.locator('#f-conversations-err').textContent()).toBe(tooMany);
       await page.locator('#error-summary a').click();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('f-conversations');
+      // A price of the top-off's own, prefilled with the campaign's, refused in words when not one.
       await page.getByLabel('Add conversations').fill('3');
+      expect(await page.getByLabel('Price per conversation').inputValue()).toBe('0.50');
+      await page.getByLabel('Price per conversation').fill('half');
+      await page.getByRole('button', { name: 'Add top-off' }).click();
+      await hasText(page.locator('#f-price-err'), 'Enter an amount such as 12 or 0.25.');
+      expect(await page.getByLabel('Price per conversation').getAttribute('aria-invalid')).toBe('true');
+      await expectAccessibleWith(page, 'campaign page, top-off price refused', [
+        'heading-order',
+        'landmark-unique',
+      ]);
+      await shot(page, '04b-top-off-price-refused');
+      await page.getByLabel('Price per conversation').fill('0.50');
       await page.getByRole('button', { name: 'Add top-off' }).click();
       await page.getByText('Top-off added').waitFor();
       await hasText(page.locator('#allowance-text'), '0 of 3 conversations used, 3 left');

@@ -93,6 +93,19 @@ export function budgetWarning(c: CampaignView): SafeHtml {
   return html``;
 }
 
+/**
+ * What a top-off's own price does, as `addTopOff` does it: the top-off's conversations are billed at
+ * it, and the campaign's price is not changed (later top-offs, and conversations past the last
+ * top-off, take the campaign's price).
+ */
+export function topOffPriceHint(inForce: number | null): string {
+  const campaign =
+    inForce === null
+      ? 'The campaign has no price (it bills nothing)'
+      : `The campaign's price is ${formatMoney(inForce)}`;
+  return `${campaign}. A different price here applies to this top-off's conversations only: the campaign's price stays as it is, and later top-offs take it unless given their own. Left as shown, or empty, this top-off takes the campaign's price. For example 0.25.`;
+}
+
 /** What a top-off cannot do once the campaign is over; the rules allow one, so say it plainly. */
 export function topOffNote(c: CampaignView): SafeHtml {
   if (c.state !== 'completed') return html``;
@@ -651,7 +664,7 @@ ${
         ? html`<ul>
 <li>${startsNow ? html`The campaign becomes <strong>active at once</strong>: every active link of it opens for customers now.` : html`The campaign becomes <strong>upcoming</strong> and turns active at ${formatInstant(c.startDate, tz)}; its links open then.`}</li>
 <li>It ends at ${formatInstant(c.endDate, tz)}; after that its links show a neutral unavailable message.</li>
-<li>Once it is active, recipients can no longer be created or changed (a link can still be disabled, or its recipient deleted, here), and the campaign itself (schedule, budget mode, price, recipient cap) can no longer be edited. Top-offs can still be added, at the price set now.</li>
+<li>Once it is active, recipients can no longer be created or changed (a link can still be disabled, or its recipient deleted, here), and the campaign itself (schedule, budget mode, price, recipient cap) can no longer be edited. Top-offs can still be added: each takes the price set now, unless it is given a price of its own, which applies to its conversations only.</li>
 <li>${c.budgetMode === 'fixed' ? html`The fixed price of ${formatMoney(c.fixedPrice)} is billed in this month.` : c.allowance.included === null ? 'The budget is unlimited until you add a top-off.' : html`${c.allowance.remaining} conversations remain in the budget.`}</li>
 </ul>`
         : html`<p>${c.launchedAt ? 'This campaign was already launched.' : 'Its end date has passed: change the schedule first.'}</p>`;
@@ -710,14 +723,25 @@ ${
     await actOnce(d, ctx, async () => {
       const errors: FieldErrors = {};
       const conversations = intField(form, 'conversations', errors, { min: 1, max: 100_000_000 });
+      if (conversations === null) errors.conversations ??= 'Enter a whole number of conversations.';
+      // Parsed and limited as the campaign form's price is.
+      const price = moneyField(form, 'price', errors);
       if (conversations === null || Object.keys(errors).length) {
         await campaignPage(ctx, {
-          topOffError: errors.conversations ?? 'Enter a whole number of conversations.',
-          topOffValue: form.get('conversations'),
+          topOffErrors: errors,
+          topOffValues: {
+            conversations: form.get('conversations'),
+            price: form.get('price'),
+            shownPrice: form.get('shownPrice'),
+          },
         });
         return undefined;
       }
-      await addTopOff(d, pc.project.id, ctx.params.cid, { conversations });
+      // A price left as the form showed it (or left empty) is the campaign's: the top-off captures
+      // the price in force as it is added, as it always did; only a price typed is its own.
+      const shown = moneyField(form, 'shownPrice', {});
+      const own = price !== null && price !== shown ? { pricePerConversation: price } : {};
+      await addTopOff(d, pc.project.id, ctx.params.cid, { conversations, ...own });
       return `${campaignPath(pc.project.id, ctx.params.cid)}?done=topped-off#budget`;
     });
   });
@@ -734,10 +758,16 @@ ${
     updated: 'Changes saved.',
     launched: 'Campaign launched.',
     halted: 'Campaign halted.',
-    'topped-off': 'Top-off added; the price in force was captured.',
+    'topped-off': 'Top-off added; its price is in the table of top-offs.',
   };
 
-  const campaignPage = async (ctx: Context, extra: { topOffError?: string; topOffValue?: string } = {}) => {
+  const campaignPage = async (
+    ctx: Context,
+    extra: {
+      topOffErrors?: FieldErrors;
+      topOffValues?: { conversations: string; price: string; shownPrice: string };
+    } = {},
+  ) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
     const c = await getCampaign(d, pc.project.id, ctx.params.cid);
     const tz = pc.operator?.timeZone ?? 'UTC';
@@ -762,10 +792,16 @@ ${
     const a = c.allowance;
     const editable = isEditable(c.state);
     const month = d.clock().toISOString().slice(0, 7);
-    const topOffForm = html`<form method="post" action="${path}/top-offs" class="filters">
+    const topOffErrors = extra.topOffErrors ?? {};
+    const refused = Object.keys(topOffErrors).length > 0;
+    // Prefilled with the price in force; a refused form keeps what was typed, and what it showed.
+    const inForce = moneyInput(c.pricePerConversation);
+    const topOffValues = extra.topOffValues ?? { conversations: '', price: inForce, shownPrice: inForce };
+    const topOffForm = html`<form method="post" action="${path}/top-offs">
   ${csrfField(pc)}${onceField()}
-  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', value: extra.topOffValue, required: true, error: extra.topOffError, attrs: html` min="1" step="1" inputmode="numeric"` })}
-  <p class="meta">Captures the current price: ${c.pricePerConversation === null ? 'none (free)' : formatMoney(c.pricePerConversation)}.</p>
+  ${field({ name: 'conversations', label: 'Add conversations', type: 'number', value: topOffValues.conversations, required: true, error: topOffErrors.conversations, attrs: html` min="1" step="1" inputmode="numeric"` })}
+  <input type="hidden" name="shownPrice" value="${topOffValues.shownPrice}">
+  ${field({ name: 'price', label: 'Price per conversation', value: topOffValues.price, hint: topOffPriceHint(c.pricePerConversation), error: topOffErrors.price, attrs: html` inputmode="decimal"` })}
   <div class="actions"><button type="submit">Add top-off</button></div>
 </form>`;
     sendPage(
@@ -782,9 +818,7 @@ ${ctx.query[RESENT] === '1' && ctx.query.done === 'topped-off' ? notice('warn', 
 <h1>${c.name}</h1>
 ${
   // At the top, where the script focuses it: the form is far down the page, out of sight.
-  extra.topOffError
-    ? errorSummary({ conversations: extra.topOffError }, topOffForm, 'The top-off was not added:')
-    : ''
+  refused ? errorSummary(topOffErrors, topOffForm, 'The top-off was not added:') : ''
 }
 <p>${stateBadge(c)} ${timingText(c)}</p>
 ${pastStartNote(c, d.clock())}
@@ -852,7 +886,7 @@ ${recipients.recipients.map((x) => html`<tr><td><a href="${path}/recipients/${x.
 }`
 }`,
       ),
-      extra.topOffError ? 400 : 200,
+      refused ? 400 : 200,
     );
   };
   r.get('/p/:pid/campaigns/:cid', (ctx) => campaignPage(ctx));
