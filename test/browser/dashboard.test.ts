@@ -488,16 +488,20 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       expect(cspViolations).toEqual([]);
     });
 
-    it('adds one top-off for a double click on a slow server', async () => {
-      const proxy = await slowProxy(Number(new URL(sys.adminUrl).port), 600);
-      const context = await browser.newContext({
+    /** A fresh phone-sized browser context (390 × 844) whose pages open under `baseURL`. */
+    const phoneContext = (baseURL: string) =>
+      browser.newContext({
         viewport: { width: 390, height: 844 },
         deviceScaleFactor: 1,
         isMobile: true,
         hasTouch: true,
         timezoneId: TZ,
-        baseURL: proxy.url,
+        baseURL,
       });
+
+    it('adds one top-off for a double click on a slow server', async () => {
+      const proxy = await slowProxy(Number(new URL(sys.adminUrl).port), 600);
+      const context = await phoneContext(proxy.url);
       const phone = await context.newPage();
       phone.setDefaultTimeout(20_000);
       try {
@@ -532,14 +536,7 @@ describeWithChromium('test/browser/dashboard.test.ts')(
     });
 
     it("keeps a campaign name with no break point within a phone's width, list and page", async () => {
-      const context = await browser.newContext({
-        viewport: { width: 390, height: 844 },
-        deviceScaleFactor: 1,
-        isMobile: true,
-        hasTouch: true,
-        timezoneId: TZ,
-        baseURL: sys.adminUrl,
-      });
+      const context = await phoneContext(sys.adminUrl);
       const phone = await context.newPage();
       try {
         // A name with no break point, as a long slug or URL is; its device's too.
@@ -575,14 +572,7 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       const email = 'founder@example.com';
       const own = await admin(sys, 'POST', '/projects', { name: 'First project' });
       await createOperatorFromEnv(sys.ns.env, { email, password: PASSWORD, projectIds: [own.id] });
-      const context = await browser.newContext({
-        viewport: { width: 390, height: 844 },
-        deviceScaleFactor: 1,
-        isMobile: true,
-        hasTouch: true,
-        timezoneId: TZ,
-        baseURL: sys.adminUrl,
-      });
+      const context = await phoneContext(sys.adminUrl);
       const phone = await context.newPage();
       try {
         await phone.goto('/dashboard/sign-in');
