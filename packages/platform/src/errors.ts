@@ -218,10 +218,15 @@ export function isCommandTimeout(err: unknown): boolean {
   return (err as { message?: unknown } | null)?.message === REDIS_COMMAND_TIMED_OUT;
 }
 
+// Redis refusing a write it has no memory for (maxmemory with noeviction): it takes writes again
+// once keys expire, so such a request may well succeed later.
+const REDIS_FULL = /^OOM command not allowed/;
+
 /**
  * True when `err` says a store could not be reached: a connection refused or lost, PostgreSQL
  * shutting down or refusing connections (SQLSTATE class 08, 57P01–57P03), ioredis giving up a
- * command's retries while disconnected or its wait for an answer, or pg's pool losing a connection. Such a request may
+ * command's retries while disconnected or its wait for an answer, Redis full and refusing writes,
+ * or pg's pool losing a connection. Such a request may
  * well succeed when retried, so it is `unavailable`, not `internal`.
  */
 export function isUnreachable(err: unknown): boolean {
@@ -233,6 +238,7 @@ export function isUnreachable(err: unknown): boolean {
   return (
     name === 'MaxRetriesPerRequestError' ||
     isCommandTimeout(err) ||
+    (typeof message === 'string' && REDIS_FULL.test(message)) ||
     (typeof message === 'string' && message.startsWith('Connection terminated'))
   );
 }

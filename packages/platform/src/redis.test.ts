@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { type PrivateStore, startPrivateStore } from '../../../test/support/private-store';
+import { toAppError } from './errors';
 import { createRedis } from './redis';
 
 let own: PrivateStore;
@@ -30,6 +31,29 @@ describe('createRedis', () => {
       });
       expect(await redis.get('claimed')).toBeNull();
     } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('answers a write refused by a full Redis (maxmemory, noeviction) as unavailable, not internal', async () => {
+    await own.up();
+    const redis = createRedis(own.url, pino({ level: 'silent' }), 2000);
+    try {
+      await redis.config('SET', 'maxmemory-policy', 'noeviction');
+      await redis.config('SET', 'maxmemory', '1');
+      const refused = [
+        await redis.set('k', 'v').catch((e: unknown) => e),
+        // A script that may write is refused the same way before it runs.
+        await redis.eval("return redis.call('SET', KEYS[1], 'v')", 1, 'k').catch((e: unknown) => e),
+      ];
+      for (const err of refused) {
+        expect(String((err as Error).message)).toContain('OOM command not allowed');
+        expect(toAppError(err).toBody()).toMatchObject({ code: 'unavailable', retryable: true });
+      }
+      // Reads go on.
+      expect(await redis.get('k')).toBeNull();
+    } finally {
+      await redis.config('SET', 'maxmemory', '0').catch(() => undefined);
       redis.disconnect();
     }
   });
