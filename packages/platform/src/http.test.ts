@@ -268,7 +268,7 @@ describe('healthRoutes', () => {
     app.use(
       healthRoutes(
         lifecycle,
-        async () => ({}),
+        async () => ({ postgres: 'down' as const }),
         () => started,
       ),
     );
@@ -283,7 +283,10 @@ describe('healthRoutes', () => {
       started = true;
       const ready = await fetch(`${base}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ok', checks: {} });
+      expect(await ready.json()).toEqual({ status: 'degraded', checks: { postgres: 'down' } });
+      // Through the Ingress (a public host), not which store is down.
+      const proxied = await fetch(`${base}/readyz`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
+      expect(await proxied.json()).toEqual({ status: 'degraded' });
     } finally {
       server.close();
     }
