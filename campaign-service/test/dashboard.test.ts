@@ -8,6 +8,7 @@ import { createProject, type ProjectFixture, admin as systemAdmin } from '../../
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
 import { startSystem, type TestSystem } from '../../test/support/system';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
+import { CAMPAIGN_PAGE } from '../src/dashboard/campaigns.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
 import {
   addMembership,
@@ -1266,6 +1267,53 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const carol = new Agent(base);
     expect((await carol.signIn('colleague@beta.example', 'alice-knows-this-1')).status).toBe(303);
     expect((await carol.get(`/dashboard/p/${p2}/campaigns`)).status).toBe(404);
+  });
+
+  it('filters the campaign list by state and name, newest first, a page at a time', async () => {
+    const pz = (await admin('POST', '/projects', { name: 'Many campaigns' })).id;
+    await createOperatorFromEnv(envOf(), {
+      email: 'lists@example.com',
+      password: 'lists-password-1',
+      projectIds: [pz],
+    });
+    const device = await admin('POST', `/projects/${pz}/devices`, { name: 'list device' });
+    // The service's clock moves a second per campaign, so that each is newer than the last.
+    const make = (name: string) => {
+      now = new Date(now.getTime() + 1000);
+      return admin('POST', `/projects/${pz}/campaigns`, {
+        name,
+        deviceId: device.id,
+        startDate: new Date(Date.now() + 3600_000).toISOString(),
+        endDate: new Date(Date.now() + 86400_000).toISOString(),
+        budgetMode: 'metered',
+      });
+    };
+    for (let i = 1; i <= CAMPAIGN_PAGE; i++) await make(`Spring mailing ${i}`);
+    const launched = await make('Autumn renewals');
+    await admin('POST', `/projects/${pz}/campaigns/${launched.id}/launch`);
+    const a = new Agent(base);
+    await a.signIn('lists@example.com', 'lists-password-1');
+    const list = `/dashboard/p/${pz}/campaigns`;
+    const names = (text: string) =>
+      [...text.matchAll(/<h2><a href="[^"]+">([^<]+)<\/a><\/h2>/g)].map((m) => m[1]);
+
+    const first = await a.get(list);
+    expect(first.text).toContain(`${CAMPAIGN_PAGE + 1} campaigns, newest first.`);
+    expect(names(first.text)).toHaveLength(CAMPAIGN_PAGE);
+    expect(names(first.text)[0]).toBe('Autumn renewals');
+    expect(first.text).toContain(`href="${list}?page=1">Next page</a>`);
+    expect(names((await a.get(`${list}?page=1`)).text)).toEqual(['Spring mailing 1']);
+
+    const upcoming = await a.get(`${list}?state=upcoming`);
+    expect(names(upcoming.text)).toEqual(['Autumn renewals']);
+    expect(upcoming.text).toContain('1 matching campaign, newest first.');
+    expect(upcoming.text).not.toContain('Next page');
+    expect(names((await a.get(`${list}?q=MAILING%2024`)).text)).toEqual(['Spring mailing 24']);
+    expect(names((await a.get(`${list}?q=renew`)).text)).toEqual(['Autumn renewals']);
+    expect((await a.get(`${list}?q=winter`)).text).toContain('No campaigns match.');
+    const past = await a.get(`${list}?state=draft&page=5`);
+    expect(past.text).toContain('This page is past the end of the list, which has 1 page.');
+    expect(past.text).toContain(`href="${list}?state=draft&amp;page=0">Go to the last page</a>`);
   });
 
   it('adds an existing operator of projects the asking operator manages, keeping their password and sessions', async () => {

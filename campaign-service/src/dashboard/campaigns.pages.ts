@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { isEditable, type RecipientJson } from '@outreach/contracts';
+import { CAMPAIGN_STATES, type CampaignState, isEditable, type RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
@@ -442,6 +442,24 @@ export function fieldErrorsOf(
 }
 
 /** Campaign list, create, edit, launch, halt, top-offs and the campaign page. */
+
+/** Campaigns on one page of the dashboard's list. */
+export const CAMPAIGN_PAGE = 24;
+
+/**
+ * The campaigns the list shows for a filter, newest first: those in `state` (any when undefined)
+ * whose name holds `q`, whatever its case.
+ */
+export function matchingCampaigns<C extends { name: string; state: CampaignState }>(
+  campaigns: readonly C[],
+  { state, q }: { state?: CampaignState; q: string },
+): C[] {
+  const needle = q.toLocaleLowerCase();
+  return [...campaigns]
+    .reverse()
+    .filter((c) => (state === undefined || c.state === state) && c.name.toLocaleLowerCase().includes(needle));
+}
+
 export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
   const d = deps.domain;
   // The admin API's schemas: the dashboard accepts exactly what the API accepts.
@@ -453,10 +471,27 @@ export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
 
   r.get('/p/:pid/campaigns', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
-    const campaigns = await listCampaigns(d, pc.project.id);
+    const q = String(ctx.query.q ?? '').trim();
+    const stateParam = String(ctx.query.state ?? '');
+    const state = (CAMPAIGN_STATES as readonly string[]).includes(stateParam)
+      ? (stateParam as CampaignState)
+      : undefined;
+    const pageNo = Math.max(0, Number.parseInt(String(ctx.query.page ?? '0'), 10) || 0);
+    const all = await listCampaigns(d, pc.project.id);
+    const matching = matchingCampaigns(all, { state, q });
+    const campaigns = matching.slice(pageNo * CAMPAIGN_PAGE, (pageNo + 1) * CAMPAIGN_PAGE);
+    const pages = Math.ceil(matching.length / CAMPAIGN_PAGE);
+    const filtered = state !== undefined || q !== '';
     const devices = new Map((await listDevices(d, pc.project.id)).map((x) => [x.id, x.name]));
     const tz = pc.operator?.timeZone ?? 'UTC';
     const base = projectPath(pc.project.id);
+    const qs = (p: number) => {
+      const params = new URLSearchParams();
+      if (q) params.set('q', q);
+      if (state) params.set('state', state);
+      params.set('page', String(p));
+      return `?${params}`;
+    };
     sendPage(
       ctx,
       layout(
@@ -467,9 +502,35 @@ ${ctx.query.done === 'project-created' && ctx.query[RESENT] === '1' ? notice('wa
 <h1>Campaigns</h1>
 <div class="actions"><a class="button" href="${base}/campaigns/new">New campaign</a></div>
 ${
+  all.length > 0
+    ? html`<form method="get" action="${base}/campaigns" class="filters" role="search">
+  <div class="field"><label for="f-q">Search names</label><input id="f-q" name="q" type="search" value="${q}"></div>
+  ${select({
+    name: 'state',
+    label: 'Show',
+    options: [
+      ['', 'All campaigns'],
+      ['draft', 'Drafts'],
+      ['upcoming', 'Upcoming'],
+      ['active', 'Active'],
+      ['completed', 'Completed or halted'],
+    ],
+    value: state ?? '',
+  })}
+  <div class="actions"><button type="submit" class="secondary">Apply</button></div>
+</form>
+<p>${matching.length} ${filtered ? 'matching ' : ''}${matching.length === 1 ? 'campaign' : 'campaigns'}, newest first.</p>`
+    : ''
+}
+${
   campaigns.length === 0
-    ? html`<p>No campaigns yet. Create a device first, then a campaign.</p>`
-    : html`<ul class="cards">${[...campaigns].reverse().map(
+    ? all.length === 0
+      ? html`<p>No campaigns yet. Create a device first, then a campaign.</p>`
+      : matching.length > 0
+        ? // An address past the last page (an old link, a list that shrank): not "no campaigns".
+          html`<p>This page is past the end of the list, which has ${pages} ${pages === 1 ? 'page' : 'pages'}. <a href="${base}/campaigns${qs(pages - 1)}">Go to the last page</a>.</p>`
+        : html`<p>No campaigns match.</p>`
+    : html`<ul class="cards">${campaigns.map(
         (c) => html`<li class="card">
   <h2><a href="${campaignPath(pc.project.id, c.id)}">${c.name}</a></h2>
   <p>${stateBadge(c)} ${timingText(c)}</p>
@@ -478,6 +539,14 @@ ${
   ${budgetWarning(c)}
 </li>`,
       )}</ul>`
+}
+${
+  pages > 1
+    ? html`<nav aria-label="Pages" class="actions">
+  ${pageNo > 0 ? html`<a href="${base}/campaigns${qs(pageNo - 1)}">Previous page</a>` : ''}
+  ${pageNo + 1 < pages ? html`<a href="${base}/campaigns${qs(pageNo + 1)}">Next page</a>` : ''}
+</nav>`
+    : ''
 }`,
       ),
     );
