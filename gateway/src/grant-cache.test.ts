@@ -111,3 +111,32 @@ test('peek never returns a revoked grant', async () => {
   cache.revoke('key_1');
   expect(cache.peek('h')).toBeUndefined();
 });
+
+test('a key counts as lately valid until its source refuses it, it expires or it is revoked', async () => {
+  let refuse = false;
+  const { cache, advance } = setup(() => {
+    if (refuse) throw new AppError('unauthorized', undefined, { details: { reason: 'expired' } });
+    return grant({ expiresAt: '2026-11-22T12:00:00.000Z' });
+  });
+  expect(cache.recentlyValid('h')).toBe(false);
+  await cache.get('h');
+  expect(cache.recentlyValid('h')).toBe(true);
+  // Refused at the source (expired or revoked there while this instance missed the news).
+  refuse = true;
+  advance(2000);
+  await expect(cache.get('h')).rejects.toMatchObject({ code: 'unauthorized' });
+  expect(cache.recentlyValid('h')).toBe(false);
+
+  // Past its own expiry, without any look-up.
+  refuse = false;
+  await cache.get('h');
+  expect(cache.recentlyValid('h')).toBe(true);
+  advance(2 * 3600_000);
+  expect(cache.recentlyValid('h')).toBe(false);
+
+  // Revoked on this instance.
+  const other = setup(grant({ keyId: 'key_2' }));
+  await other.cache.get('k');
+  other.cache.revoke('key_2');
+  expect(other.cache.recentlyValid('k')).toBe(false);
+});

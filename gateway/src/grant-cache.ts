@@ -33,8 +33,8 @@ export class GrantCache {
   /** Concurrent misses of one key share a single VerifyApiKey call (as `sharedWhileRunning`). */
   private readonly running = new Map<string, Promise<Grant>>();
   private readonly revoked = new Set<string>();
-  /** Key hashes found valid, with their key and when, oldest verification first. */
-  private readonly known = new Map<string, { keyId: string; at: number }>();
+  /** Key hashes found valid, with their key, when and until when, oldest verification first. */
+  private readonly known = new Map<string, { keyId: string; at: number; expires: number }>();
 
   constructor(
     private readonly verify: VerifyKey,
@@ -58,10 +58,12 @@ export class GrantCache {
     }
     if (this.revoked.has(grant.keyId)) {
       this.entries.delete(keyHash);
+      this.known.delete(keyHash);
       throw new AppError('unauthorized', 'The API key was revoked.', { details: { reason: 'revoked' } });
     }
     if (grant.expiresAt !== null && Date.parse(grant.expiresAt) <= this.clock().getTime()) {
       this.entries.delete(keyHash);
+      this.known.delete(keyHash);
       throw new AppError('unauthorized', 'The API key has expired.', { details: { reason: 'expired' } });
     }
     return grant;
@@ -82,14 +84,19 @@ export class GrantCache {
   }
 
   /**
-   * Whether the hash was found to be a valid key (not revoked since) within `KNOWN_KEY_MS`: then
-   * it is a client's own key and no guess, and an address refused for its failed authentications
-   * may still have it looked up (`get` decides whether it is still valid).
+   * Whether this instance found the hash to be a valid key within `KNOWN_KEY_MS`, and has not
+   * since found it refused, revoked or expired: then it is a client's own key and no guess, and
+   * an address refused for its failed authentications may still have it looked up (`get` decides
+   * whether it is still valid). Best effort, per instance: a new gateway knows no key yet.
    */
   recentlyValid(keyHash: string): boolean {
     const seen = this.known.get(keyHash);
+    const now = this.clock().getTime();
     return (
-      seen !== undefined && seen.at + KNOWN_KEY_MS > this.clock().getTime() && !this.revoked.has(seen.keyId)
+      seen !== undefined &&
+      seen.at + KNOWN_KEY_MS > now &&
+      seen.expires > now &&
+      !this.revoked.has(seen.keyId)
     );
   }
 
@@ -127,13 +134,20 @@ export class GrantCache {
   }
 
   private async verifyAndKeep(keyHash: string, forwarded?: ForwardedContext): Promise<Grant> {
-    const grant = await this.verify(keyHash, forwarded);
+    let grant: Grant;
+    try {
+      grant = await this.verify(keyHash, forwarded);
+    } catch (err) {
+      // Refused at the source (unknown, revoked or expired there): no longer a key found valid.
+      if (err instanceof AppError && err.code === 'unauthorized') this.known.delete(keyHash);
+      throw err;
+    }
     const now = this.clock().getTime();
     const expires = grant.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(grant.expiresAt);
     if (!this.revoked.has(grant.keyId)) {
       this.entries.set(keyHash, { grant, until: Math.min(now + this.ttlMs, expires) });
       this.known.delete(keyHash);
-      this.known.set(keyHash, { keyId: grant.keyId, at: now });
+      this.known.set(keyHash, { keyId: grant.keyId, at: now, expires });
       if (this.known.size > KNOWN_KEY_LIMIT) this.known.delete(this.known.keys().next().value as string);
     }
     return grant;
