@@ -98,25 +98,29 @@ describe('unary', () => {
     // A dependency out of reach: the store's refusal, the downstream service's UNAVAILABLE.
     thrown = new AppError('unavailable', undefined, { cause: new Error('connect ECONNREFUSED') });
     for (let i = 0; i < 1000; i++) await run();
-    now = 10_000;
+    // Another cause meanwhile gets a line of its own at once.
     thrown = fromServiceError({ code: status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+    await run();
+    now = 10_000;
+    thrown = new AppError('unavailable', undefined, { cause: new Error('connect ECONNREFUSED') });
     await run();
     thrown = new Error('a bug');
     for (let i = 0; i < 3; i++) await run();
     const failed = lines.filter((l) => l.msg === 'grpc handler failed');
     const outages = failed.filter((l) => l.code === 'unavailable');
-    expect(outages.map((l) => l.omitted)).toEqual([0, 999]);
+    expect(outages.map((l) => l.omitted)).toEqual([0, 0, 999]);
     expect(outages[0]).toMatchObject({
       level: 50,
       method: 'Get',
       cause: { message: 'connect ECONNREFUSED' },
     });
     expect(outages[1]).toMatchObject({ cause: { code: status.DEADLINE_EXCEEDED } });
+    expect(outages[2]).toMatchObject({ cause: { message: 'connect ECONNREFUSED' } });
     expect(JSON.stringify(outages)).not.toMatch(/\n\s+at /);
     const unexpected = failed.filter((l) => l.err !== undefined);
     expect(unexpected).toHaveLength(3);
     for (const l of unexpected) expect((l.err as { stack: string }).stack).toMatch(/\n\s+at /);
-    expect(failed).toHaveLength(5);
+    expect(failed).toHaveLength(6);
   });
 });
 

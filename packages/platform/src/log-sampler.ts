@@ -65,8 +65,9 @@ export function causeOf(err: AppError): Record<string, unknown> {
 
 /**
  * Logs an outage failure (see `isOutage`) through `sampler`: at most one line per interval for
- * each kind, without stacks, naming the cause and how many like it were left out since the last
- * line (`omitted`). Returns whether a line was written.
+ * each kind and cause (its code, else its type: a refused connection, a full Redis and a refused
+ * internal token on one route each get their lines), without stacks, naming the cause and how
+ * many like it were left out since the last line (`omitted`). Returns whether a line was written.
  */
 export function logOutage(
   log: Logger,
@@ -76,8 +77,9 @@ export function logOutage(
   err: AppError,
   msg: string,
 ): boolean {
-  const omitted = sampler.take(kind);
+  const cause = causeOf(err);
+  const omitted = sampler.take(`${kind} ${String(cause.code ?? cause.type ?? '')}`);
   if (omitted === undefined) return false;
-  log.error({ ...fields, code: err.code, cause: causeOf(err), omitted }, msg);
+  log.error({ ...fields, code: err.code, cause, omitted }, msg);
   return true;
 }
