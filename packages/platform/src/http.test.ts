@@ -287,6 +287,8 @@ describe('healthRoutes', () => {
       // Through the Ingress (a public host), not which store is down.
       const proxied = await fetch(`${base}/readyz`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
       expect(await proxied.json()).toEqual({ status: 'degraded' });
+      const rfc7239 = await fetch(`${base}/readyz`, { headers: { forwarded: 'for=203.0.113.9' } });
+      expect(await rfc7239.json()).toEqual({ status: 'degraded' });
     } finally {
       server.close();
     }

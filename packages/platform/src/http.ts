@@ -199,7 +199,7 @@ export function routeLabel(ctx: Context, template?: () => string | undefined): s
  * Ingress would answer every request with its own 503 page, where each replica answers by itself
  * what it can (a 503 `unavailable` in the error model, the link's unavailable page in the
  * customer's language, and everything that does not need that store). A request that came
- * through a proxy (it carries X-Forwarded-For: the Ingress sends the dashboard's host's every
+ * through a proxy (it carries X-Forwarded-For or Forwarded: the Ingress sends the dashboard's host's every
  * path to the campaign service) gets the status without the checks: outsiders need not learn
  * which store is down. Probes and scrapers reach pods directly.
  */
@@ -226,7 +226,8 @@ export function healthRoutes(
     }
     const states = await dependencies();
     const status = Object.values(states).includes('down') ? 'degraded' : 'ok';
-    ctx.body = ctx.get('x-forwarded-for') === '' ? { status, checks: states } : { status };
+    const proxied = ctx.get('x-forwarded-for') !== '' || ctx.get('forwarded') !== '';
+    ctx.body = proxied ? { status } : { status, checks: states };
   };
 }
 
