@@ -150,7 +150,6 @@ async function write(client: PoolClient, deps: CampaignDeps, row: DeviceRow): Pr
   return device;
 }
 
-/** Creates a device with defaults for every omitted field. */
 /**
  * Language tags lower-case, the first of each kept: tags are case-insensitive, and the link runtime
  * compares them as stored, lower-case (`EN` and `en` are one language).
@@ -159,6 +158,7 @@ function lowerTags(tags: string[] | undefined): string[] | undefined {
   return tags && [...new Set(tags.map((t) => t.toLowerCase()))];
 }
 
+/** Creates a device with defaults for every omitted field. */
 export async function createDevice(
   deps: CampaignDeps,
   projectId: string,
