@@ -17,10 +17,12 @@ export interface SafetyRuleSpec {
 }
 
 /**
- * Latin look-alikes from Cyrillic, Greek and Turkish, each folded to the Latin letter it passes
- * for ("Ignоre" with a Cyrillic о, "ΑSSISTANT" with a Greek Α). Only letters drawn (nearly) the
- * same as a Latin one in common fonts; Cyrillic т and м, Greek τ, γ and η are not. A real Russian
- * or Greek text folds to a mix that spells none of the rules' English words.
+ * Latin look-alikes from Cyrillic, Greek, Armenian, Turkish and the IPA, each folded to the Latin
+ * letter it passes for ("Ignоre" with a Cyrillic о, "ΑSSISTANT" with a Greek Α, "Ignօre" with an
+ * Armenian օ, "ɪɢɴᴏʀᴇ" in small capitals). Only letters drawn (nearly) the same as a Latin one in
+ * common fonts; Cyrillic т and м, Greek τ, γ and η, Armenian ա and Լ are not. NFKC leaves all of
+ * them as they are. A real Russian, Greek or Armenian text folds to a mix that spells none of the
+ * rules' English words.
  */
 export const SAFETY_LOOKALIKES: Readonly<Record<string, string>> = {
   // Cyrillic.
@@ -86,21 +88,77 @@ export const SAFETY_LOOKALIKES: Readonly<Record<string, string>> = {
   Υ: 'Y',
   Χ: 'X',
   Ϲ: 'C',
+  // Armenian (Unicode's confusables).
+  օ: 'o',
+  ս: 'u',
+  հ: 'h',
+  ո: 'n',
+  ռ: 'n',
+  ց: 'g',
+  ք: 'f',
+  գ: 'q',
+  զ: 'q',
+  Օ: 'O',
+  Ս: 'U',
+  Տ: 'S',
   // Latin: the dotless i of Turkish and Azerbaijani.
   ı: 'i',
+  // Latin small capitals (phonetic letters, and the "small caps" of text generators): NFKC keeps
+  // them, and case-insensitive matching does not take ɪ for i.
+  ᴀ: 'a',
+  ʙ: 'b',
+  ᴄ: 'c',
+  ᴅ: 'd',
+  ᴇ: 'e',
+  ꜰ: 'f',
+  ɢ: 'g',
+  ʜ: 'h',
+  ɪ: 'i',
+  ᴊ: 'j',
+  ᴋ: 'k',
+  ʟ: 'l',
+  ᴍ: 'm',
+  ɴ: 'n',
+  ᴏ: 'o',
+  ᴘ: 'p',
+  ꞯ: 'q',
+  ʀ: 'r',
+  ꜱ: 's',
+  ᴛ: 't',
+  ᴜ: 'u',
+  ᴠ: 'v',
+  ᴡ: 'w',
+  ʏ: 'y',
+  ᴢ: 'z',
+  // Other IPA letters drawn as Latin ones: script a and g, iota, open e, dotless j.
+  ɑ: 'a',
+  ɡ: 'g',
+  ɩ: 'i',
+  ɛ: 'e',
+  ȷ: 'j',
 };
 
 const LOOKALIKE = new RegExp(`[${Object.keys(SAFETY_LOOKALIKES).join('')}]`, 'gu');
 const NOT_ASCII = /[\u0080-\u{10FFFF}]/u;
 
+const COMBINING_MARK = /\p{M}/gu;
+
 /**
- * The text as the rules also see it: NFKC (full-width and mathematical letters, full-width
- * colons and bars, ligatures become their plain forms), then SAFETY_LOOKALIKES. Linear in the
- * text's length; ASCII text is returned as it is.
+ * The text as the rules also see it: decomposed (NFKD) and stripped of combining marks, so
+ * "Ïgnore" and "prevïous" lose their diacritics; then NFKC (full-width and mathematical letters,
+ * full-width colons and bars, ligatures become their plain forms); then SAFETY_LOOKALIKES. Only
+ * this copy loses its marks: the text as sent, which is stored, keeps them, and real French,
+ * German, Czech or Vietnamese folds to words that are not the rules' English ones, but for Czech
+ * and Slovak "Systém:" at a line's start, which folds to a role line. Linear in the text's
+ * length; ASCII text is returned as it is.
  */
 export function foldForSafety(text: string): string {
   if (!NOT_ASCII.test(text)) return text;
-  return text.normalize('NFKC').replace(LOOKALIKE, (c) => SAFETY_LOOKALIKES[c]);
+  return text
+    .normalize('NFKD')
+    .replace(COMBINING_MARK, '')
+    .normalize('NFKC')
+    .replace(LOOKALIKE, (c) => SAFETY_LOOKALIKES[c]);
 }
 
 /**
@@ -252,15 +310,18 @@ export const DEFAULT_SAFETY_RULES: readonly SafetyRuleSpec[] = [
   {
     id: 'role_line',
     description:
-      'has a line starting with a role name such as "system:", "assistant:", "user:", "human:" or "developer:", also in markdown emphasis or after heading marks ("**system:**", "### System:")',
+      'has a line starting with a role name such as "system:", "assistant:", "user:", "human:" or "developer:", also in markdown emphasis, after heading marks or inside a quote or list item ("**system:**", "### System:", "> system:", "- user:", "1. assistant:")',
     // Only at a line's start, as chat transcripts write turns: mid-line, "Remind the user: …" is
-    // ordinary text. Right before the colon, so "User name:" and "Human resources:" pass.
-    // "developer" is the system role of OpenAI's newer models. Not "tool": the assistant has no
-    // tools, and "Tool: a ladder" is product text. Heading marks ("### System:") and emphasis ("**System:**", "__user__:") may come
-    // before the name and emphasis before the colon. Each optional part starts with a character
-    // a run of spaces cannot hold, so no two runs of spaces compete for the same spaces.
+    // ordinary text. Right before the colon, so "User name:", "Users:" and "Human resources:"
+    // pass. "developer" is the system role of OpenAI's newer models. Not "tool": the assistant has
+    // no tools, and "Tool: a ladder" is product text. Blockquote marks ("> system:", "> > user:")
+    // and list markers ("- system:", "* user:", "+ human:", "1. assistant:", "2) user:"), in any
+    // number and order, then heading marks ("### System:") and emphasis ("**System:**",
+    // "__user__:") may come before the name and emphasis before the colon. Each optional part
+    // starts with a character a run of spaces cannot hold, so no two runs of spaces compete for
+    // the same spaces, and a run of markers is tried once from the line's start.
     pattern:
-      '^[ \\t]*(?:#{1,6}[ \\t]*)?(?:[*_]{1,3}[ \\t]*)?(?:system|assistant|user|human|developer)[ \\t]*(?:[*_]{1,3}[ \\t]*)?:',
+      '^[ \\t]*(?:(?:>|[-*+]|\\d{1,9}[.)])[ \\t]*)*(?:#{1,6}[ \\t]*)?(?:[*_]{1,3}[ \\t]*)?(?:system|assistant|user|human|developer)[ \\t]*(?:[*_]{1,3}[ \\t]*)?:',
     flags: 'imu',
   },
   {
