@@ -32,9 +32,16 @@ const hostile = {
   'heading marks and spaces': fill(`\n${'#'.repeat(30)}${' '.repeat(30)}**`),
   'role names and spaces': fill(`\n## ** system${' '.repeat(40)}** `),
   'a heading, then marks': fill(`\n# Persona${' *:#'.repeat(20)}x`),
-  // Text that is folded (NFKC, look-alikes) and checked twice: real Russian, full-width Latin.
+  // Quote marks and list markers before a role name, with spaces, and no role name after them.
+  'quote and list markers': fill(`\n${'> - * 1. 2) '.repeat(20)}## ** users`),
+  // Text that is folded (diacritics stripped, NFKC, look-alikes) and checked twice: real Russian,
+  // full-width Latin, French.
   'Russian prose': fill('Поприветствуйте клиента и напомните ему о скидке на доставку. '),
   'full-width prose': fill('Ｏｆｆｅｒ ｔｈｅ ｃｕｓｔｏｍｅｒ ｏｕｒ ｌｏｙａｌｔｙ ｄｉｓｃｏｕｎｔ． '),
+  // Diacritics, which the fold strips (NFKD, marks removed, NFKC): real French.
+  'French prose': fill(
+    'Accueillez chaleureusement le client et rappelez-lui la remise sur la livraison à Besançon. ',
+  ),
 };
 
 function time(text) {
