@@ -122,6 +122,18 @@ if [[ $(grep -c 'name: my-internal' <<<"$out") -eq 4 ]] && ! grep -q '^  INTERNA
 else
   not_ok "an existing Secret's INTERNAL_TOKEN reaches all four services and is not generated" "$(grep -n 'my-internal\|INTERNAL_TOKEN' <<<"$out")"
 fi
+check_fails "values.schema.json refuses an unknown internal token mode" \
+  "$HELM" template outreach "$CHART" --set config.internalTokenMode=off
+out=$("$HELM" template outreach "$CHART" --show-only templates/configmap.yaml 2>&1)
+out_transition=$("$HELM" template outreach "$CHART" --set config.internalTokenMode=accept-missing \
+  --show-only templates/configmap.yaml 2>&1)
+if grep -q '^  INTERNAL_TOKEN_MODE: "require"$' <<<"$out" &&
+  grep -q '^  INTERNAL_TOKEN_MODE: "accept-missing"$' <<<"$out_transition"; then
+  ok "INTERNAL_TOKEN_MODE is require by default and accept-missing when config.internalTokenMode says so"
+else
+  not_ok "INTERNAL_TOKEN_MODE is require by default and accept-missing when config.internalTokenMode says so" \
+    "$(grep -n 'INTERNAL_TOKEN_MODE' <<<"$out$out_transition")"
+fi
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \

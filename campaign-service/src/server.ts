@@ -198,8 +198,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       nats: natsCheck(nc),
     });
     registerDependencyMetrics(metrics.registry, dependencies);
-    const grpc = opened.add('grpc', createGrpcServer(internalToken, logger), (server) =>
-      closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
+    const grpc = opened.add(
+      'grpc',
+      createGrpcServer(internalToken, logger, undefined, config.INTERNAL_TOKEN_MODE),
+      (server) => closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     addCampaignService(grpc, domain, metrics);
     addGrpcHealth(grpc, lifecycle);

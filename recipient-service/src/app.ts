@@ -3,6 +3,7 @@ import { loadRecipientsProto } from '@outreach/contracts';
 import {
   addGrpcHealth,
   createGrpcServer,
+  type InternalTokenMode,
   type Lifecycle,
   type Logger,
   type ServiceMetrics,
@@ -13,7 +14,8 @@ import type { RecipientService } from './recipients/recipients.service';
 
 /**
  * Builds the gRPC server (RecipientService + grpc.health.v1) from injected deps, without
- * listening; with `internalToken`, every call but health checks must carry it.
+ * listening; with `internalToken`, every call but health checks must carry it (with
+ * `internalTokenMode` `accept-missing`, a call carrying none passes too).
  */
 export function buildGrpcServer(deps: {
   service: RecipientService;
@@ -22,8 +24,9 @@ export function buildGrpcServer(deps: {
   logger: Logger;
   metrics: ServiceMetrics;
   internalToken?: string;
+  internalTokenMode?: InternalTokenMode;
 }): Server {
-  const server = createGrpcServer(deps.internalToken, deps.logger);
+  const server = createGrpcServer(deps.internalToken, deps.logger, undefined, deps.internalTokenMode);
   const proto = loadRecipientsProto();
   server.addService(
     proto.outreach.v1.RecipientService.service,

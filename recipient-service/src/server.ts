@@ -186,7 +186,15 @@ export async function start(
     );
     const server = opened.add(
       'grpc',
-      buildGrpcServer({ service, pool, lifecycle, logger, metrics, internalToken }),
+      buildGrpcServer({
+        service,
+        pool,
+        lifecycle,
+        logger,
+        metrics,
+        internalToken,
+        internalTokenMode: config.INTERNAL_TOKEN_MODE,
+      }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT);

@@ -150,6 +150,12 @@ export const COMMON_CONFIG = {
     secret: true,
     doc: 'bearer token of every gRPC call between the services, the same on each (required in production, at least 32 characters; unset elsewhere, the gRPC servers accept any caller)',
   },
+  INTERNAL_TOKEN_MODE: {
+    type: 'enum',
+    values: ['require', 'accept-missing'],
+    default: 'require',
+    doc: 'what the gRPC servers do with a call carrying no INTERNAL_TOKEN: require refuses it; accept-missing lets it through (logged) for the rollout from a release without the token, and still refuses a wrong one',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** How an HTTP service facing the Ingress reads client addresses (the gateway and the link runtime). */

@@ -6,7 +6,7 @@ import {
   serverChannelOptions,
 } from '@outreach/contracts';
 import pino from 'pino';
-import { ConfigError } from './config';
+import { COMMON_CONFIG, ConfigError, loadConfig } from './config';
 import { AppError, toAppError } from './errors';
 import {
   callUnary,
@@ -338,6 +338,75 @@ describe('internal token', () => {
       expect(health.status).toBe('SERVING');
     } finally {
       for (const client of Object.values(clients)) client.close();
+      server.forceShutdown();
+    }
+  });
+
+  it('under INTERNAL_TOKEN_MODE=accept-missing lets a call without one through (logged, sampled), still refusing a wrong one', async () => {
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+    const lines: { level: number; msg: string; method?: string; omitted?: number }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const seen: unknown[] = [];
+    const server = createGrpcServer(TOKEN, logger, undefined, 'accept-missing');
+    server.addService(RecipientService.service, {
+      GetRecipient: (c: ServerUnaryCall<unknown, unknown>, cb: (err: null, res: object) => void) => {
+        seen.push(c.metadata.get('authorization'));
+        cb(null, { id: 'rcp_x' });
+      },
+    });
+    const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
+    const clients = {
+      none: internalClient(RecipientService, target, undefined),
+      wrong: internalClient(RecipientService, target, `${TOKEN}x`),
+      right: internalClient(RecipientService, target, TOKEN),
+    };
+    const request = { projectId: 'p', recipientId: 'rcp_x' };
+    try {
+      for (let i = 0; i < 3; i++) {
+        const ok = await callUnary<object, { id: string }>(clients.none, 'GetRecipient', request);
+        expect(ok.id).toBe('rcp_x');
+      }
+      // Sampled: one warn line for the three calls of that method.
+      const accepted = lines.filter((l) => l.msg.startsWith('grpc call accepted without INTERNAL_TOKEN'));
+      expect(accepted).toEqual([
+        expect.objectContaining({
+          level: 40,
+          method: '/outreach.v1.RecipientService/GetRecipient',
+          omitted: 0,
+        }),
+      ]);
+      const err = await callUnary(clients.wrong, 'GetRecipient', request).catch((e) => e);
+      expect(err.code).toBe(status.UNAUTHENTICATED);
+      const ok = await callUnary<object, { id: string }>(clients.right, 'GetRecipient', request);
+      expect(ok.id).toBe('rcp_x');
+      // Handlers never see the token, nor a call refused.
+      expect(seen).toEqual([[], [], [], []]);
+    } finally {
+      for (const client of Object.values(clients)) client.close();
+      server.forceShutdown();
+    }
+  });
+
+  it('requires it by default (INTERNAL_TOKEN_MODE=require), of a call without one as of a wrong one', async () => {
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+    expect(loadConfig(COMMON_CONFIG, {}).INTERNAL_TOKEN_MODE).toBe('require');
+    expect(() => loadConfig(COMMON_CONFIG, { INTERNAL_TOKEN_MODE: 'off' })).toThrow(ConfigError);
+    const server = createGrpcServer(TOKEN, pino({ level: 'silent' }), undefined, 'require');
+    server.addService(RecipientService.service, {
+      GetRecipient: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { id: 'rcp_x' }),
+    });
+    const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
+    const clients = [
+      internalClient(RecipientService, target, undefined),
+      internalClient(RecipientService, target, `${TOKEN}x`),
+    ];
+    try {
+      for (const client of clients) {
+        const err = await callUnary(client, 'GetRecipient', { projectId: 'p' }).catch((e) => e);
+        expect(err.code).toBe(status.UNAUTHENTICATED);
+      }
+    } finally {
+      for (const client of clients) client.close();
       server.forceShutdown();
     }
   });

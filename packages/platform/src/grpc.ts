@@ -16,7 +16,7 @@ import {
 } from '@grpc/grpc-js';
 import { clientChannelOptions, serverChannelOptions } from '@outreach/contracts';
 import type { Logger } from 'pino';
-import { ConfigError } from './config';
+import { type COMMON_CONFIG, ConfigError } from './config';
 import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
 import { isOutage, LogSampler, logOutage } from './log-sampler';
 import type { ServiceMetrics } from './metrics';
@@ -274,15 +274,26 @@ const OPEN_SERVICE_PREFIX = '/grpc.health.v1.Health/';
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
 /**
+ * How a gRPC server treats a call that carries no internal token (INTERNAL_TOKEN_MODE):
+ * `require` refuses it; `accept-missing`, for the rollout that first brings the token to pods of
+ * a release without it, lets it through (logged, sampled) while still refusing a wrong token.
+ */
+export type InternalTokenMode = (typeof COMMON_CONFIG.INTERNAL_TOKEN_MODE.values)[number];
+
+/**
  * A server interceptor requiring `authorization: Bearer <token>` on every call but grpc.health.v1,
  * refused UNAUTHENTICATED otherwise. Both sides are hashed first, so the constant-time comparison
  * also hides the token's length. The header is taken out of the metadata handlers see. Refusals
- * are logged at most once per interval, without what was sent.
+ * are logged at most once per interval, without what was sent. With mode `accept-missing`, a call
+ * with no authorization header at all is let through (a pod of a release before the token), and
+ * logged at `warn` at most once per interval and method; a wrong or malformed one is still refused.
  */
 export function internalTokenInterceptor(
   token: string,
   logger: Logger,
   refusalLog: LogSampler = new LogSampler(),
+  mode: InternalTokenMode = 'require',
+  acceptLog: LogSampler = new LogSampler(),
 ): ServerInterceptor {
   const expected = digest(token);
   return (method, call) => {
@@ -291,7 +302,18 @@ export function internalTokenInterceptor(
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
-            const m = /^Bearer (\S+)$/.exec(String(metadata.get(AUTHORIZATION_KEY)[0] ?? ''));
+            const sent = metadata.get(AUTHORIZATION_KEY);
+            if (sent.length === 0 && mode === 'accept-missing') {
+              const omitted = acceptLog.take(method.path);
+              if (omitted !== undefined)
+                logger.warn(
+                  { method: method.path, omitted },
+                  'grpc call accepted without INTERNAL_TOKEN (INTERNAL_TOKEN_MODE=accept-missing): its caller runs a release without the token',
+                );
+              pass(metadata);
+              return;
+            }
+            const m = /^Bearer (\S+)$/.exec(String(sent[0] ?? ''));
             if (m && timingSafeEqual(digest(m[1]), expected)) {
               metadata.remove(AUTHORIZATION_KEY);
               pass(metadata);
@@ -316,17 +338,21 @@ export function internalTokenInterceptor(
 
 /**
  * A gRPC server with the channel options of every server (`serverChannelOptions`) that, given an
- * internal token, requires it of every call but health checks (`internalTokenInterceptor`).
- * Without one (outside production only, see `internalTokenOf`) it accepts any caller.
+ * internal token, requires it of every call but health checks (`internalTokenInterceptor`; with
+ * `internalTokenMode` `accept-missing`, a call without any token passes too). Without one (outside
+ * production only, see `internalTokenOf`) it accepts any caller.
  */
 export function createGrpcServer(
   internalToken: string | undefined,
   logger: Logger,
   maxConnectionAgeMs?: number,
+  internalTokenMode: InternalTokenMode = 'require',
 ): Server {
   return new Server({
     ...serverChannelOptions(maxConnectionAgeMs),
-    interceptors: internalToken ? [internalTokenInterceptor(internalToken, logger)] : [],
+    interceptors: internalToken
+      ? [internalTokenInterceptor(internalToken, logger, new LogSampler(), internalTokenMode)]
+      : [],
   });
 }
 
