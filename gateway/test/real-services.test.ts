@@ -278,6 +278,42 @@ describe('the internal token (INTERNAL_TOKEN)', () => {
     }
   });
 
+  it('under INTERNAL_TOKEN_MODE=accept-missing is not asked of a call without one, and a wrong one still refused', async () => {
+    const { campaign } = await projectWithKey('internal-transition');
+    const projectId = campaign.projectId as string;
+    const [recipientPort, campaignPort] = [await freePort(), await freePort()];
+    const transition = {
+      ...env,
+      INTERNAL_TOKEN_MODE: 'accept-missing',
+      RECIPIENT_GRPC_PORT: String(recipientPort),
+      CAMPAIGN_GRPC_PORT: String(campaignPort),
+    };
+    const started = [await startRecipients(transition), await startCampaigns(transition)];
+    const calls = (token: string | undefined) => {
+      const recipients = internalClient(RecipientService, `127.0.0.1:${recipientPort}`, token);
+      const campaigns = internalClient(CampaignService, `127.0.0.1:${campaignPort}`, token);
+      const ask = [
+        callUnary(recipients, 'ListRecipients', { projectId, campaignId: campaign.id, limit: 10 }),
+        callUnary(campaigns, 'ListCampaigns', { projectId }),
+      ] as const;
+      return Promise.allSettled(ask).finally(() => {
+        recipients.close();
+        campaigns.close();
+      });
+    };
+    try {
+      // A pod of a release before the token calls without one.
+      for (const answer of [...(await calls(undefined)), ...(await calls(INTERNAL))])
+        expect(answer.status).toBe('fulfilled');
+      for (const answer of await calls(`${INTERNAL}x`)) {
+        expect(answer.status).toBe('rejected');
+        expect((answer as PromiseRejectedResult).reason.code).toBe(GrpcStatus.UNAUTHENTICATED);
+      }
+    } finally {
+      for (const service of started) await service.stop();
+    }
+  });
+
   it('is required in production by the gateway and the recipient service too', async () => {
     for (const startService of [startGateway, startRecipients]) {
       await expect(startService({ ...env, NODE_ENV: 'production', INTERNAL_TOKEN: '' })).rejects.toThrow(
