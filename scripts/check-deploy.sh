@@ -116,6 +116,14 @@ check_fails "values.schema.json refuses an unknown access log mode" \
   "$HELM" template outreach "$CHART" --set services.link-runtime.accessLog=off
 check_fails "values.schema.json refuses an internal token shorter than 32 characters" \
   "$HELM" template outreach "$CHART" --set secrets.internalToken.value=short
+check_fails "values.schema.json refuses an internal token outside printable ASCII" \
+  "$HELM" template outreach "$CHART" --set "secrets.internalToken.value=$(printf 'é%.0s' {1..32})"
+check_fails "values.schema.json refuses an admin token shorter than 24 characters" \
+  "$HELM" template outreach "$CHART" --set secrets.adminToken.value=short-admin-token
+check_fails "values.schema.json refuses an admin token with a space" \
+  "$HELM" template outreach "$CHART" --set "secrets.adminToken.value=an admin token of enough characters"
+check "values.schema.json takes an admin token of 24 characters" \
+  "$HELM" template outreach "$CHART" --set secrets.adminToken.value=admin-token-of-24-chars!
 out=$("$HELM" template outreach "$CHART" --set secrets.internalToken.existingSecret=my-internal 2>&1)
 if [[ $(grep -c 'name: my-internal' <<<"$out") -eq 4 ]] && ! grep -q '^  INTERNAL_TOKEN:' <<<"$out"; then
   ok "an existing Secret's INTERNAL_TOKEN reaches all four services and is not generated"
