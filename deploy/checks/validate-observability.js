@@ -129,7 +129,8 @@ for (const g of alerts?.groups ?? []) {
 // Rules on Kubernetes objects must select this install only, or another team's api-gateway would
 // page this team: every kube-state-metrics series by one namespace, and the objects by names that
 // begin with one prefix (the chart's full name), the same in every rule so that one edit moves
-// them all to another install. `up` carries no object labels but the pod's name: the prefix.
+// them all to another install. `up` carries no object labels but the target's namespace and the
+// pod's name: the namespace and the prefix.
 const OBJECT_LABELS = ['deployment', 'horizontalpodautoscaler', 'pod', 'job_name'];
 const namespaces = new Set();
 const prefixes = new Set();
@@ -141,12 +142,9 @@ for (const g of alerts?.groups ?? []) {
         op: x[2],
         value: x[3],
       }));
-      if (m[1] !== 'up') {
-        const ns = matchers.find((x) => x.label === 'namespace' && x.op === '=');
-        if (ns) namespaces.add(ns.value);
-        else
-          problems.push(`alerts: ${r.alert} selects ${m[1]} without namespace="<the install's namespace>"`);
-      }
+      const ns = matchers.find((x) => x.label === 'namespace' && x.op === '=');
+      if (ns) namespaces.add(ns.value);
+      else problems.push(`alerts: ${r.alert} selects ${m[1]} without namespace="<the install's namespace>"`);
       for (const x of matchers.filter((y) => OBJECT_LABELS.includes(y.label) && y.op.startsWith('='))) {
         const prefix = /^([a-z0-9][a-z0-9-]*?-)/.exec(x.value)?.[1];
         if (prefix) prefixes.add(prefix);
