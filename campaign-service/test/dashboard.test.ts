@@ -334,6 +334,114 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.signIn('gus@example.com', 'gus-password-123')).status).toBe(429);
   });
 
+  it('lets the owner sign in from a known device while guessing from many clients pauses the address', async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'kim@example.com',
+      password: 'kim-password-123',
+      projectIds: [p1],
+    });
+    // The owner signed in on this browser before: it holds a known-device cookie bound to them.
+    const owner = new Agent(base);
+    const first = await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.20');
+    expect(first.status).toBe(303);
+    const cookie = first.headers.getSetCookie().find((c) => c.startsWith('outreach_device='))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).toMatch(/Max-Age=7776000/);
+    const device = owner.cookies.get('outreach_device')!;
+    const { rows } = await db.query(
+      "SELECT d.token_hash FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
+    );
+    expect(rows.map((r) => r.token_hash)).toEqual([createHash('sha256').update(device).digest('hex')]);
+    // Signing out ends the session, not the device.
+    await owner.post('/dashboard/sign-out', { _csrf: await owner.csrf() });
+    expect(owner.cookies.get('outreach_device')).toBe(device);
+
+    // Outsiders from 10 clients, 10 failures each: the address is paused for everyone else.
+    const outsiders = new Agent(base);
+    const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
+    await Promise.all(
+      Array.from({ length: clients }, async (_, c) => {
+        for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1)
+          expect((await outsiders.signIn('kim@example.com', `guess-${i}`, `192.0.2.${100 + c}`)).status).toBe(
+            401,
+          );
+      }),
+    );
+    expect(
+      (await new Agent(base).signIn('kim@example.com', 'kim-password-123', '198.51.100.21')).status,
+    ).toBe(429);
+    // A device cookie of another operator, or a made-up one, is no exemption.
+    const other = new Agent(base);
+    expect((await other.signIn('alice@example.com', 'alice-password-1', '198.51.100.22')).status).toBe(303);
+    const alicesDevice = new Agent(base);
+    alicesDevice.cookies.set('outreach_device', other.cookies.get('outreach_device')!);
+    expect((await alicesDevice.signIn('kim@example.com', 'kim-password-123', '198.51.100.22')).status).toBe(
+      429,
+    );
+    const forged = new Agent(base);
+    forged.cookies.set('outreach_device', 'A'.repeat(43));
+    expect((await forged.signIn('kim@example.com', 'kim-password-123', '198.51.100.23')).status).toBe(429);
+    // The owner, from a fresh address with their device's cookie, signs in.
+    expect((await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.24')).status).toBe(303);
+    expect(owner.cookies.get('outreach_device')).toBe(device);
+
+    // A password change forgets every known device: a copy of the old cookie is paused again.
+    const stolen = new Agent(base);
+    stolen.cookies.set('outreach_device', device);
+    const token = await owner.csrf('/dashboard/account');
+    const changed = await owner.post(
+      '/dashboard/account',
+      {
+        _csrf: token,
+        currentPassword: 'kim-password-123',
+        newPassword: 'kim-password-456',
+        confirmPassword: 'kim-password-456',
+      },
+      { 'x-forwarded-for': '198.51.100.24' },
+    );
+    expect(changed.status).toBe(303);
+    // The browser that changed it is a known device again, under a new token.
+    expect(owner.cookies.get('outreach_device')).not.toBe(device);
+    const left = await db.query(
+      "SELECT d.token_hash FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
+    );
+    expect(left.rows.map((r) => r.token_hash)).toEqual([
+      createHash('sha256').update(owner.cookies.get('outreach_device')!).digest('hex'),
+    ]);
+    expect((await stolen.signIn('kim@example.com', 'kim-password-456', '198.51.100.25')).status).toBe(429);
+    // A reset by create-operator.js forgets them too.
+    await createOperatorFromEnv(envOf(), { email: 'kim@example.com', password: 'kim-password-789' });
+    const reset = await db.query(
+      "SELECT count(*)::int AS n FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
+    );
+    expect(reset.rows[0].n).toBe(0);
+    expect((await owner.signIn('kim@example.com', 'kim-password-789', '198.51.100.26')).status).toBe(429);
+  });
+
+  it('counts the IPv6 addresses of one /64 as one client', async () => {
+    await createOperatorFromEnv(envOf(), {
+      email: 'lou@example.com',
+      password: 'lou-password-123',
+      projectIds: [p1],
+    });
+    const a = new Agent(base);
+    for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1) {
+      const from = `2001:db8:7:8:${(i + 1).toString(16)}::${i + 1}`;
+      expect((await a.signIn('lou@example.com', `guess-${i}`, from)).status).toBe(401);
+    }
+    // Another address of the same /64, written in full: paused.
+    expect(
+      (await a.signIn('lou@example.com', 'lou-password-123', '2001:0db8:0007:0008:ffff:ffff:ffff:ffff'))
+        .status,
+    ).toBe(429);
+    // The next /64 is another client.
+    expect(
+      (await new Agent(base).signIn('lou@example.com', 'lou-password-123', '2001:db8:7:9::1')).status,
+    ).toBe(303);
+  });
+
   it("charts a campaign's conversations per day in the operator's view", async () => {
     const device = await admin('POST', `/projects/${p1}/devices`, { name: 'chart device' });
     const start = new Date(now.getTime() - 10 * 86400_000);

@@ -1,18 +1,24 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { SESSION_COOKIE } from './auth.pages';
+import { DEVICE_COOKIE, SESSION_COOKIE, writeDeviceCookie } from './auth.pages';
 import { baseContext, type DashboardDeps, dash, formOf, operatorOf, sendPage } from './context';
-import { type FieldErrors, writeCookie } from './forms';
+import { type FieldErrors, readCookie, writeCookie } from './forms';
 import { html } from './html';
 import { csrfField, field, layout, notice, withErrorSummary } from './layout';
-import { changeOperatorPassword, claimSignInAttempt, clearSignInFailures } from './operators.service';
+import {
+  changeOperatorPassword,
+  claimSignInAttempt,
+  clearSignInFailures,
+  rememberDevice,
+} from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
 import { createSession, SESSION_MAX_AGE_MS } from './sessions.service';
 
 /**
  * The signed-in operator's account: their own password. The current password is asked for and
  * counted as a sign-in attempt (same throttle), so a session left open cannot be used to guess it
- * or to lock its owner out for good; a change ends every other session of the operator.
+ * or to lock its owner out for good; a change ends every other session of the operator and forgets
+ * their known devices (this browser becomes one again).
  */
 export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
   const secure = deps.secureCookies ?? true;
@@ -61,7 +67,8 @@ ${withErrorSummary(
       errors.confirmPassword = 'Type the new password again, exactly as above.';
     if (Object.keys(errors).length) return page(ctx, errors, 400);
 
-    const paused = await claimSignInAttempt(deps.domain, operator.email, ctx.ip);
+    const device = readCookie(ctx, DEVICE_COOKIE);
+    const paused = await claimSignInAttempt(deps.domain, operator.email, ctx.ip, device);
     if (paused > 0) {
       ctx.set('Retry-After', String(paused));
       const minutes = Math.ceil(paused / 60);
@@ -72,7 +79,10 @@ ${withErrorSummary(
       ctx.state.log?.info({ event: 'password_change_refused' }, 'dashboard password change refused');
       return page(ctx, { currentPassword: 'This is not your current password.' }, 400);
     }
-    await clearSignInFailures(deps.domain, operator.email, ctx.ip);
+    await clearSignInFailures(deps.domain, operator.email, ctx.ip, device);
+    // The change forgot every known device of the operator: this browser, which just proved the
+    // new password's owner, becomes one again under a new token.
+    writeDeviceCookie(ctx, await rememberDevice(deps.domain, operator.id, undefined), secure);
     // Every session ended with the change, this one too: it goes on under a fresh id.
     const { id } = await createSession(deps.domain, operator.id);
     dash(ctx).sessionId = id;

@@ -4,13 +4,32 @@ import { type DashboardDeps, dash, formOf, sendPage } from './context';
 import { readCookie, writeCookie } from './forms';
 import { html } from './html';
 import { field, layout, notice } from './layout';
-import { authenticateOperator, claimSignInAttempt, clearSignInFailures } from './operators.service';
+import {
+  authenticateOperator,
+  claimSignInAttempt,
+  clearSignInFailures,
+  KNOWN_DEVICE_MAX_AGE_MS,
+  rememberDevice,
+} from './operators.service';
 import { createSession, deleteSession, SESSION_MAX_AGE_MS } from './sessions.service';
 
 /** Cookie with the session id (the database keeps only its hash). */
 export const SESSION_COOKIE = 'outreach_session';
 /** Cookie for the sign-in form's double-submit CSRF token (no session exists yet). */
 export const LOGIN_CSRF_COOKIE = 'outreach_signin_csrf';
+/**
+ * Cookie that makes a browser a known device of the operator who last signed in on it (a random
+ * token, stored only hashed): its sign-ins are exempt from the pause of the address by all clients.
+ */
+export const DEVICE_COOKIE = 'outreach_device';
+
+/** Sets the known-device cookie (renewed at every sign-in from the device). */
+export function writeDeviceCookie(ctx: Parameters<Router.Middleware>[0], token: string, secure: boolean) {
+  writeCookie(ctx, DEVICE_COOKIE, token, {
+    secure,
+    maxAgeSeconds: Math.floor(KNOWN_DEVICE_MAX_AGE_MS / 1000),
+  });
+}
 
 /**
  * Whether the dashboard's cookies carry `Secure`: when the install is served over HTTPS, as its
@@ -72,7 +91,8 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
   r.post('/sign-in', async (ctx) => {
     const form = formOf(ctx);
     const email = form.get('email');
-    const paused = await claimSignInAttempt(deps.domain, email, ctx.ip);
+    const device = readCookie(ctx, DEVICE_COOKIE);
+    const paused = await claimSignInAttempt(deps.domain, email, ctx.ip, device);
     if (paused > 0) {
       ctx.set('Retry-After', String(paused));
       return sendPage(
@@ -90,7 +110,8 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
         401,
       );
     }
-    await clearSignInFailures(deps.domain, email, ctx.ip);
+    await clearSignInFailures(deps.domain, email, ctx.ip, device);
+    writeDeviceCookie(ctx, await rememberDevice(deps.domain, operator.id, device), secure);
     // A fresh session id at every sign-in: a planted id can never become an authenticated one.
     const old = dash(ctx).sessionId;
     if (old) await deleteSession(deps.domain, old);

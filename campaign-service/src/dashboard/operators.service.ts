@@ -1,3 +1,5 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { Pool } from 'pg';
 import { createProject, type Project } from '../projects/projects.service';
@@ -58,8 +60,8 @@ function checkPassword(password: string): void {
 }
 
 /**
- * Creates an operator, or (when the e-mail exists) sets a new password and ends their sessions,
- * and adds the given project memberships. Returns the operator. For the command line and seed
+ * Creates an operator, or (when the e-mail exists) sets a new password, ends their sessions and
+ * forgets their known devices, and adds the given project memberships. Returns the operator. For the command line and seed
  * scripts, which hold the database; the dashboard adds operators with `addProjectOperator`.
  */
 export async function createOperator(
@@ -77,9 +79,11 @@ export async function createOperator(
     [newId('opr'), email, passwordHash, now],
   );
   const operator = toOperator(rows[0]);
-  // A new password ends every session the old one opened.
-  if (rows[0].existed)
+  // A new password ends every session the old one opened, and forgets the devices it signed in on.
+  if (rows[0].existed) {
     await deps.pool.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operator.id]);
+    await deps.pool.query('DELETE FROM operator_devices WHERE operator_id = $1', [operator.id]);
+  }
   for (const projectId of input.projectIds ?? []) await addMembership(deps, operator.id, projectId);
   return operator;
 }
@@ -213,7 +217,7 @@ export async function authenticateOperator(
 
 /**
  * Sets a signed-in operator's own password, when `current` is theirs now, and ends every session of
- * theirs, in one transaction (the caller starts a fresh one for the browser that asked). False,
+ * theirs and forgets their known devices, in one transaction (the caller starts a fresh one for the browser that asked). False,
  * changing nothing, for a wrong current password; the caller counts it as a failed sign-in
  * (claimSignInAttempt) before asking. A new password shorter than the minimum is refused (400).
  */
@@ -233,6 +237,7 @@ export async function changeOperatorPassword(
     if (rows.length === 0 || !(await verifyPassword(current, rows[0].password_hash))) return false;
     await tx.query('UPDATE operators SET password_hash = $2 WHERE id = $1', [operatorId, passwordHash]);
     await tx.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operatorId]);
+    await tx.query('DELETE FROM operator_devices WHERE operator_id = $1', [operatorId]);
     return true;
   });
 }
@@ -349,15 +354,104 @@ export async function listProjectOperators(
 export const SIGN_IN_MAX_FAILURES = 10;
 /**
  * Failed sign-ins allowed per e-mail address from all clients together: guessing from many
- * machines is paused too, and locking the owner out takes a great many machines, not one.
+ * machines is paused too. A sign-in from a known device of the address's operator is counted by its
+ * own failures instead, so outsiders, however many machines they hold, cannot lock the owner out.
  */
 export const SIGN_IN_MAX_FAILURES_PER_ADDRESS = 100;
 /** Failed sign-ins allowed per client, whatever the e-mail: one password tried at many addresses. */
 export const SIGN_IN_MAX_FAILURES_PER_CLIENT = 100;
-/** The first key of the sign-in locks (two-key advisory locks), "SI". */
-const SIGN_IN_LOCK_SPACE = 0x5349;
+/**
+ * The first keys of the sign-in locks (two-key advisory locks): one space for clients ("SC") and
+ * another for addresses ("SA"), so that no address typed to look like a client takes its lock.
+ * Always the client's first, then the address's.
+ */
+const SIGN_IN_CLIENT_LOCK_SPACE = 0x5343;
+const SIGN_IN_ADDRESS_LOCK_SPACE = 0x5341;
 /** The window failed sign-ins are counted in. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+/** A known device stays known this long after the last sign-in from it (its cookie's lifetime). */
+export const KNOWN_DEVICE_MAX_AGE_MS = 90 * 86400_000;
+
+/**
+ * The client failed sign-ins are counted by: an IPv4 address as it is (an IPv4-mapped IPv6 one
+ * too), an IPv6 address by its /64, since whoever has one address of a /64 usually has them all.
+ */
+export function signInClient(ip: string): string {
+  const bare = ip.replace(/%.*$/, '');
+  if (!isIPv6(bare)) return ip;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return mapped[1];
+  const groups = (part: string | undefined) =>
+    part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : [];
+  const [left, right] = bare.split('::');
+  const head = groups(left);
+  const tail = groups(right);
+  const all = [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
+  return `${all
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/** The stored form of a device token: hex SHA-256 (tokens are 256 random bits). */
+function hashDeviceToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+const DEVICE_TOKEN = /^[\w-]{43}$/;
+
+/**
+ * The hash of `token` when it is a known device of the operator of `email` (signed in from within
+ * KNOWN_DEVICE_MAX_AGE_MS), else ''.
+ */
+async function knownDevice(
+  db: Pick<Pool, 'query'>,
+  email: string,
+  token: string | undefined,
+  now: Date,
+): Promise<string> {
+  if (!token || !DEVICE_TOKEN.test(token)) return '';
+  const hash = hashDeviceToken(token);
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM operator_devices d JOIN operators o ON o.id = d.operator_id
+      WHERE d.token_hash = $1 AND lower(o.email) = lower($2) AND d.last_used_at > $3`,
+    [hash, email, new Date(now.getTime() - KNOWN_DEVICE_MAX_AGE_MS)],
+  );
+  return rowCount ? hash : '';
+}
+
+/**
+ * Remembers the browser an operator just signed in from (or changed their password in) as a known
+ * device: the token it presented when that is a known device of theirs (its lifetime renewed), else
+ * a new one (256 random bits, stored only hashed). Returns the token for the cookie. Forgets the
+ * operator's devices unused for KNOWN_DEVICE_MAX_AGE_MS.
+ */
+export async function rememberDevice(
+  deps: OperatorDeps,
+  operatorId: string,
+  presented: string | undefined,
+): Promise<string> {
+  const now = deps.clock();
+  const stale = new Date(now.getTime() - KNOWN_DEVICE_MAX_AGE_MS);
+  await deps.pool.query('DELETE FROM operator_devices WHERE operator_id = $1 AND last_used_at <= $2', [
+    operatorId,
+    stale,
+  ]);
+  if (presented && DEVICE_TOKEN.test(presented)) {
+    const { rowCount } = await deps.pool.query(
+      'UPDATE operator_devices SET last_used_at = $3 WHERE token_hash = $1 AND operator_id = $2',
+      [hashDeviceToken(presented), operatorId, now],
+    );
+    if (rowCount) return presented;
+  }
+  const token = randomBytes(32).toString('base64url');
+  await deps.pool.query(
+    `INSERT INTO operator_devices (token_hash, operator_id, created_at, last_used_at)
+     SELECT $1, id, $3, $3 FROM operators WHERE id = $2`,
+    [hashDeviceToken(token), operatorId, now],
+  );
+  return token;
+}
 
 /**
  * Claims one sign-in attempt of a client at an e-mail address: the seconds until it may try again
@@ -365,26 +459,43 @@ export const SIGN_IN_WINDOW_MS = 15 * 60_000;
  * failure, which a success then clears. Counting and recording are one step under a lock per
  * client and one per address, so guesses sent in parallel cannot all pass the count before any is
  * recorded. A client is paused at an address long before the address is paused for everyone, so
- * an outsider who knows an operator's address cannot keep them from signing in.
+ * an outsider who knows an operator's address cannot keep them from signing in from elsewhere.
+ * `ip` is counted as signInClient says (an IPv6 address by its /64).
+ *
+ * `device` is the known-device cookie the attempt came with. When it is a known device of the
+ * address's operator, the attempt is exempt from the address-wide count of everyone's failures:
+ * its failures (recorded with the device) are counted apart, to the same limit, so that only the
+ * owner's cookie fills or uses that count, and a stolen cookie spread over many machines still gets
+ * no more tries than the address-wide limit. The limits per client at the address and per client
+ * still apply. Any other value counts as no device.
  */
-export function claimSignInAttempt(deps: OperatorDeps, email: string, client: string): Promise<number> {
+export function claimSignInAttempt(
+  deps: OperatorDeps,
+  email: string,
+  ip: string,
+  device?: string,
+): Promise<number> {
   const now = deps.clock();
   const address = email.trim().slice(0, 254);
+  const client = signInClient(ip);
   const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
   return withTransaction(deps.pool, async (tx) => {
-    // The two-key form, in a space of its own: an address chosen to hash like another lock's key
-    // (the outbox relay's, the migrations') cannot hold that lock. Always the client's first.
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
-      SIGN_IN_LOCK_SPACE,
-      `client ${client}`,
+    // The two-key form, in spaces of their own: an address chosen to hash like another lock's key
+    // (the outbox relay's, the migrations', a client's) cannot hold that lock.
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SIGN_IN_CLIENT_LOCK_SPACE, client]);
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))', [
+      SIGN_IN_ADDRESS_LOCK_SPACE,
+      address,
     ]);
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))', [SIGN_IN_LOCK_SPACE, address]);
-    const { rows } = await tx.query<{ at: Date; n: number; limit: number }>(
+    const known = await knownDevice(tx, address, device, now);
+    type Count = { at: Date | null; n: number; limit: number };
+    // The address-wide count: a known device's own failures, else everyone's.
+    const { rows } = await tx.query<Count>(
       `SELECT min(at) AS at, count(*)::int AS n, $4::int AS limit FROM operator_sign_in_failures
         WHERE lower(email) = lower($1) AND client = $2 AND at > $3
        UNION ALL
        SELECT min(at), count(*)::int, $5::int FROM operator_sign_in_failures
-        WHERE lower(email) = lower($1) AND at > $3
+        WHERE lower(email) = lower($1) AND ($7 = '' OR device = $7) AND at > $3
        UNION ALL
        SELECT min(at), count(*)::int, $6::int FROM operator_sign_in_failures
         WHERE client = $2 AND at > $3`,
@@ -395,34 +506,38 @@ export function claimSignInAttempt(deps: OperatorDeps, email: string, client: st
         SIGN_IN_MAX_FAILURES,
         SIGN_IN_MAX_FAILURES_PER_ADDRESS,
         SIGN_IN_MAX_FAILURES_PER_CLIENT,
+        known,
       ],
     );
-    const reached = rows.filter((r) => r.n >= r.limit && r.at);
+    const reached = rows.filter((r): r is Count & { at: Date } => r.n >= r.limit && r.at !== null);
     if (reached.length > 0) {
       const until = Math.max(...reached.map((r) => r.at.getTime() + SIGN_IN_WINDOW_MS));
       return Math.max(1, Math.ceil((until - now.getTime()) / 1000));
     }
-    await tx.query('INSERT INTO operator_sign_in_failures (email, client, at) VALUES ($1, $2, $3)', [
-      address,
-      client,
-      now,
-    ]);
+    await tx.query(
+      'INSERT INTO operator_sign_in_failures (email, client, device, at) VALUES ($1, $2, $3, $4)',
+      [address, client, known, now],
+    );
     await tx.query('DELETE FROM operator_sign_in_failures WHERE at <= $1', [since]);
     return 0;
   });
 }
 
 /**
- * Clears a client's failures at an address after it signed in there; other clients' stay
- * counted, so an owner's sign-in gives a guesser elsewhere no fresh tries.
+ * Clears a client's failures at an address after it signed in there (and those of the known
+ * device it signed in with); other clients' stay counted, so an owner's sign-in gives a guesser
+ * elsewhere no fresh tries.
  */
 export async function clearSignInFailures(
   deps: Pick<OperatorDeps, 'pool'>,
   email: string,
-  client: string,
+  ip: string,
+  device?: string,
 ): Promise<void> {
+  const hash = device && DEVICE_TOKEN.test(device) ? hashDeviceToken(device) : '';
   await deps.pool.query(
-    'DELETE FROM operator_sign_in_failures WHERE lower(email) = lower($1) AND client = $2',
-    [email.trim(), client],
+    `DELETE FROM operator_sign_in_failures
+      WHERE lower(email) = lower($1) AND (client = $2 OR (device <> '' AND device = $3))`,
+    [email.trim(), signInClient(ip), hash],
   );
 }
