@@ -622,6 +622,62 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).allowance.included).toBe(55);
   });
 
+  it('answers a form whose first submission never recorded its page by pointing to that page, not with a wait and a 409', async () => {
+    const campaign = await meteredCampaign('Lost answer', 3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/campaigns/${campaign.id}`;
+    const page = await a.get(path);
+    const form = {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      _once: /name="_once" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      conversations: '50',
+    };
+    // The first submission claimed the token a while ago and died before recording its page.
+    await db.query(
+      'INSERT INTO operator_form_submissions (session_hash, token, location, created_at) VALUES ($1, $2, NULL, $3)',
+      [hashSessionId(a.cookies.get('outreach_session')!), form._once, new Date(now.getTime() - 5 * 60_000)],
+    );
+    const started = Date.now();
+    const res = await a.post(`${path}/top-offs`, form, { referer: `${base}${path}` });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`${path}?sent-before=1`);
+    const shown = await a.get(res.headers.get('location')!);
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain('That form had been sent before, but its answer was lost');
+    // Not acted on again.
+    expect((await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).allowance.included).toBeNull();
+  });
+
+  it('answers a one-time form whose session ended just before its claim as a form sent after its session ended', async () => {
+    const campaign = await meteredCampaign('Ended meanwhile', 3600_000, 86400_000);
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const path = `/dashboard/p/${p1}/campaigns/${campaign.id}`;
+    const page = await a.get(path);
+    const form = {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      _once: /name="_once" value="([^"]+)"/.exec(page.text)?.[1] ?? '',
+      conversations: '50',
+    };
+    // The session is deleted after the guard found it and before the token is claimed (a sign-out
+    // or a password change in another tab at that moment): a trigger deletes it as the claim comes.
+    await db.query(`CREATE FUNCTION end_session_first() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN DELETE FROM operator_sessions WHERE id_hash = NEW.session_hash; RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER end_session_first BEFORE INSERT ON operator_form_submissions
+      FOR EACH ROW WHEN (NEW.token = '${form._once}') EXECUTE FUNCTION end_session_first()`);
+    try {
+      const res = await a.post(`${path}/top-offs`, form, { referer: `${base}${path}` });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe(`/dashboard/sign-in?ended=1&next=${encodeURIComponent(path)}`);
+    } finally {
+      await db.query('DROP TRIGGER end_session_first ON operator_form_submissions');
+      await db.query('DROP FUNCTION end_session_first()');
+    }
+    expect((await admin('GET', `/projects/${p1}/campaigns/${campaign.id}`)).allowance.included).toBeNull();
+  });
+
   it("adds a running campaign's top-off at a price of its own, billed at it, the campaign's price unchanged; a bad price refused in words", async () => {
     const device = await admin('POST', `/projects/${p1}/devices`, { name: 'own price device' });
     const campaign = await admin('POST', `/projects/${p1}/campaigns`, {

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { CampaignDeps } from '../deps';
 import type { RecipientsForwarder } from '../recipients/recipients.client';
 import type { Form } from './forms';
-import type { PageContext } from './layout';
+import { type PageContext, SENT_BEFORE } from './layout';
 import { listOperatorProjects, type Operator, requireMembership } from './operators.service';
 import type { Session } from './sessions.service';
 
@@ -51,6 +51,7 @@ export async function baseContext(deps: DashboardDeps, ctx: Context): Promise<Pa
     operator,
     csrfToken: dash(ctx).session?.csrfToken,
     projects: await listOperatorProjects(deps.domain, operator.id),
+    sentBefore: ctx.query[SENT_BEFORE] === '1',
   };
 }
 
@@ -68,6 +69,7 @@ export async function projectContext(
     project,
     projects: await listOperatorProjects(deps.domain, operator.id),
     section,
+    sentBefore: ctx.query[SENT_BEFORE] === '1',
   };
 }
 

@@ -9,7 +9,12 @@ export interface PageContext {
   project?: Project;
   projects?: Project[];
   section?: 'campaigns' | 'devices' | 'api-keys' | 'billing' | 'members';
+  /** The page was reached from a form sent before whose result is not known (see form-once.ts). */
+  sentBefore?: boolean;
 }
+
+/** The query parameter of a page reached from a one-time form sent before, its result not known. */
+export const SENT_BEFORE = 'sent-before';
 
 /** The hidden CSRF field every form carries. */
 export function csrfField(pc: PageContext): SafeHtml {
@@ -86,6 +91,7 @@ export function layout(pc: PageContext, title: string, body: SafeHtml): string {
 </header>
 ${nav(pc)}
 <main id="main" tabindex="-1">
+${pc.sentBefore ? notice('warn', 'That form had been sent before, but its answer was lost, so it is not known whether it was done. Check the page for its result before sending it again.') : ''}
 ${body}
 </main>
 <footer class="foot"><p>Times are shown in ${pc.operator?.timeZone ?? 'UTC'}.${pc.operator ? html` <a href="/dashboard/time-zone">Change the time zone</a>.` : ''} Amounts are in minor units ÷ 100.</p></footer>

@@ -5,11 +5,12 @@ import { registerAccountRoutes } from './account.pages';
 import { registerApiKeyRoutes } from './api-keys.pages';
 import { APP_JS } from './assets.script';
 import { APP_CSS } from './assets.styles';
-import { LOGIN_CSRF_COOKIE, registerAuthRoutes, SESSION_COOKIE, safeNext } from './auth.pages';
+import { LOGIN_CSRF_COOKIE, registerAuthRoutes, SESSION_COOKIE } from './auth.pages';
 import { registerBillingRoutes } from './billing.pages';
 import { registerCampaignRoutes } from './campaigns.pages';
 import { type DashboardDeps, dash, sendPage } from './context';
 import { registerDeviceRoutes } from './devices.pages';
+import { formPageOf } from './form-once';
 import { FORM_BYTES, OPERATOR_FORM_BYTES, readCookie, readForm } from './forms';
 import { html } from './html';
 import { layout, notice } from './layout';
@@ -86,14 +87,7 @@ function guard(deps: DashboardDeps): Middleware {
  * signing in leads back to the page it was sent from (its Referer, when of this origin).
  */
 function endedSignIn(ctx: Context): string {
-  let from: string | undefined;
-  try {
-    const referer = new URL(ctx.get('referer'));
-    if (referer.host === ctx.host) from = referer.pathname + referer.search;
-  } catch {
-    // no Referer, or an unparseable one: the dashboard home
-  }
-  return `/dashboard/sign-in?ended=1&next=${encodeURIComponent(safeNext(from))}`;
+  return `/dashboard/sign-in?ended=1&next=${encodeURIComponent(formPageOf(ctx))}`;
 }
 
 /** Renders a refusal as a page (or JSON for the import endpoint), never with internals. */
