@@ -140,6 +140,9 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   let p1: string;
   let p2: string;
   let envOf: () => Record<string, string>;
+  /** Creates an operator of project Alpha (p1) from the command line, as an administrator would. */
+  const operatorOfAlpha = (email: string, password: string) =>
+    createOperatorFromEnv(envOf(), { email, password, projectIds: [p1] });
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${base}/admin/v1${path}`, {
@@ -254,11 +257,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('pauses sign-in for an address after repeated failures, whatever the password', async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'carol@example.com',
-      password: 'carol-password-1',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('carol@example.com', 'carol-password-1');
     const a = new Agent(base);
     for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1) {
       expect((await a.signIn('carol@example.com', `guess-${i}`)).status).toBe(401);
@@ -272,11 +271,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it("pauses one client's guesses at an address, not its owner signing in from elsewhere", async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'hal@example.com',
-      password: 'hal-password-123',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('hal@example.com', 'hal-password-123');
     const guesser = new Agent(base);
     for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1) {
       expect((await guesser.signIn('hal@example.com', `guess-${i}`, '203.0.113.7')).status).toBe(401);
@@ -289,11 +284,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('pauses guessing at an address from many clients, and one client guessing at many addresses', async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'ida@example.com',
-      password: 'ida-password-123',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('ida@example.com', 'ida-password-123');
     const a = new Agent(base);
     const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
     await Promise.all(
@@ -315,11 +306,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('lets no more guesses through than the pause allows when they arrive together', async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'gus@example.com',
-      password: 'gus-password-123',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('gus@example.com', 'gus-password-123');
     const a = new Agent(base);
     const form = await a.get('/dashboard/sign-in');
     const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? '';
@@ -335,11 +322,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('lets the owner sign in from a known device while guessing from many clients pauses the address', async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'kim@example.com',
-      password: 'kim-password-123',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('kim@example.com', 'kim-password-123');
     // The owner signed in on this browser before: it holds a known-device cookie bound to them.
     const owner = new Agent(base);
     const first = await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.20');
@@ -421,11 +404,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('counts the IPv6 addresses of one /64 as one client', async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'lou@example.com',
-      password: 'lou-password-123',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('lou@example.com', 'lou-password-123');
     const a = new Agent(base);
     for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1) {
       const from = `2001:db8:7:8:${(i + 1).toString(16)}::${i + 1}`;
@@ -1047,11 +1026,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it("keeps the display time zone the operator chose, whatever zone a campaign's schedule is typed in", async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'erin@example.com',
-      password: 'erin-password-12',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('erin@example.com', 'erin-password-12');
     const device = await admin('POST', `/projects/${p1}/devices`, { name: 'zone device' });
     const a = new Agent(base);
     await a.signIn('erin@example.com', 'erin-password-12');
@@ -1156,11 +1131,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it("keeps a campaign's schedule to the second when an edit leaves its times as shown, in a repeated hour too", async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'dst@example.com',
-      password: 'dst-password-1234',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('dst@example.com', 'dst-password-1234');
     const device = await admin('POST', `/projects/${p1}/devices`, { name: 'dst device' });
     // Ends at 01:30:30 New York time the second time that hour comes round (EST, 06:30:30Z),
     // which a form showing minutes in that zone can only read as the first (EDT, 05:30Z).
@@ -1201,11 +1172,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it("offers the browser's zone until the operator chooses one, and keeps a chosen UTC", async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'utc@example.com',
-      password: 'utc-password-123',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('utc@example.com', 'utc-password-123');
     const a = new Agent(base);
     await a.signIn('utc@example.com', 'utc-password-123');
     const newCampaign = `/dashboard/p/${p1}/campaigns/new`;
@@ -1529,11 +1496,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it("changes an operator's own password on the account page, counting a wrong current one as a failed sign-in", async () => {
-    await createOperatorFromEnv(envOf(), {
-      email: 'erin@example.com',
-      password: 'erin-password-1',
-      projectIds: [p1],
-    });
+    await operatorOfAlpha('erin@example.com', 'erin-password-1');
     const guesser = { 'x-forwarded-for': '203.0.113.91' };
     const owner = { 'x-forwarded-for': '203.0.113.92' };
     const e1 = new Agent(base);
