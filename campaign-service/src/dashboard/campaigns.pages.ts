@@ -29,6 +29,8 @@ import {
   layout,
   notice,
   type PageContext,
+  pageQuery,
+  pager,
   projectPath,
   recipientBadge,
   select,
@@ -485,13 +487,7 @@ export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
     const devices = new Map((await listDevices(d, pc.project.id)).map((x) => [x.id, x.name]));
     const tz = pc.operator?.timeZone ?? 'UTC';
     const base = projectPath(pc.project.id);
-    const qs = (p: number) => {
-      const params = new URLSearchParams();
-      if (q) params.set('q', q);
-      if (state) params.set('state', state);
-      params.set('page', String(p));
-      return `?${params}`;
-    };
+    const pageHref = (p: number) => `${base}/campaigns${pageQuery({ q, state }, p)}`;
     sendPage(
       ctx,
       layout(
@@ -528,7 +524,7 @@ ${
       ? html`<p>No campaigns yet. Create a device first, then a campaign.</p>`
       : matching.length > 0
         ? // An address past the last page (an old link, a list that shrank): not "no campaigns".
-          html`<p>This page is past the end of the list, which has ${pages} ${pages === 1 ? 'page' : 'pages'}. <a href="${base}/campaigns${qs(pages - 1)}">Go to the last page</a>.</p>`
+          html`<p>This page is past the end of the list, which has ${pages} ${pages === 1 ? 'page' : 'pages'}. <a href="${pageHref(pages - 1)}">Go to the last page</a>.</p>`
         : html`<p>No campaigns match.</p>`
     : html`<ul class="cards">${campaigns.map(
         (c) => html`<li class="card">
@@ -540,14 +536,7 @@ ${
 </li>`,
       )}</ul>`
 }
-${
-  pages > 1
-    ? html`<nav aria-label="Pages" class="actions">
-  ${pageNo > 0 ? html`<a href="${base}/campaigns${qs(pageNo - 1)}">Previous page</a>` : ''}
-  ${pageNo + 1 < pages ? html`<a href="${base}/campaigns${qs(pageNo + 1)}">Next page</a>` : ''}
-</nav>`
-    : ''
-}`,
+${pager(pageHref, pageNo, pages)}`,
       ),
     );
   });

@@ -99,6 +99,23 @@ ${body}
 </html>`.value;
 }
 
+/** The query string of one page of a filtered list: the filters that are set, then the page. */
+export function pageQuery(filters: Record<string, string | undefined>, page: number): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value) params.set(name, value);
+  params.set('page', String(page));
+  return `?${params}`;
+}
+
+/** The previous and next links of a paged list (`href` of a page number), or nothing on one page. */
+export function pager(href: (page: number) => string, page: number, pages: number): SafeHtml {
+  if (page === 0 && page + 1 >= pages) return html``;
+  return html`<nav aria-label="Pages" class="actions">
+  ${page > 0 ? html`<a href="${href(page - 1)}">Previous page</a>` : ''}
+  ${page + 1 < pages ? html`<a href="${href(page + 1)}">Next page</a>` : ''}
+</nav>`;
+}
+
 /** A notice box; `kind` chooses its colour and role. */
 export function notice(kind: 'ok' | 'warn' | 'error', text: string | SafeHtml): SafeHtml {
   const role = kind === 'error' ? 'alert' : 'status';

@@ -1,21 +1,16 @@
 import type { RecipientJson } from '@outreach/contracts';
 import { AppError } from '@outreach/platform';
 import type { FieldErrors, Form } from './forms';
-import { recipientFieldErrors } from './recipient-errors';
+import { CREATE_FIELDS, recipientFieldErrors } from './recipient-errors';
 
-/** What the recipient edit form changes: the fields a v1 PATCH accepts, bar `isActive`. */
-export const EDIT_FIELDS = [
-  'label',
-  'injectionMode',
-  'injectionInstructions',
-  'maxTotalInteractions',
-  'maxInteractionsPerWindow',
-  'windowSeconds',
-  'disabledMessage',
-  'cooldownMessage',
-] as const;
+/** Create-item fields a PATCH may not change (set at creation only) or the edit form leaves to its own control. */
+const NOT_EDITED = ['externalId', 'metadata', 'isActive'] as const;
+type EditField = Exclude<(typeof CREATE_FIELDS)[number], (typeof NOT_EDITED)[number]>;
 
-type EditField = (typeof EDIT_FIELDS)[number];
+/** What the recipient edit form changes: the fields a v1 PATCH accepts, bar `isActive`, in the create form's order. */
+export const EDIT_FIELDS: readonly EditField[] = CREATE_FIELDS.filter(
+  (f): f is EditField => !(NOT_EDITED as readonly string[]).includes(f),
+);
 
 /** The edit form's controls as text, keyed by field. */
 export type RecipientFormValues = Record<EditField, string>;

@@ -15,6 +15,8 @@ import {
   layout,
   notice,
   type PageContext,
+  pageQuery,
+  pager,
   projectPath,
   recipientBadge,
   select,
@@ -168,13 +170,8 @@ export function registerRecipientRoutes(r: Router, deps: DashboardDeps): void {
     const total = filtered ? (page.matched ?? 0) : page.total;
     const tz = pc.operator?.timeZone ?? 'UTC';
     const editable = isEditable(c.state);
-    const qs = (p: number) => {
-      const params = new URLSearchParams();
-      if (q) params.set('q', q);
-      if (activeParam) params.set('active', activeParam);
-      params.set('page', String(p));
-      return `?${params}`;
-    };
+    const pages = Math.ceil(total / PAGE);
+    const pageHref = (p: number) => `${path}/recipients${pageQuery({ q, active: activeParam }, p)}`;
     const done = ctx.query.done === 'deleted' ? notice('ok', 'Recipient deleted.') : html``;
     sendPage(
       ctx,
@@ -215,13 +212,10 @@ ${
       )}</tbody></table></div>`
     : pageNo > 0 && total > 0
       ? // An address past the last page (an old link, a list that shrank): not "no recipients".
-        html`<p>This page is past the end of the list: there ${total === 1 ? 'is' : 'are'} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}, on ${Math.ceil(total / PAGE)} ${Math.ceil(total / PAGE) === 1 ? 'page' : 'pages'}. <a href="${path}/recipients${qs(Math.ceil(total / PAGE) - 1)}">Go to the last page</a>.</p>`
+        html`<p>This page is past the end of the list: there ${total === 1 ? 'is' : 'are'} ${total} ${filtered ? 'matching ' : ''}${total === 1 ? 'recipient' : 'recipients'}, on ${pages} ${pages === 1 ? 'page' : 'pages'}. <a href="${pageHref(pages - 1)}">Go to the last page</a>.</p>`
       : html`<p>No recipients${q || activeParam ? ' match' : ' yet'}.</p>`
 }
-<nav aria-label="Pages" class="actions">
-  ${pageNo > 0 ? html`<a href="${path}/recipients${qs(pageNo - 1)}">Previous page</a>` : ''}
-  ${(pageNo + 1) * PAGE < total ? html`<a href="${path}/recipients${qs(pageNo + 1)}">Next page</a>` : ''}
-</nav>`,
+${pager(pageHref, pageNo, pages)}`,
       ),
     );
   });
