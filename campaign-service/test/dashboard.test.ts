@@ -129,6 +129,11 @@ function formFieldsOf(page: string, action: string): Record<string, string[]> {
   return fields;
 }
 
+// A test that signs in wrongly a hundred times or more: each attempt is a scrypt hash of about a
+// tenth of a second of CPU: one took 29.5 s of the default 30 s on this two-core machine with other
+// work running, and timed out in a full run.
+const SIGN_IN_STORM_MS = 120_000;
+
 describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   let ns: TestNamespace;
   let svc: RunningService;
@@ -303,7 +308,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     );
     expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.50')).status).toBe(429);
     expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.51')).status).toBe(303);
-  });
+  }, SIGN_IN_STORM_MS);
 
   it('lets no more guesses through than the pause allows when they arrive together', async () => {
     await operatorOfAlpha('gus@example.com', 'gus-password-123');
@@ -401,7 +406,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     );
     expect(reset.rows[0].n).toBe(0);
     expect((await owner.signIn('kim@example.com', 'kim-password-789', '198.51.100.26')).status).toBe(429);
-  });
+  }, SIGN_IN_STORM_MS);
 
   it('counts the IPv6 addresses of one /64 as one client', async () => {
     await operatorOfAlpha('lou@example.com', 'lou-password-123');
