@@ -586,6 +586,59 @@ describe('campaign lifecycle', () => {
   });
 });
 
+describe('deleting a campaign', () => {
+  it('deletes a draft: gone from every read, its tombstone on the state stream; refuses anything launched', async () => {
+    clock.set('2026-05-10T12:00:00.000Z');
+    const p = await project();
+    const d = await device(p);
+    const draft = await campaign(p, d);
+    const kept = await campaign(p, d, { name: 'Kept' });
+    await api('POST', `/admin/v1/projects/${p}/campaigns/${draft}/top-offs`, { conversations: 10 });
+    const path = `/admin/v1/projects/${p}/campaigns/${draft}`;
+
+    const other = await project('Other');
+    expect((await api('DELETE', `/admin/v1/projects/${other}/campaigns/${draft}`)).status).toBe(404);
+    const deleted = await api('DELETE', path);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ success: true, id: draft });
+
+    expect((await api('GET', path)).status).toBe(404);
+    expect((await api('DELETE', path)).status).toBe(404);
+    expect((await api('PATCH', path, { name: 'back' })).status).toBe(404);
+    expect((await api('POST', `${path}/launch`)).status).toBe(404);
+    expect((await api('POST', `${path}/top-offs`, { conversations: 1 })).status).toBe(404);
+    expect((await api('GET', `${path}/statement?month=2026-05`)).status).toBe(404);
+    const listed = (await api('GET', `/admin/v1/projects/${p}/campaigns`)).body.campaigns;
+    expect(listed.map((c: { id: string }) => c.id)).toEqual([kept]);
+    const statement = (await api('GET', `/admin/v1/projects/${p}/statement?month=2026-05`)).body;
+    expect(statement.campaigns).toEqual([]);
+    const g = await rpc.call('GetCampaign', { projectId: p, campaignId: draft }).catch((e) => e);
+    expect(fromServiceError(g).code).toBe('not_found');
+    const l = await rpc.call('ListCampaigns', { projectId: p });
+    expect(l.campaigns.map((c: { id: string }) => c.id)).toEqual([kept]);
+
+    // The tombstone outlives the campaign on the stream, so replicas learn it is gone.
+    const jsm = await nc.jetstreamManager();
+    await eventually(async () => {
+      const last = await jsm.streams.getMessage(streamNames(ns.natsPrefix).state, {
+        last_by_subj: subjects(ns.natsPrefix).campaignState(draft),
+      });
+      const s = codec.decode(last.data) as CampaignSnapshot;
+      return s.deletedAt === '2026-05-10T12:00:00.000Z' && s.version === 3;
+    });
+
+    const kpath = `/admin/v1/projects/${p}/campaigns/${kept}`;
+    await api('POST', `${kpath}/launch`);
+    const refused = await api('DELETE', kpath);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'conflict',
+      details: { reason: 'not_deletable', state: 'upcoming' },
+    });
+    expect((await api('GET', kpath)).status).toBe(200);
+  });
+});
+
 describe('list order', () => {
   const byteOrder = (ids: readonly string[]) => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const idsOf = (items: { id?: string; campaignId?: string }[]) => items.map((i) => i.id ?? i.campaignId);

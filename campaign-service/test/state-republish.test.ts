@@ -109,6 +109,18 @@ it('publishes every campaign, device and API key snapshot again once the state s
   });
 });
 
+it("publishes a deleted campaign's tombstone again, so a replica rebuilt from the new stream learns it is gone", async () => {
+  const { p, c } = await makeEntities();
+  await api('DELETE', `/admin/v1/projects/${p}/campaigns/${c}`);
+  const subj = subjects(ns.natsPrefix);
+  const tombstone = await eventually(async () => {
+    const s = await held<CampaignSnapshot>(subj.campaignState(c));
+    return s?.deletedAt ? s : undefined;
+  });
+  await loseStateStream();
+  expect(await eventually(() => held<CampaignSnapshot>(subj.campaignState(c)))).toEqual(tombstone);
+});
+
 it('publishes each snapshot once per new stream however many replicas check', async () => {
   await makeEntities();
   const counts = await pool.query<{ campaigns: number; devices: number; keys: number }>(

@@ -243,6 +243,17 @@ describe('the refusal table, on the page and on a start', () => {
     expect(await conversationsOf(l.recipient.id)).toBe(0);
   });
 
+  it('404 not_found for a link of a deleted campaign, once its tombstone arrives, before its recipient goes', async () => {
+    const l = await h.link({
+      campaign: { launchedAt: null, deletedAt: new Date().toISOString() },
+      waitLive: false,
+    });
+    await waitFor(async () => (await page(l.token)).status === 404);
+    const r = await post(`${h.base}/i/${l.token}/conversations`);
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe('not_found');
+  });
+
   it('503 unavailable for an inactive device', async () => {
     const l = await h.link({ device: { isActive: false }, waitLive: false });
     await waitFor(async () => (await page(l.token)).status === 503);

@@ -165,7 +165,10 @@ export async function start(
       ),
       changes: { subject: subjects(prefix).recipientChanged, relay },
     });
-    opened.addStop('campaign snapshots', await consumeCampaignSnapshots({ pool, js, jsm, prefix, logger }));
+    opened.addStop(
+      'campaign snapshots',
+      await consumeCampaignSnapshots({ apply: service.applyCampaignSnapshot, js, jsm, prefix, logger }),
+    );
     opened.addStop('usage consumer', await consumeUsage({ pool, js, jsm, prefix, logger }));
     opened.addStop(
       'applied-usage pruning',

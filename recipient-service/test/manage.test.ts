@@ -614,6 +614,53 @@ describe('DeleteRecipient and BulkDeleteRecipients', () => {
   });
 });
 
+describe('a deleted campaign', () => {
+  it('takes its recipients with it when its tombstone arrives, announcing each, and takes no more', async () => {
+    await h.publishCampaign({ id: 'cmp_gone' });
+    await h.publishCampaign({ id: 'cmp_stays' });
+    const gone = await createIn('cmp_gone', {}, {}, {});
+    const [kept] = await createIn('cmp_stays', {});
+    const changes = collectChanges();
+
+    await h.publishCampaign({ id: 'cmp_gone', deletedAt: new Date().toISOString() });
+
+    for (const r of gone)
+      expect((await h.refusal('GetRecipient', { projectId: P, recipientId: r.id })).code).toBe('not_found');
+    expect((await h.refusal('ResolveLink', { token: gone[0].link.split('/i/')[1] })).code).toBe('not_found');
+    expect((await h.call<Rec>('GetRecipient', { projectId: P, recipientId: kept.id })).id).toBe(kept.id);
+    await eventually(async () =>
+      gone.every((r) => changes.some((c) => c.recipientId === r.id && c.change === 'deleted')),
+    );
+    const refused = await h.refusal('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_gone',
+      itemsJson: items({}),
+    });
+    expect(refused.code).toBe('not_found');
+    expect((await h.refusal('ListRecipients', { projectId: P, campaignId: 'cmp_gone' })).code).toBe(
+      'not_found',
+    );
+    const { rows } = await h.pool.query(
+      'SELECT recipient_count FROM recipients.campaign_replicas WHERE id = $1',
+      ['cmp_gone'],
+    );
+    expect(rows[0].recipient_count).toBe(0);
+  });
+
+  it('stays deleted when an older snapshot of it arrives late', async () => {
+    const draft = await h.publishCampaign({ id: 'cmp_late' });
+    await h.publishCampaign({ id: 'cmp_late', deletedAt: new Date().toISOString() });
+    await publishJson(h.nc.jetstream(), subjects(h.ns.natsPrefix).campaignState('cmp_late'), draft);
+    await h.publishCampaign({ id: 'cmp_late_marker' });
+    const refused = await h.refusal('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_late',
+      itemsJson: items({}),
+    });
+    expect(refused.code).toBe('not_found');
+  });
+});
+
 describe('usage events', () => {
   it('applies each admitted conversation once: count and the latest start', async () => {
     await h.publishCampaign({ id: 'cmp_usage' });

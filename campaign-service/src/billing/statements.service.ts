@@ -89,7 +89,7 @@ export async function getCampaignStatement(
 ): Promise<CampaignStatement> {
   const m = checkMonth(month);
   const { rows } = await deps.pool.query<BillRow>(
-    'SELECT * FROM campaigns WHERE id = $1 AND project_id = $2',
+    'SELECT * FROM campaigns WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL',
     [campaignId, projectId],
   );
   if (rows.length === 0) throw campaignNotFound(campaignId);
@@ -105,7 +105,8 @@ export async function getProjectStatement(
   const m = checkMonth(month);
   await assertProject(deps.pool, projectId);
   const { rows } = await deps.pool.query<BillRow>(
-    'SELECT * FROM campaigns WHERE project_id = $1 ORDER BY created_at, id COLLATE "C"',
+    // A deleted campaign was never launched, so it has nothing to bill.
+    'SELECT * FROM campaigns WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at, id COLLATE "C"',
     [projectId],
   );
   const statements = [];

@@ -30,8 +30,8 @@ export interface Allowance {
   exhausted: boolean;
 }
 
-/** The stored facts of a campaign: what its snapshot carries, but for the top-offs' sum. */
-export type CampaignRecord = Omit<CampaignSnapshot, 'includedConversations'>;
+/** The stored facts of a campaign: what its snapshot carries, but for the top-offs' sum and the tombstone. */
+export type CampaignRecord = Omit<CampaignSnapshot, 'includedConversations' | 'deletedAt'>;
 
 /** A campaign as the admin API and the dashboard show it: facts plus what is derived at `now`. */
 export interface CampaignView extends CampaignRecord {
@@ -71,6 +71,7 @@ interface CampaignRow {
   halted_at: Date | null;
   created_at: Date;
   version: number;
+  deleted_at: Date | null;
 }
 
 interface UsageRow extends CampaignRow {
@@ -132,8 +133,15 @@ const SELECT_WITH_USAGE = `
     (SELECT sum(t.conversations) FROM top_offs t WHERE t.campaign_id = c.id) AS included
   FROM campaigns c`;
 
-/** The snapshot published on every change. */
-export function campaignSnapshot(r: CampaignRecord, included: number | null): CampaignSnapshot {
+// Every read but the republish of snapshots leaves deleted campaigns out.
+const LIVE = 'c.deleted_at IS NULL';
+
+/** The snapshot published on every change; `deletedAt` makes it a deleted campaign's tombstone. */
+export function campaignSnapshot(
+  r: CampaignRecord,
+  included: number | null,
+  deletedAt: Date | null = null,
+): CampaignSnapshot {
   return {
     id: r.id,
     projectId: r.projectId,
@@ -150,6 +158,8 @@ export function campaignSnapshot(r: CampaignRecord, included: number | null): Ca
     includedConversations: r.budgetMode === 'metered' ? included : null,
     createdAt: r.createdAt,
     version: r.version,
+    // Only a tombstone carries the field: every other snapshot stays as it always was.
+    ...(deletedAt ? { deletedAt: deletedAt.toISOString() } : {}),
   };
 }
 
@@ -173,7 +183,7 @@ export async function lockedCampaignSnapshots(
   const subject = subjects(natsPrefix).campaignState;
   return rows.map((r) => ({
     subject: subject(r.id),
-    payload: campaignSnapshot(toRecord(r), num(r.included)),
+    payload: campaignSnapshot(toRecord(r), num(r.included), r.deleted_at),
   }));
 }
 
@@ -185,7 +195,7 @@ async function publishSnapshot(client: PoolClient, deps: CampaignDeps, row: Camp
   await enqueue(
     client,
     subjects(deps.natsPrefix).campaignState(row.id),
-    campaignSnapshot(toRecord(row), num(rows[0].included)),
+    campaignSnapshot(toRecord(row), num(rows[0].included), row.deleted_at),
   );
 }
 
@@ -275,9 +285,20 @@ async function changeCampaign(
   campaignId: string,
   change: (client: PoolClient, row: CampaignRow, now: Date) => Promise<void>,
 ): Promise<CampaignView> {
+  await changeCampaignRow(deps, projectId, campaignId, change);
+  return getCampaign(deps, projectId, campaignId);
+}
+
+/** `changeCampaign` without reading the campaign back (a deleted one cannot be). */
+async function changeCampaignRow(
+  deps: CampaignDeps,
+  projectId: string,
+  campaignId: string,
+  change: (client: PoolClient, row: CampaignRow, now: Date) => Promise<void>,
+): Promise<void> {
   await withTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<CampaignRow>(
-      'SELECT * FROM campaigns WHERE id = $1 AND project_id = $2 FOR UPDATE',
+      'SELECT * FROM campaigns c WHERE id = $1 AND project_id = $2 AND ' + LIVE + ' FOR UPDATE',
       [campaignId, projectId],
     );
     if (rows.length === 0) throw campaignNotFound(campaignId);
@@ -289,7 +310,6 @@ async function changeCampaign(
     await publishSnapshot(client, deps, bumped.rows[0]);
   });
   deps.afterCommit();
-  return getCampaign(deps, projectId, campaignId);
 }
 
 const stateOf = (row: CampaignRow, now: Date) =>
@@ -396,6 +416,29 @@ export async function haltCampaign(
 }
 
 /**
+ * Deletes a campaign that was never launched: every read leaves it out at once, and its tombstone
+ * snapshot has the recipient service delete its recipients. A launched campaign may have had
+ * conversations, which its statements and usage keep: 409 `not_deletable` (halt it instead).
+ */
+export async function deleteCampaign(
+  deps: CampaignDeps,
+  projectId: string,
+  campaignId: string,
+): Promise<void> {
+  await changeCampaignRow(deps, projectId, campaignId, async (client, row, now) => {
+    if (row.launched_at !== null) {
+      const state = stateOf(row, now);
+      throw conflict(
+        'not_deletable',
+        `A campaign that is ${state} cannot be deleted: only a draft can.`,
+        state,
+      );
+    }
+    await client.query('UPDATE campaigns SET deleted_at = $2 WHERE id = $1', [campaignId, now]);
+  });
+}
+
+/**
  * Adds conversations to a metered campaign's budget, capturing the price in force: the
  * one given for this top-off, else the campaign's current price.
  */
@@ -455,7 +498,7 @@ export async function getCampaign(
 /** One campaign row of the project with its usage and top-off sum; 404 otherwise. */
 async function campaignRow(deps: CampaignDeps, projectId: string, campaignId: string): Promise<UsageRow> {
   const { rows } = await deps.pool.query<UsageRow>(
-    `${SELECT_WITH_USAGE} WHERE c.id = $1 AND c.project_id = $2`,
+    `${SELECT_WITH_USAGE} WHERE c.id = $1 AND c.project_id = $2 AND ${LIVE}`,
     [campaignId, projectId],
   );
   if (rows.length === 0) throw campaignNotFound(campaignId);
@@ -472,7 +515,7 @@ export async function listCampaigns(
   // Ids compared as bytes: a database created with a language's locale would otherwise order
   // mixed-case ids differently from one created with C.
   const { rows } = await deps.pool.query<UsageRow>(
-    `${SELECT_WITH_USAGE} WHERE c.project_id = $1 ORDER BY c.created_at, c.id COLLATE "C"`,
+    `${SELECT_WITH_USAGE} WHERE c.project_id = $1 AND ${LIVE} ORDER BY c.created_at, c.id COLLATE "C"`,
     [projectId],
   );
   // One instant for the whole list, so every campaign is judged at the same moment.

@@ -7,6 +7,7 @@ import { getCampaignStatement, getProjectStatement } from '../billing/statements
 import {
   addTopOff,
   createCampaign,
+  deleteCampaign,
   getCampaign,
   haltCampaign,
   launchCampaign,
@@ -95,6 +96,10 @@ export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder)
   });
   r.patch('/projects/:p/campaigns/:id', async (ctx) => {
     ctx.body = await updateCampaign(deps, ctx.params.p, ctx.params.id, await body(ctx, 'patch-campaign'));
+  });
+  r.delete('/projects/:p/campaigns/:id', async (ctx) => {
+    await deleteCampaign(deps, ctx.params.p, ctx.params.id);
+    ctx.body = { success: true, id: ctx.params.id };
   });
   r.post('/projects/:p/campaigns/:id/launch', async (ctx) => {
     ctx.body = await launchCampaign(deps, ctx.params.p, ctx.params.id);

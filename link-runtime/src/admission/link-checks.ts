@@ -32,8 +32,9 @@ export function checkLink(
   clientIp: string,
   now: Date,
 ): OpenLink {
-  if (!recipient) throw new AppError('not_found', 'This link does not exist.');
-  const campaign = lookup.campaign(recipient.campaignId);
+  const campaign = recipient && lookup.campaign(recipient.campaignId);
+  // A deleted campaign's links go with its recipients; the tombstone may arrive first.
+  if (!recipient || campaign?.deletedAt) throw new AppError('not_found', 'This link does not exist.');
   const state = campaign && deriveCampaignState(instantsOf(campaign), now);
   if (!campaign || state !== 'active') {
     // A completed campaign (ended or halted) never opens again; one not yet live may.

@@ -37,6 +37,11 @@ export interface CampaignSnapshot {
   includedConversations: number | null;
   createdAt: string;
   version: number;
+  /**
+   * Set once an operator deleted the (draft) campaign: a tombstone, kept so that every replica
+   * learns it is gone. Absent from snapshots published before deletion existed.
+   */
+  deletedAt?: string | null;
 }
 
 /** One knowledge entry of a device. */

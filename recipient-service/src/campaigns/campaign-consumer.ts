@@ -1,8 +1,6 @@
 import { type CampaignSnapshot, subjects } from '@outreach/contracts';
 import { consumeDurable, decodeJson, type Logger, streamNames } from '@outreach/platform';
 import type { JetStreamClient, JetStreamManager } from 'nats';
-import type { Pool } from 'pg';
-import { applyCampaignSnapshot } from './campaign-replicas';
 
 /** The durable consumer of campaign snapshots, shared by every instance. */
 export const campaignsDurable = (prefix: string): string => `${prefix}-recipients-campaigns`;
@@ -12,7 +10,7 @@ export const campaignsDurable = (prefix: string): string => `${prefix}-recipient
  * per subject first means a new or reset consumer rebuilds every campaign's latest facts.
  */
 export function consumeCampaignSnapshots(deps: {
-  pool: Pool;
+  apply: (snapshot: CampaignSnapshot) => Promise<void>;
   js: JetStreamClient;
   jsm: JetStreamManager;
   prefix: string;
@@ -34,7 +32,7 @@ export function consumeCampaignSnapshots(deps: {
         deps.logger.warn({ subject: msg.subject }, 'ignoring malformed campaign snapshot');
         return;
       }
-      await applyCampaignSnapshot(deps.pool, data);
+      await deps.apply(data);
     },
     deps.logger,
   );
@@ -53,6 +51,7 @@ export function isUsableSnapshot(s: CampaignSnapshot | null | undefined): s is C
     instant(s.endDate) &&
     (s.launchedAt === null || instant(s.launchedAt)) &&
     (s.haltedAt === null || instant(s.haltedAt)) &&
-    (s.recipientCap === null || (Number.isInteger(s.recipientCap) && s.recipientCap >= 0))
+    (s.recipientCap === null || (Number.isInteger(s.recipientCap) && s.recipientCap >= 0)) &&
+    (s.deletedAt === undefined || s.deletedAt === null || instant(s.deletedAt))
   );
 }

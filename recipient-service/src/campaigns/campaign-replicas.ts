@@ -15,6 +15,8 @@ export interface CampaignReplica {
   recipientCap: number | null;
   version: number;
   recipientCount: number;
+  /** Set once the campaign was deleted: it then takes no recipients and is not found. */
+  deletedAt: Date | null;
 }
 
 type Db = Pool | PoolClient;
@@ -30,10 +32,11 @@ interface ReplicaRow {
   recipient_cap: number | null;
   version: string;
   recipient_count: number;
+  deleted_at: Date | null;
 }
 
 const COLUMNS =
-  'id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version, recipient_count';
+  'id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version, recipient_count, deleted_at';
 
 /** Maps a replica row. */
 export function toReplica(r: ReplicaRow): CampaignReplica {
@@ -48,6 +51,7 @@ export function toReplica(r: ReplicaRow): CampaignReplica {
     recipientCap: r.recipient_cap,
     version: Number(r.version),
     recipientCount: r.recipient_count,
+    deletedAt: r.deleted_at,
   };
 }
 
@@ -91,13 +95,14 @@ export async function lockProjectReplicas(db: PoolClient, projectId: string): Pr
 export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO recipients.campaign_replicas
-       (id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       (id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version, deleted_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (id) DO UPDATE SET
        project_id = EXCLUDED.project_id, device_id = EXCLUDED.device_id,
        start_date = EXCLUDED.start_date, end_date = EXCLUDED.end_date,
        launched_at = EXCLUDED.launched_at, halted_at = EXCLUDED.halted_at,
-       recipient_cap = EXCLUDED.recipient_cap, version = EXCLUDED.version, updated_at = now()
+       recipient_cap = EXCLUDED.recipient_cap, version = EXCLUDED.version,
+       deleted_at = EXCLUDED.deleted_at, updated_at = now()
      WHERE campaign_replicas.version < EXCLUDED.version`,
     [
       s.id,
@@ -109,6 +114,7 @@ export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promis
       s.haltedAt,
       s.recipientCap,
       s.version,
+      s.deletedAt ?? null,
     ],
   );
   return (rowCount ?? 0) > 0;
@@ -185,7 +191,7 @@ export function campaignLookup(pool: Pool, campaignClient: object | null): Campa
         replica = await findReplica(pool, campaignId);
       }
     }
-    if (!replica || replica.projectId !== projectId) throw campaignNotFound(campaignId);
+    if (!replica || replica.projectId !== projectId || replica.deletedAt) throw campaignNotFound(campaignId);
     return replica;
   };
 }

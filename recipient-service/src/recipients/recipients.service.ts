@@ -1,5 +1,6 @@
 import {
   type CampaignFacts,
+  type CampaignSnapshot,
   deriveCampaignState,
   isEditable,
   LIMITS,
@@ -10,6 +11,7 @@ import {
 import {
   AppError,
   type Clock,
+  campaignNotFound,
   enqueueAll,
   type Logger,
   newId,
@@ -22,6 +24,7 @@ import {
 import type { Pool, PoolClient } from 'pg';
 import {
   addToRecipientCount,
+  applyCampaignSnapshot,
   type CampaignAuthority,
   type CampaignLookup,
   type CampaignReplica,
@@ -249,6 +252,23 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   };
 
   return {
+    /**
+     * Applies a campaign snapshot to the replica. A deleted campaign's tombstone also deletes its
+     * recipients, in the same transaction and under its row lock, so a batch that was let in
+     * before the replica heard of the deletion is taken out again, and none can follow it.
+     */
+    async applyCampaignSnapshot(snapshot: CampaignSnapshot): Promise<void> {
+      const erased = await withTransaction(pool, async (client) => {
+        const applied = await applyCampaignSnapshot(client, snapshot);
+        if (!applied || !snapshot.deletedAt) return 0;
+        const rows = await deleteRecipients(client, snapshot.projectId, { campaignIds: [snapshot.id] });
+        await bumpRecipientCount(client, snapshot.id, -rows.length);
+        await announce(client, rows, 'deleted');
+        return rows.length;
+      });
+      if (erased > 0) deps.changes.relay.kick();
+    },
+
     /** Creates a batch: per-item validation and dedupe, then one atomic cap check and insert. */
     async createRecipients(
       projectId: string,
@@ -381,6 +401,8 @@ export function createRecipientService(deps: RecipientServiceDeps) {
           if (existing.size < skipped.length) throw new VanishedDuplicate();
           const now = await addToRecipientCount(client, campaignId, toCreate.length);
           if (!now) throw new AppError('not_found');
+          // Deleted while this batch was checked: the tombstone holds the row lock's truth.
+          if (now.deletedAt) throw campaignNotFound(campaignId);
           // Facts may have changed while we validated; the locked row is the truth.
           assertEditable(now);
           // A batch that adds nobody takes the campaign past nothing, even where the dashboard has
