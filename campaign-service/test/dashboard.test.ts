@@ -4,9 +4,14 @@ import type { RunningService } from '@outreach/platform';
 import { Client, Pool } from 'pg';
 import { pickLanguage } from '../../link-runtime/src/page/i18n';
 import { renderPage } from '../../link-runtime/src/page/render';
-import { createProject, type ProjectFixture, admin as systemAdmin } from '../../test/support/fixtures';
+import {
+  createProject,
+  eventually,
+  type ProjectFixture,
+  admin as systemAdmin,
+} from '../../test/support/fixtures';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
-import { startSystem, type TestSystem } from '../../test/support/system';
+import { http, startSystem, type TestSystem } from '../../test/support/system';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { CAMPAIGN_PAGE } from '../src/dashboard/campaigns.pages';
 import { createOperatorFromEnv } from '../src/dashboard/create-operator';
@@ -2026,6 +2031,72 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     fields.injectionMode = /<option value="(\w+)" selected>/.exec(form.text)?.[1] ?? '';
     return agent.post(`${rpath}/edit`, { ...fields, ...changes });
   };
+
+  it('deletes a draft after a confirmation that counts its recipients; sent twice, it answers with the list', async () => {
+    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
+      name: 'Mistake',
+      deviceId: fx.deviceId,
+      startDate: new Date(Date.now() + 3600_000).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    const made = [
+      await createRecipient(campaign.id, { label: 'One' }),
+      await createRecipient(campaign.id, { label: 'Two' }),
+    ];
+    const agent = await signedIn();
+    const path = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}`;
+    expect((await agent.get(path)).text).toContain(
+      `<a class="button danger" href="${path}/delete">Delete…</a>`,
+    );
+    const confirm = await agent.get(`${path}/delete`);
+    expect(confirm.text).toContain('<h1>Delete “Mistake”?</h1>');
+    expect(confirm.text).toContain('The campaign is deleted with its 2 recipients');
+    const form = formFieldsOf(confirm.text, `${path}/delete`);
+    const sent = Object.fromEntries(Object.entries(form).map(([k, v]) => [k, v[0]]));
+    expect(sent._once).toMatch(/^[\w-]{22}$/);
+
+    const first = await agent.post(`${path}/delete`, sent);
+    const list = `/dashboard/p/${fx.projectId}/campaigns?done=campaign-deleted`;
+    expect([first.status, first.headers.get('location')]).toEqual([303, list]);
+    const again = await agent.post(`${path}/delete`, sent);
+    expect([again.status, again.headers.get('location')]).toEqual([303, `${list}&resent=1`]);
+    const shown = await agent.get(list);
+    expect(shown.text).toContain('Campaign deleted, with its recipients.');
+    expect(shown.text).not.toContain('Mistake');
+    expect((await agent.get(path)).status).toBe(404);
+    await eventually(async () => {
+      const counts = await Promise.all(
+        made.map((r) =>
+          http('GET', `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}/recipients/${r.id}`, {
+            token: fx.keys.read,
+          }),
+        ),
+      );
+      return counts.every((c) => c.status === 404);
+    });
+  });
+
+  it('offers no delete for a launched campaign and says why when asked', async () => {
+    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
+      name: 'Launched',
+      deviceId: fx.deviceId,
+      startDate: new Date(Date.now() + 3600_000).toISOString(),
+      endDate: new Date(Date.now() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${campaign.id}/launch`);
+    const agent = await signedIn();
+    const path = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}`;
+    expect((await agent.get(path)).text).not.toContain(`${path}/delete`);
+    const confirm = await agent.get(`${path}/delete`);
+    expect(confirm.text).toContain('Only a draft can be deleted; this one was launched.');
+    expect(confirm.text).not.toContain(`action="${path}/delete"`);
+    const csrf = await agent.csrf(path);
+    const refused = await agent.post(`${path}/delete`, { _csrf: csrf });
+    expect(refused.status).toBe(409);
+    expect((await agent.get(path)).status).toBe(200);
+  });
 
   it('refuses a recipient cap of 0, or below the recipients a campaign holds, in words under the field', async () => {
     const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {

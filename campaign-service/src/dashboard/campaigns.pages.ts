@@ -7,6 +7,7 @@ import {
   type CampaignView,
   type CreateCampaignInput,
   createCampaign,
+  deleteCampaign,
   getCampaign,
   haltCampaign,
   launchCampaign,
@@ -443,7 +444,7 @@ export function fieldErrorsOf(
   return errors;
 }
 
-/** Campaign list, create, edit, launch, halt, top-offs and the campaign page. */
+/** Campaign list, create, edit, launch, halt, delete, top-offs and the campaign page. */
 
 /** Campaigns on one page of the dashboard's list. */
 export const CAMPAIGN_PAGE = 24;
@@ -495,6 +496,7 @@ export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
         'Campaigns',
         html`${ctx.query.done === 'project-created' ? notice('ok', 'Project created. You are its operator; add colleagues on its Operators page.') : ''}
 ${ctx.query.done === 'project-created' && ctx.query[RESENT] === '1' ? notice('warn', 'That form had already been sent: the project was created once, not again.') : ''}
+${ctx.query.done === 'campaign-deleted' ? notice('ok', 'Campaign deleted, with its recipients.') : ''}
 <h1>Campaigns</h1>
 <div class="actions"><a class="button" href="${base}/campaigns/new">New campaign</a></div>
 ${
@@ -706,8 +708,8 @@ ${
     }
   });
 
-  // Launch and halt: a GET shows what will happen; the POST does it.
-  const confirmPage = async (ctx: Context, action: 'launch' | 'halt') => {
+  // Launch, halt and delete: a GET shows what will happen; the POST does it.
+  const confirmPage = async (ctx: Context, action: 'launch' | 'halt' | 'delete') => {
     const pc = await projectContext(deps, ctx, 'campaigns');
     const c = await getCampaign(d, pc.project.id, ctx.params.cid);
     const tz = pc.operator?.timeZone ?? 'UTC';
@@ -726,6 +728,18 @@ ${
 <li>${c.budgetMode === 'fixed' ? html`The fixed price of ${formatMoney(c.fixedPrice)} is billed in this month.` : c.allowance.included === null ? 'The budget is unlimited until you add a top-off.' : html`${c.allowance.remaining} conversations remain in the budget.`}</li>
 </ul>`
         : html`<p>${c.launchedAt ? 'This campaign was already launched.' : 'Its end date has passed: change the schedule first.'}</p>`;
+    } else if (action === 'delete') {
+      possible = c.launchedAt === null;
+      const count = await deps.recipients
+        .list(pc.project.id, c.id, { limit: 1, offset: 0 }, ctx.state.requestId)
+        .then((l) => (l.total === 1 ? '1 recipient' : `${l.total} recipients`))
+        .catch(() => 'recipients');
+      explanation = possible
+        ? html`<ul>
+<li>The campaign is deleted with its ${count}: their links stop working, and API clients no longer find the campaign. <strong>This cannot be undone.</strong></li>
+<li>Its top-offs go with it. A draft has had no conversations, so nothing of it is billed.</li>
+</ul>`
+        : html`<p>Only a draft can be deleted; this one was launched. Its conversations stay on its statements. To stop it, halt it.</p>`;
     } else {
       possible = c.state === 'upcoming' || c.state === 'active';
       explanation = possible
@@ -736,7 +750,7 @@ ${
 </ul>`
         : html`<p>Only an upcoming or active campaign can be halted; this one is ${c.state}.</p>`;
     }
-    const verb = action === 'launch' ? 'Launch' : 'Halt';
+    const verb = { launch: 'Launch', halt: 'Halt', delete: 'Delete' }[action];
     sendPage(
       ctx,
       layout(
@@ -752,8 +766,8 @@ ${
 ${explanation}
 ${
   possible
-    ? html`<form method="post" action="${path}/${action}">${csrfField(pc)}
-<div class="actions"><button type="submit" class="${action === 'halt' ? 'danger' : ''}">${verb} campaign</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
+    ? html`<form method="post" action="${path}/${action}">${csrfField(pc)}${action === 'delete' ? onceField() : ''}
+<div class="actions"><button type="submit" class="${action === 'launch' ? '' : 'danger'}">${verb} campaign</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
     : html`<p><a href="${path}">Back to the campaign</a></p>`
 }`,
       ),
@@ -761,6 +775,15 @@ ${
   };
   r.get('/p/:pid/campaigns/:cid/launch', (ctx) => confirmPage(ctx, 'launch'));
   r.get('/p/:pid/campaigns/:cid/halt', (ctx) => confirmPage(ctx, 'halt'));
+  r.get('/p/:pid/campaigns/:cid/delete', (ctx) => confirmPage(ctx, 'delete'));
+  r.post('/p/:pid/campaigns/:cid/delete', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'campaigns');
+    // Once per form: sent again, it is answered with the list the first one led to, not a 404.
+    await actOnce(d, ctx, async () => {
+      await deleteCampaign(d, pc.project.id, ctx.params.cid);
+      return `${projectPath(pc.project.id)}/campaigns?done=campaign-deleted`;
+    });
+  });
   r.post('/p/:pid/campaigns/:cid/launch', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
     await launchCampaign(d, pc.project.id, ctx.params.cid);
@@ -884,6 +907,7 @@ ${pastStartNote(c, d.clock())}
   ${editable ? html`<a class="button secondary" href="${path}/edit">Edit</a>` : ''}
   ${c.state === 'draft' ? html`<a class="button" href="${path}/launch">Launch…</a>` : ''}
   ${c.state === 'upcoming' || c.state === 'active' ? html`<a class="button danger" href="${path}/halt">Halt…</a>` : ''}
+  ${c.state === 'draft' ? html`<a class="button danger" href="${path}/delete">Delete…</a>` : ''}
   <a class="button secondary" href="${path}/recipients">Recipients</a>
   <a class="button secondary" href="${path}/statement?month=${month}">Statement</a>
 </div>
