@@ -639,6 +639,51 @@ describe('deleting a campaign', () => {
   });
 });
 
+describe('deleting a device', () => {
+  it('deletes a device no campaign uses (deleted drafts aside), and refuses one in use naming its campaigns', async () => {
+    const p = await project();
+    const used = await device(p, { name: 'Used' });
+    const free = await device(p, { name: 'Free' });
+    const c = await campaign(p, used);
+    const draft = await campaign(p, free);
+    const devices = `/admin/v1/projects/${p}/devices`;
+
+    const refused = await api('DELETE', `${devices}/${used}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'conflict',
+      details: { reason: 'device_in_use', deviceId: used, campaignIds: [c] },
+    });
+    expect((await api('DELETE', `${devices}/${free}`)).body.details).toMatchObject({ campaignIds: [draft] });
+    expect((await api('DELETE', `/admin/v1/projects/${p}/campaigns/${draft}`)).status).toBe(200);
+    expect((await api('DELETE', `/admin/v1/projects/${await project('Other')}/devices/${free}`)).status).toBe(
+      404,
+    );
+
+    const deleted = await api('DELETE', `${devices}/${free}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ success: true, id: free });
+    expect((await api('GET', `${devices}/${free}`)).status).toBe(404);
+    expect((await api('PATCH', `${devices}/${free}`, { name: 'back' })).status).toBe(404);
+    expect((await api('DELETE', `${devices}/${free}`)).status).toBe(404);
+    expect((await api('GET', devices)).body.devices.map((x: { id: string }) => x.id)).toEqual([used]);
+    // A campaign can no longer be made on it, nor moved to it.
+    const create = await api('POST', `/admin/v1/projects/${p}/campaigns`, {
+      name: 'Late',
+      deviceId: free,
+      startDate: '2026-05-20T00:00:00.000Z',
+      endDate: '2026-06-20T00:00:00.000Z',
+      budgetMode: 'metered',
+    });
+    expect(create.status).toBe(400);
+    expect(create.body.details.problems).toEqual([
+      { pointer: '/deviceId', rule: 'exists', message: 'is not a device of this project' },
+    ]);
+    const move = await api('PATCH', `/admin/v1/projects/${p}/campaigns/${c}`, { deviceId: free });
+    expect(move.status).toBe(400);
+  });
+});
+
 describe('list order', () => {
   const byteOrder = (ids: readonly string[]) => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const idsOf = (items: { id?: string; campaignId?: string }[]) => items.map((i) => i.id ?? i.campaignId);

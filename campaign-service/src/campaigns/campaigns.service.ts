@@ -231,10 +231,11 @@ async function checkCampaign(
       message: 'is only used by a fixed campaign',
     });
   }
-  const device = await client.query('SELECT 1 FROM devices WHERE id = $1 AND project_id = $2', [
-    c.deviceId,
-    projectId,
-  ]);
+  // Share-locked to the end of the save, so a device's deletion cannot pass it unseen.
+  const device = await client.query(
+    'SELECT 1 FROM devices WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR SHARE',
+    [c.deviceId, projectId],
+  );
   if (device.rowCount === 0) {
     problems.push({ pointer: '/deviceId', rule: 'exists', message: 'is not a device of this project' });
   }
@@ -298,7 +299,7 @@ async function changeCampaignRow(
 ): Promise<void> {
   await withTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<CampaignRow>(
-      'SELECT * FROM campaigns c WHERE id = $1 AND project_id = $2 AND ' + LIVE + ' FOR UPDATE',
+      `SELECT * FROM campaigns c WHERE id = $1 AND project_id = $2 AND ${LIVE} FOR UPDATE`,
       [campaignId, projectId],
     );
     if (rows.length === 0) throw campaignNotFound(campaignId);

@@ -87,7 +87,10 @@ export async function lockedDeviceSnapshots(
   natsPrefix: string,
 ): Promise<OutboxMessage[]> {
   await client.query('LOCK TABLE devices IN SHARE MODE');
-  const { rows } = await client.query<DeviceRow>('SELECT * FROM devices ORDER BY id');
+  // A deleted device serves no campaign a link runtime could open, so it needs no snapshot.
+  const { rows } = await client.query<DeviceRow>(
+    'SELECT * FROM devices WHERE deleted_at IS NULL ORDER BY id',
+  );
   const subject = subjects(natsPrefix).deviceState;
   return rows.map((r) => ({ subject: subject(r.id), payload: deviceSnapshot(toDevice(r)) }));
 }
@@ -214,7 +217,7 @@ export async function updateDevice(
 ): Promise<Device> {
   const device = await withTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<DeviceRow>(
-      'SELECT * FROM devices WHERE id = $1 AND project_id = $2 FOR UPDATE',
+      'SELECT * FROM devices WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR UPDATE',
       [deviceId, projectId],
     );
     if (rows.length === 0) throw notFound(deviceId);
@@ -266,7 +269,7 @@ export async function updateDevice(
 export async function listDevices(deps: CampaignDeps, projectId: string): Promise<Device[]> {
   await assertProject(deps.pool, projectId);
   const { rows } = await deps.pool.query<DeviceRow>(
-    'SELECT * FROM devices WHERE project_id = $1 ORDER BY created_at, id COLLATE "C"',
+    'SELECT * FROM devices WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at, id COLLATE "C"',
     [projectId],
   );
   return rows.map(toDevice);
@@ -275,11 +278,50 @@ export async function listDevices(deps: CampaignDeps, projectId: string): Promis
 /** One device of the project, or 404. */
 export async function getDevice(deps: CampaignDeps, projectId: string, deviceId: string): Promise<Device> {
   const { rows } = await deps.pool.query<DeviceRow>(
-    'SELECT * FROM devices WHERE id = $1 AND project_id = $2',
+    'SELECT * FROM devices WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL',
     [deviceId, projectId],
   );
   if (rows.length === 0) throw notFound(deviceId);
   return toDevice(rows[0]);
+}
+
+/**
+ * Deletes a device no campaign uses (deleted drafts aside); otherwise 409 `device_in_use` with
+ * those campaigns' ids. The row lock here and the share lock a campaign's save takes on its
+ * device order the two: a campaign saved first is seen here, a deletion first fails that save.
+ */
+export async function deleteDevice(deps: CampaignDeps, projectId: string, deviceId: string): Promise<void> {
+  await withTransaction(deps.pool, async (client) => {
+    const { rowCount } = await client.query(
+      'SELECT 1 FROM devices WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR UPDATE',
+      [deviceId, projectId],
+    );
+    if (rowCount === 0) throw notFound(deviceId);
+    const users = await campaignsUsing(client, deviceId);
+    if (users.length > 0) {
+      throw new AppError(
+        'conflict',
+        `The device is used by ${users.length === 1 ? 'a campaign' : `${users.length} campaigns`}.`,
+        { details: { reason: 'device_in_use', deviceId, campaignIds: users.map((c) => c.id) } },
+      );
+    }
+    await client.query('UPDATE devices SET deleted_at = $2, version = version + 1 WHERE id = $1', [
+      deviceId,
+      deps.clock(),
+    ]);
+  });
+}
+
+/** The campaigns (deleted drafts aside) that use a device, oldest first. */
+export async function campaignsUsing(
+  db: Pick<PoolClient, 'query'>,
+  deviceId: string,
+): Promise<Array<{ id: string; name: string }>> {
+  const { rows } = await db.query<{ id: string; name: string }>(
+    'SELECT id, name FROM campaigns WHERE device_id = $1 AND deleted_at IS NULL ORDER BY created_at, id COLLATE "C"',
+    [deviceId],
+  );
+  return rows;
 }
 
 function notFound(deviceId: string): AppError {

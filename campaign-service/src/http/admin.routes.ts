@@ -15,7 +15,7 @@ import {
   updateCampaign,
 } from '../campaigns/campaigns.service';
 import type { CampaignDeps } from '../deps';
-import { createDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
+import { createDevice, deleteDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
 import { invalid } from '../problems';
 import { createProject, getProject, listProjects } from '../projects/projects.service';
 import { previewSystemPrompt } from '../recipients/prompt-preview';
@@ -78,6 +78,10 @@ export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder)
   });
   r.get('/projects/:p/devices/:id', async (ctx) => {
     ctx.body = await getDevice(deps, ctx.params.p, ctx.params.id);
+  });
+  r.delete('/projects/:p/devices/:id', async (ctx) => {
+    await deleteDevice(deps, ctx.params.p, ctx.params.id);
+    ctx.body = { success: true, id: ctx.params.id };
   });
   r.patch('/projects/:p/devices/:id', async (ctx) => {
     ctx.body = await updateDevice(deps, ctx.params.p, ctx.params.id, await body(ctx, 'patch-device'));
