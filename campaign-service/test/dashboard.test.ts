@@ -293,27 +293,33 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await guesser.signIn('hal@example.com', 'guess-x', '203.0.113.7')).status).toBe(429);
   });
 
-  it('pauses guessing at an address from many clients, and one client guessing at many addresses', async () => {
-    await operatorOfAlpha('ida@example.com', 'ida-password-123');
-    const a = new Agent(base);
-    const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
-    await Promise.all(
-      Array.from({ length: clients }, async (_, c) => {
-        for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1)
-          expect((await a.signIn('ida@example.com', `guess-${i}`, `192.0.2.${c + 1}`)).status).toBe(401);
-      }),
-    );
-    expect((await a.signIn('ida@example.com', 'ida-password-123', '192.0.2.200')).status).toBe(429);
+  it(
+    'pauses guessing at an address from many clients, and one client guessing at many addresses',
+    async () => {
+      await operatorOfAlpha('ida@example.com', 'ida-password-123');
+      const a = new Agent(base);
+      const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
+      await Promise.all(
+        Array.from({ length: clients }, async (_, c) => {
+          for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1)
+            expect((await a.signIn('ida@example.com', `guess-${i}`, `192.0.2.${c + 1}`)).status).toBe(401);
+        }),
+      );
+      expect((await a.signIn('ida@example.com', 'ida-password-123', '192.0.2.200')).status).toBe(429);
 
-    // One client, one password, a different address each time.
-    await Promise.all(
-      Array.from({ length: SIGN_IN_MAX_FAILURES_PER_CLIENT }, async (_, i) =>
-        expect((await a.signIn(`sprayed${i}@example.com`, 'Summer2026!', '198.51.100.50')).status).toBe(401),
-      ),
-    );
-    expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.50')).status).toBe(429);
-    expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.51')).status).toBe(303);
-  }, SIGN_IN_STORM_MS);
+      // One client, one password, a different address each time.
+      await Promise.all(
+        Array.from({ length: SIGN_IN_MAX_FAILURES_PER_CLIENT }, async (_, i) =>
+          expect((await a.signIn(`sprayed${i}@example.com`, 'Summer2026!', '198.51.100.50')).status).toBe(
+            401,
+          ),
+        ),
+      );
+      expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.50')).status).toBe(429);
+      expect((await a.signIn('alice@example.com', 'alice-password-1', '198.51.100.51')).status).toBe(303);
+    },
+    SIGN_IN_STORM_MS,
+  );
 
   it('lets no more guesses through than the pause allows when they arrive together', async () => {
     await operatorOfAlpha('gus@example.com', 'gus-password-123');
@@ -331,87 +337,91 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.signIn('gus@example.com', 'gus-password-123')).status).toBe(429);
   });
 
-  it('lets the owner sign in from a known device while guessing from many clients pauses the address', async () => {
-    await operatorOfAlpha('kim@example.com', 'kim-password-123');
-    // The owner signed in on this browser before: it holds a known-device cookie bound to them.
-    const owner = new Agent(base);
-    const first = await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.20');
-    expect(first.status).toBe(303);
-    const cookie = first.headers.getSetCookie().find((c) => c.startsWith('outreach_device='))!;
-    expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Lax/);
-    expect(cookie).toMatch(/Secure/);
-    expect(cookie).toMatch(/Max-Age=7776000/);
-    const device = owner.cookies.get('outreach_device')!;
-    const { rows } = await db.query(
-      "SELECT d.token_hash FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
-    );
-    expect(rows.map((r) => r.token_hash)).toEqual([createHash('sha256').update(device).digest('hex')]);
-    // Signing out ends the session, not the device.
-    await owner.post('/dashboard/sign-out', { _csrf: await owner.csrf() });
-    expect(owner.cookies.get('outreach_device')).toBe(device);
+  it(
+    'lets the owner sign in from a known device while guessing from many clients pauses the address',
+    async () => {
+      await operatorOfAlpha('kim@example.com', 'kim-password-123');
+      // The owner signed in on this browser before: it holds a known-device cookie bound to them.
+      const owner = new Agent(base);
+      const first = await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.20');
+      expect(first.status).toBe(303);
+      const cookie = first.headers.getSetCookie().find((c) => c.startsWith('outreach_device='))!;
+      expect(cookie).toMatch(/HttpOnly/);
+      expect(cookie).toMatch(/SameSite=Lax/);
+      expect(cookie).toMatch(/Secure/);
+      expect(cookie).toMatch(/Max-Age=7776000/);
+      const device = owner.cookies.get('outreach_device')!;
+      const { rows } = await db.query(
+        "SELECT d.token_hash FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
+      );
+      expect(rows.map((r) => r.token_hash)).toEqual([createHash('sha256').update(device).digest('hex')]);
+      // Signing out ends the session, not the device.
+      await owner.post('/dashboard/sign-out', { _csrf: await owner.csrf() });
+      expect(owner.cookies.get('outreach_device')).toBe(device);
 
-    // Outsiders from 10 clients, 10 failures each: the address is paused for everyone else.
-    const outsiders = new Agent(base);
-    const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
-    await Promise.all(
-      Array.from({ length: clients }, async (_, c) => {
-        for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1)
-          expect((await outsiders.signIn('kim@example.com', `guess-${i}`, `192.0.2.${100 + c}`)).status).toBe(
-            401,
-          );
-      }),
-    );
-    expect(
-      (await new Agent(base).signIn('kim@example.com', 'kim-password-123', '198.51.100.21')).status,
-    ).toBe(429);
-    // A device cookie of another operator, or a made-up one, is no exemption.
-    const other = new Agent(base);
-    expect((await other.signIn('alice@example.com', 'alice-password-1', '198.51.100.22')).status).toBe(303);
-    const alicesDevice = new Agent(base);
-    alicesDevice.cookies.set('outreach_device', other.cookies.get('outreach_device')!);
-    expect((await alicesDevice.signIn('kim@example.com', 'kim-password-123', '198.51.100.22')).status).toBe(
-      429,
-    );
-    const forged = new Agent(base);
-    forged.cookies.set('outreach_device', 'A'.repeat(43));
-    expect((await forged.signIn('kim@example.com', 'kim-password-123', '198.51.100.23')).status).toBe(429);
-    // The owner, from a fresh address with their device's cookie, signs in.
-    expect((await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.24')).status).toBe(303);
-    expect(owner.cookies.get('outreach_device')).toBe(device);
+      // Outsiders from 10 clients, 10 failures each: the address is paused for everyone else.
+      const outsiders = new Agent(base);
+      const clients = SIGN_IN_MAX_FAILURES_PER_ADDRESS / SIGN_IN_MAX_FAILURES;
+      await Promise.all(
+        Array.from({ length: clients }, async (_, c) => {
+          for (let i = 0; i < SIGN_IN_MAX_FAILURES; i += 1)
+            expect(
+              (await outsiders.signIn('kim@example.com', `guess-${i}`, `192.0.2.${100 + c}`)).status,
+            ).toBe(401);
+        }),
+      );
+      expect(
+        (await new Agent(base).signIn('kim@example.com', 'kim-password-123', '198.51.100.21')).status,
+      ).toBe(429);
+      // A device cookie of another operator, or a made-up one, is no exemption.
+      const other = new Agent(base);
+      expect((await other.signIn('alice@example.com', 'alice-password-1', '198.51.100.22')).status).toBe(303);
+      const alicesDevice = new Agent(base);
+      alicesDevice.cookies.set('outreach_device', other.cookies.get('outreach_device')!);
+      expect((await alicesDevice.signIn('kim@example.com', 'kim-password-123', '198.51.100.22')).status).toBe(
+        429,
+      );
+      const forged = new Agent(base);
+      forged.cookies.set('outreach_device', 'A'.repeat(43));
+      expect((await forged.signIn('kim@example.com', 'kim-password-123', '198.51.100.23')).status).toBe(429);
+      // The owner, from a fresh address with their device's cookie, signs in.
+      expect((await owner.signIn('kim@example.com', 'kim-password-123', '198.51.100.24')).status).toBe(303);
+      expect(owner.cookies.get('outreach_device')).toBe(device);
 
-    // A password change forgets every known device: a copy of the old cookie is paused again.
-    const stolen = new Agent(base);
-    stolen.cookies.set('outreach_device', device);
-    const token = await owner.csrf('/dashboard/account');
-    const changed = await owner.post(
-      '/dashboard/account',
-      {
-        _csrf: token,
-        currentPassword: 'kim-password-123',
-        newPassword: 'kim-password-456',
-        confirmPassword: 'kim-password-456',
-      },
-      { 'x-forwarded-for': '198.51.100.24' },
-    );
-    expect(changed.status).toBe(303);
-    // The browser that changed it is a known device again, under a new token.
-    expect(owner.cookies.get('outreach_device')).not.toBe(device);
-    const left = await db.query(
-      "SELECT d.token_hash FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
-    );
-    expect(left.rows.map((r) => r.token_hash)).toEqual([
-      createHash('sha256').update(owner.cookies.get('outreach_device')!).digest('hex'),
-    ]);
-    expect((await stolen.signIn('kim@example.com', 'kim-password-456', '198.51.100.25')).status).toBe(429);
-    // A reset by create-operator.js forgets them too.
-    await createOperatorFromEnv(envOf(), { email: 'kim@example.com', password: 'kim-password-789' });
-    const reset = await db.query(
-      "SELECT count(*)::int AS n FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
-    );
-    expect(reset.rows[0].n).toBe(0);
-    expect((await owner.signIn('kim@example.com', 'kim-password-789', '198.51.100.26')).status).toBe(429);
-  }, SIGN_IN_STORM_MS);
+      // A password change forgets every known device: a copy of the old cookie is paused again.
+      const stolen = new Agent(base);
+      stolen.cookies.set('outreach_device', device);
+      const token = await owner.csrf('/dashboard/account');
+      const changed = await owner.post(
+        '/dashboard/account',
+        {
+          _csrf: token,
+          currentPassword: 'kim-password-123',
+          newPassword: 'kim-password-456',
+          confirmPassword: 'kim-password-456',
+        },
+        { 'x-forwarded-for': '198.51.100.24' },
+      );
+      expect(changed.status).toBe(303);
+      // The browser that changed it is a known device again, under a new token.
+      expect(owner.cookies.get('outreach_device')).not.toBe(device);
+      const left = await db.query(
+        "SELECT d.token_hash FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
+      );
+      expect(left.rows.map((r) => r.token_hash)).toEqual([
+        createHash('sha256').update(owner.cookies.get('outreach_device')!).digest('hex'),
+      ]);
+      expect((await stolen.signIn('kim@example.com', 'kim-password-456', '198.51.100.25')).status).toBe(429);
+      // A reset by create-operator.js forgets them too.
+      await createOperatorFromEnv(envOf(), { email: 'kim@example.com', password: 'kim-password-789' });
+      const reset = await db.query(
+        "SELECT count(*)::int AS n FROM operator_devices d JOIN operators o ON o.id = d.operator_id WHERE o.email = 'kim@example.com'",
+      );
+      expect(reset.rows[0].n).toBe(0);
+      expect((await owner.signIn('kim@example.com', 'kim-password-789', '198.51.100.26')).status).toBe(429);
+    },
+    SIGN_IN_STORM_MS,
+  );
 
   it('counts the IPv6 addresses of one /64 as one client', async () => {
     await operatorOfAlpha('lou@example.com', 'lou-password-123');
@@ -509,6 +519,46 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.get(path)).text).toContain(
       'The first top-off caps it, and the 3 conversations made so far count against it and are billed at its price.',
     );
+  });
+
+  it('deletes a device no campaign uses after a confirmation, and names the campaigns that keep one', async () => {
+    const campaign = await meteredCampaign('Keeps its device', 3600_000, 86400_000);
+    const free = await admin('POST', `/projects/${p1}/devices`, { name: 'Spare device' });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const devices = `/dashboard/p/${p1}/devices`;
+
+    const usedPage = await a.get(`${devices}/${campaign.deviceId}`);
+    expect(usedPage.text).toContain('This device is used by one campaign, so it cannot be deleted.');
+    expect(usedPage.text).toContain(
+      `<li><a href="/dashboard/p/${p1}/campaigns/${campaign.id}">Keeps its device</a></li>`,
+    );
+    expect(usedPage.text).not.toContain(`${devices}/${campaign.deviceId}/delete`);
+    const usedConfirm = await a.get(`${devices}/${campaign.deviceId}/delete`);
+    expect(usedConfirm.text).not.toContain(`action="${devices}/${campaign.deviceId}/delete"`);
+    const csrf = await a.csrf(devices);
+    expect((await a.post(`${devices}/${campaign.deviceId}/delete`, { _csrf: csrf })).status).toBe(409);
+
+    expect((await a.get(`${devices}/${free.id}`)).text).toContain(
+      `<a class="button danger" href="${devices}/${free.id}/delete">Delete…</a>`,
+    );
+    const confirm = await a.get(`${devices}/${free.id}/delete`);
+    expect(confirm.text).toContain('<h1>Delete “Spare device”?</h1>');
+    const form = Object.fromEntries(
+      Object.entries(formFieldsOf(confirm.text, `${devices}/${free.id}/delete`)).map(([k, v]) => [k, v[0]]),
+    );
+    const first = await a.post(`${devices}/${free.id}/delete`, form);
+    expect([first.status, first.headers.get('location')]).toEqual([303, `${devices}?done=device-deleted`]);
+    const again = await a.post(`${devices}/${free.id}/delete`, form);
+    expect([again.status, again.headers.get('location')]).toEqual([
+      303,
+      `${devices}?done=device-deleted&resent=1`,
+    ]);
+    const list = await a.get(`${devices}?done=device-deleted`);
+    expect(list.text).toContain('Device deleted.');
+    expect(list.text).not.toContain('Spare device');
+    expect(list.text).toContain('Keeps its device device');
+    expect((await a.get(`${devices}/${free.id}`)).status).toBe(404);
   });
 
   it('says on the launch confirmation what launching fixes, the price included', async () => {

@@ -9,9 +9,11 @@ import {
 import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
 import {
+  campaignsUsing,
   createDevice,
   type Device,
   type DeviceInput,
+  deleteDevice,
   deviceRuleProblems,
   getDevice,
   listDevices,
@@ -20,6 +22,7 @@ import {
 import { compileAdminSchemas } from '../http/admin.schemas';
 import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
 import { deviceFieldErrors } from './device-errors';
+import { actOnce, onceField } from './form-once';
 import type { FieldErrors, Form } from './forms';
 import { html } from './html';
 import {
@@ -267,6 +270,14 @@ function deviceForm(
 }
 
 /** Device list, create and edit (styling with live preview, languages, voice, persona, knowledge, access). */
+/** What keeps a device from being deleted: the campaigns that use it, linked; or that none does. */
+function inUse(projectId: string, users: ReadonlyArray<{ id: string; name: string }>) {
+  if (users.length === 0) return html`<p>No campaign uses this device, so it can be deleted.</p>`;
+  const n = users.length === 1 ? 'one campaign' : `${users.length} campaigns`;
+  return html`<p>This device is used by ${n}, so it cannot be deleted. A draft or upcoming campaign can be moved to another device in its edit form, and a draft can be deleted; a campaign that has gone live keeps its device.</p>
+<ul>${users.map((c) => html`<li><a href="${projectPath(projectId)}/campaigns/${c.id}">${c.name}</a></li>`)}</ul>`;
+}
+
 export function registerDeviceRoutes(r: Router, deps: DashboardDeps): void {
   const d = deps.domain;
   const check = compileAdminSchemas();
@@ -280,7 +291,8 @@ export function registerDeviceRoutes(r: Router, deps: DashboardDeps): void {
       layout(
         pc,
         'Devices',
-        html`<h1>Devices</h1>
+        html`${ctx.query.done === 'device-deleted' ? notice('ok', 'Device deleted.') : ''}
+<h1>Devices</h1>
 <p>A device is the channel a campaign renders through: its link page styling, languages, voice, persona and access rules.</p>
 <div class="actions"><a class="button" href="${base(pc.project.id)}/new">New device</a></div>
 ${
@@ -308,6 +320,7 @@ ${
     const pc = await projectContext(deps, ctx, 'devices');
     const title = device ? device.name : 'New device';
     const action = device ? `${base(pc.project.id)}/${device.id}` : base(pc.project.id);
+    const users = device ? await campaignsUsing(d.pool, device.id) : [];
     sendPage(
       ctx,
       layout(
@@ -321,7 +334,8 @@ ${saved ? notice('ok', 'Device saved. Links pick up the change within seconds.')
 ${stale ? notice('warn', 'This device was changed elsewhere after you opened this form; here is what it holds now. The fields you changed keep what you typed; nothing was saved yet.') : ''}
 <h1>${device ? html`Device “${device.name}”` : 'New device'}</h1>
 ${device ? html`<p class="meta">Id <code>${device.id}</code></p>` : ''}
-${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device', shown)}`,
+${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device', shown)}
+${device ? html`<h2>Delete device</h2>${inUse(pc.project.id, users)}${users.length === 0 ? html`<div class="actions"><a class="button danger" href="${action}/delete">Delete…</a></div>` : ''}` : ''}`,
       ),
       stale ? 409 : Object.keys(errors).length ? 400 : 200,
     );
@@ -358,6 +372,41 @@ ${deviceForm(pc, action, values, errors, device ? 'Save device' : 'Create device
     } catch (err) {
       return formPage(ctx, null, input, deviceFieldErrors(domainProblems(err), input));
     }
+  });
+  r.get('/p/:pid/devices/:did/delete', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    const device = await getDevice(d, pc.project.id, ctx.params.did);
+    const users = await campaignsUsing(d.pool, device.id);
+    const path = `${base(pc.project.id)}/${device.id}`;
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        `Delete ${device.name}`,
+        html`${breadcrumbs([
+          ['Devices', base(pc.project.id)],
+          [device.name, path],
+          ['Delete', null],
+        ])}
+<h1>Delete “${device.name}”?</h1>
+${inUse(pc.project.id, users)}
+${
+  users.length === 0
+    ? html`<p>Its styling, persona, instructions and knowledge are deleted with it. <strong>This cannot be undone.</strong></p>
+<form method="post" action="${path}/delete">${csrfField(pc)}${onceField()}
+<div class="actions"><button type="submit" class="danger">Delete device</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
+    : html`<p><a href="${path}">Back to the device</a></p>`
+}`,
+      ),
+    );
+  });
+  r.post('/p/:pid/devices/:did/delete', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'devices');
+    // Once per form: sent again, it is answered with the list the first one led to, not a 404.
+    await actOnce(d, ctx, async () => {
+      await deleteDevice(d, pc.project.id, ctx.params.did);
+      return `${base(pc.project.id)}?done=device-deleted`;
+    });
   });
   r.get('/p/:pid/devices/:did', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'devices');
