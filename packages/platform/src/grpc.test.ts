@@ -6,7 +6,7 @@ import {
   serverChannelOptions,
 } from '@outreach/contracts';
 import pino from 'pino';
-import { COMMON_CONFIG, ConfigError, loadConfig } from './config';
+import { COMMON_CONFIG, ConfigError, internalTokenOf, loadConfig, MIN_INTERNAL_TOKEN_LENGTH } from './config';
 import { AppError, toAppError } from './errors';
 import {
   callUnary,
@@ -15,8 +15,6 @@ import {
   fromServiceError,
   INTERNAL_TOKEN_REFUSED,
   internalClient,
-  internalTokenOf,
-  MIN_INTERNAL_TOKEN_LENGTH,
   toItemRefusal,
   unary,
 } from './grpc';

@@ -16,7 +16,7 @@ import {
 } from '@grpc/grpc-js';
 import { clientChannelOptions, serverChannelOptions } from '@outreach/contracts';
 import type { Logger } from 'pino';
-import { type COMMON_CONFIG, ConfigError } from './config';
+import type { COMMON_CONFIG } from './config';
 import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
 import { isOutage, LogSampler, logOutage } from './log-sampler';
 import type { ServiceMetrics } from './metrics';
@@ -237,35 +237,6 @@ export function callUnary<Req, Res>(
       (err, res) => (err ? reject(err) : resolve(res)),
     );
   });
-}
-
-/** The shortest internal token accepted in production (the chart generates 48 random characters). */
-export const MIN_INTERNAL_TOKEN_LENGTH = 32;
-
-// A bearer token goes as one metadata value after "Bearer ": printable ASCII without spaces.
-const TOKEN_CHARACTERS = /^[\x21-\x7e]+$/;
-
-/**
- * The internal token (INTERNAL_TOKEN) this service's gRPC server requires and its gRPC clients
- * send. Required in production, and there at least MIN_INTERNAL_TOKEN_LENGTH characters: it is
- * all that stands between a reachable gRPC port and every project's recipients. Elsewhere it may
- * be unset (undefined): the servers then accept any caller and the clients send none.
- */
-export function internalTokenOf(config: {
-  NODE_ENV: string;
-  INTERNAL_TOKEN?: string | undefined;
-}): string | undefined {
-  const token = config.INTERNAL_TOKEN || undefined;
-  if (config.NODE_ENV === 'production') {
-    if (!token) throw new ConfigError(['INTERNAL_TOKEN is required in production']);
-    if (token.length < MIN_INTERNAL_TOKEN_LENGTH)
-      throw new ConfigError([
-        `INTERNAL_TOKEN must be at least ${MIN_INTERNAL_TOKEN_LENGTH} characters in production`,
-      ]);
-  }
-  if (token !== undefined && !TOKEN_CHARACTERS.test(token))
-    throw new ConfigError(['INTERNAL_TOKEN must be printable ASCII without spaces']);
-  return token;
 }
 
 const AUTHORIZATION_KEY = 'authorization';
