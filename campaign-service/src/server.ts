@@ -13,7 +13,7 @@ import {
   createMetrics,
   createPool,
   ensureStreams,
-  internalTokenOf,
+  internalTokensOf,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -91,7 +91,7 @@ export const MIN_ADMIN_TOKEN_LENGTH = 24;
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('campaign-service', config.LOG_LEVEL);
-  const internalToken = internalTokenOf(config);
+  const { token: internalToken, alsoAccepted: internalTokenAlsoAccepted } = internalTokensOf(config);
   let adminToken = config.ADMIN_TOKEN;
   // It opens every project, and wrong tries are not slowed: only its length keeps it from guesses.
   if (config.NODE_ENV === 'production' && adminToken && adminToken.length < MIN_ADMIN_TOKEN_LENGTH)
@@ -200,7 +200,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     registerDependencyMetrics(metrics.registry, dependencies);
     const grpc = opened.add(
       'grpc',
-      createGrpcServer(internalToken, logger, undefined, config.INTERNAL_TOKEN_MODE),
+      createGrpcServer(internalToken, logger, undefined, config.INTERNAL_TOKEN_MODE, {
+        alsoAccepted: internalTokenAlsoAccepted,
+        registry: metrics.registry,
+      }),
       (server) => closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
     addCampaignService(grpc, domain, metrics);

@@ -8,7 +8,7 @@ import {
   createMetrics,
   createRedis,
   ensureStreams,
-  internalTokenOf,
+  internalTokensOf,
   Lifecycle,
   type Logger,
   listen,
@@ -42,7 +42,7 @@ export interface StartOptions {
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('gateway', config.LOG_LEVEL);
-  const internalToken = internalTokenOf(config);
+  const { token: internalToken } = internalTokensOf(config);
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createMetrics('gateway');

@@ -10,7 +10,7 @@ import {
   createRedis,
   ensureStreams,
   internalClient,
-  internalTokenOf,
+  internalTokensOf,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -73,7 +73,7 @@ async function migrateLink(url: string, logger: Logger): Promise<string[]> {
 export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('link-runtime', config.LOG_LEVEL);
-  const internalToken = internalTokenOf(config);
+  const { token: internalToken } = internalTokensOf(config);
   const clock = options.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const metrics = createLinkMetrics();

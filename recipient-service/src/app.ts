@@ -15,7 +15,8 @@ import type { RecipientService } from './recipients/recipients.service';
 /**
  * Builds the gRPC server (RecipientService + grpc.health.v1) from injected deps, without
  * listening; with `internalToken`, every call but health checks must carry it (with
- * `internalTokenMode` `accept-missing`, a call carrying none passes too).
+ * `internalTokenMode` `accept-missing`, a call carrying none passes too; with
+ * `internalTokenAlsoAccepted`, one carrying that token, counted on `metrics`).
  */
 export function buildGrpcServer(deps: {
   service: RecipientService;
@@ -25,8 +26,12 @@ export function buildGrpcServer(deps: {
   metrics: ServiceMetrics;
   internalToken?: string;
   internalTokenMode?: InternalTokenMode;
+  internalTokenAlsoAccepted?: string;
 }): Server {
-  const server = createGrpcServer(deps.internalToken, deps.logger, undefined, deps.internalTokenMode);
+  const server = createGrpcServer(deps.internalToken, deps.logger, undefined, deps.internalTokenMode, {
+    alsoAccepted: deps.internalTokenAlsoAccepted,
+    registry: deps.metrics.registry,
+  });
   const proto = loadRecipientsProto();
   server.addService(
     proto.outreach.v1.RecipientService.service,

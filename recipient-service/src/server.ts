@@ -11,7 +11,7 @@ import {
   ensureStreams,
   grpcHealthCheck,
   internalClient,
-  internalTokenOf,
+  internalTokensOf,
   keepStreams,
   Lifecycle,
   type Logger,
@@ -80,7 +80,7 @@ export async function start(
 ): Promise<RunningService & { lifecycle: Lifecycle }> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
-  const internalToken = internalTokenOf(config);
+  const { token: internalToken, alsoAccepted: internalTokenAlsoAccepted } = internalTokensOf(config);
   const clock = options.clock ?? systemClock;
   const safetyRules = loadSafetyRules(config.SAFETY_RULES_FILE);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -197,6 +197,7 @@ export async function start(
         metrics,
         internalToken,
         internalTokenMode: config.INTERNAL_TOKEN_MODE,
+        internalTokenAlsoAccepted,
       }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );

@@ -156,6 +156,11 @@ export const COMMON_CONFIG = {
     default: 'require',
     doc: 'what the gRPC servers do with a call carrying no INTERNAL_TOKEN: require refuses it; accept-missing lets it through (logged) for the rollout from a release without the token, and still refuses a wrong one',
   },
+  INTERNAL_TOKEN_ALSO_ACCEPTED: {
+    type: 'string',
+    secret: true,
+    doc: 'a second token the gRPC servers accept besides INTERNAL_TOKEN, never sent by the clients: only while rotating INTERNAL_TOKEN (first the next token, then the previous one); the same rules as INTERNAL_TOKEN, different from it, and never without it',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** The shortest internal token accepted in production (the chart generates 48 random characters). */
@@ -164,27 +169,57 @@ export const MIN_INTERNAL_TOKEN_LENGTH = 32;
 // A bearer token goes as one metadata value after "Bearer ": printable ASCII without spaces.
 const TOKEN_CHARACTERS = /^[\x21-\x7e]+$/;
 
+/** What is wrong with one internal token variable; `token` is already undefined when unset or empty. */
+function internalTokenProblems(name: string, token: string | undefined, production: boolean): string[] {
+  if (token === undefined) return [];
+  const problems: string[] = [];
+  if (production && token.length < MIN_INTERNAL_TOKEN_LENGTH)
+    problems.push(`${name} must be at least ${MIN_INTERNAL_TOKEN_LENGTH} characters in production`);
+  if (!TOKEN_CHARACTERS.test(token)) problems.push(`${name} must be printable ASCII without spaces`);
+  return problems;
+}
+
+/** A service's internal tokens, as `internalTokensOf` validated them. */
+export interface InternalTokens {
+  /** INTERNAL_TOKEN: what its gRPC clients send and its gRPC server requires; undefined outside production only. */
+  token: string | undefined;
+  /** INTERNAL_TOKEN_ALSO_ACCEPTED: what its gRPC server accepts as well while the token is rotated. */
+  alsoAccepted: string | undefined;
+}
+
 /**
- * The internal token (INTERNAL_TOKEN) this service's gRPC server requires and its gRPC clients
- * send. Required in production, and there at least MIN_INTERNAL_TOKEN_LENGTH characters: it is
- * all that stands between a reachable gRPC port and every project's recipients. Elsewhere it may
- * be unset (undefined): the servers then accept any caller and the clients send none.
+ * The internal tokens (INTERNAL_TOKEN, INTERNAL_TOKEN_ALSO_ACCEPTED), checked together, every
+ * problem named at once. INTERNAL_TOKEN is required in production, and there at least
+ * MIN_INTERNAL_TOKEN_LENGTH characters: it is all that stands between a reachable gRPC port and
+ * every project's recipients. Elsewhere it may be unset: the servers then accept any caller and
+ * the clients send none. INTERNAL_TOKEN_ALSO_ACCEPTED follows the same rules when set, must differ
+ * from INTERNAL_TOKEN (the same value would make a rotation a no-op that looks done), and is
+ * refused without it: a server with no INTERNAL_TOKEN accepts anyone, so it would mean nothing.
  */
-export function internalTokenOf(config: {
+export function internalTokensOf(config: {
   NODE_ENV: string;
   INTERNAL_TOKEN?: string | undefined;
-}): string | undefined {
+  INTERNAL_TOKEN_ALSO_ACCEPTED?: string | undefined;
+}): InternalTokens {
   const token = config.INTERNAL_TOKEN || undefined;
-  if (config.NODE_ENV === 'production') {
-    if (!token) throw new ConfigError(['INTERNAL_TOKEN is required in production']);
-    if (token.length < MIN_INTERNAL_TOKEN_LENGTH)
-      throw new ConfigError([
-        `INTERNAL_TOKEN must be at least ${MIN_INTERNAL_TOKEN_LENGTH} characters in production`,
-      ]);
+  const alsoAccepted = config.INTERNAL_TOKEN_ALSO_ACCEPTED || undefined;
+  const production = config.NODE_ENV === 'production';
+  const problems: string[] = [];
+  if (production && !token) problems.push('INTERNAL_TOKEN is required in production');
+  problems.push(...internalTokenProblems('INTERNAL_TOKEN', token, production));
+  if (alsoAccepted !== undefined) {
+    if (!token)
+      problems.push(
+        'INTERNAL_TOKEN_ALSO_ACCEPTED is set without INTERNAL_TOKEN: it is the second token of a rotation, and a gRPC server without INTERNAL_TOKEN accepts any caller; set INTERNAL_TOKEN, or unset both',
+      );
+    problems.push(...internalTokenProblems('INTERNAL_TOKEN_ALSO_ACCEPTED', alsoAccepted, production));
+    if (alsoAccepted === token)
+      problems.push(
+        'INTERNAL_TOKEN_ALSO_ACCEPTED must differ from INTERNAL_TOKEN: during a rotation it holds the other token (the next one, then the previous one)',
+      );
   }
-  if (token !== undefined && !TOKEN_CHARACTERS.test(token))
-    throw new ConfigError(['INTERNAL_TOKEN must be printable ASCII without spaces']);
-  return token;
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { token, alsoAccepted };
 }
 
 /** How an HTTP service facing the Ingress reads client addresses (the gateway and the link runtime). */

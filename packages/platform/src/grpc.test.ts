@@ -6,9 +6,10 @@ import {
   serverChannelOptions,
 } from '@outreach/contracts';
 import pino from 'pino';
-import { COMMON_CONFIG, ConfigError, internalTokenOf, loadConfig, MIN_INTERNAL_TOKEN_LENGTH } from './config';
+import { COMMON_CONFIG, ConfigError, internalTokensOf, loadConfig } from './config';
 import { AppError, toAppError } from './errors';
 import {
+  ALSO_ACCEPTED_CALLS_METRIC,
   callUnary,
   createGrpcServer,
   fromItemRefusal,
@@ -283,18 +284,6 @@ describe('client channels', () => {
 describe('internal token', () => {
   const TOKEN = 'internal-token-of-at-least-32-characters';
 
-  it('is required in production, at least 32 characters there, and optional elsewhere', () => {
-    expect(() => internalTokenOf({ NODE_ENV: 'production' })).toThrow('INTERNAL_TOKEN is required');
-    expect(() =>
-      internalTokenOf({ NODE_ENV: 'production', INTERNAL_TOKEN: 'x'.repeat(MIN_INTERNAL_TOKEN_LENGTH - 1) }),
-    ).toThrow(`at least ${MIN_INTERNAL_TOKEN_LENGTH} characters`);
-    expect(internalTokenOf({ NODE_ENV: 'production', INTERNAL_TOKEN: TOKEN })).toBe(TOKEN);
-    expect(internalTokenOf({ NODE_ENV: 'development', INTERNAL_TOKEN: '' })).toBeUndefined();
-    expect(internalTokenOf({ NODE_ENV: 'test', INTERNAL_TOKEN: 'short' })).toBe('short');
-    // It goes as one metadata value after "Bearer ".
-    expect(() => internalTokenOf({ NODE_ENV: 'test', INTERNAL_TOKEN: 'with space' })).toThrow(ConfigError);
-  });
-
   it('is required of every call but health checks, and carried by internal clients', async () => {
     const { RecipientService } = loadRecipientsProto().outreach.v1;
     const { Health } = loadHealthProto().grpc.health.v1;
@@ -407,6 +396,122 @@ describe('internal token', () => {
       for (const client of clients) client.close();
       server.forceShutdown();
     }
+  });
+
+  describe('during a rotation (INTERNAL_TOKEN_ALSO_ACCEPTED)', () => {
+    const NEXT = 'next-internal-token-of-at-least-32-chars';
+    const THIRD = 'third-internal-token-of-at-least-32-chars';
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+
+    it('accepts the second token as well as its own, counted from 0 and logged (sampled), and refuses any other', async () => {
+      const lines: { level: number; msg: string; method?: string; omitted?: number }[] = [];
+      const raw: string[] = [];
+      const logger = pino(
+        { level: 'warn' },
+        {
+          write: (line: string) => {
+            raw.push(line);
+            lines.push(JSON.parse(line));
+          },
+        },
+      );
+      const metrics = createMetrics('test');
+      const server = createGrpcServer(TOKEN, logger, undefined, 'require', {
+        alsoAccepted: NEXT,
+        registry: metrics.registry,
+      });
+      const seen: unknown[] = [];
+      server.addService(RecipientService.service, {
+        GetRecipient: (c: ServerUnaryCall<unknown, unknown>, cb: (err: null, res: object) => void) => {
+          seen.push(c.metadata.get('authorization'));
+          cb(null, { id: 'rcp_x' });
+        },
+      });
+      const counted = async () =>
+        (await metrics.registry.getSingleMetricAsString(ALSO_ACCEPTED_CALLS_METRIC)).split('\n').pop();
+      // Exported before any such call, so that the first ones show in increase().
+      expect(await counted()).toBe(`${ALSO_ACCEPTED_CALLS_METRIC}{service="test"} 0`);
+      const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
+      const clients = {
+        own: internalClient(RecipientService, target, TOKEN),
+        second: internalClient(RecipientService, target, NEXT),
+        third: internalClient(RecipientService, target, THIRD),
+        none: internalClient(RecipientService, target, undefined),
+      };
+      const request = { projectId: 'p', recipientId: 'rcp_x' };
+      try {
+        for (const client of [clients.own, clients.second, clients.second, clients.second]) {
+          const ok = await callUnary<object, { id: string }>(client, 'GetRecipient', request);
+          expect(ok.id).toBe('rcp_x');
+        }
+        for (const client of [clients.third, clients.none]) {
+          const err = await callUnary(client, 'GetRecipient', request).catch((e) => e);
+          expect(err.code).toBe(status.UNAUTHENTICATED);
+        }
+        // Handlers never see either token, nor a refused call.
+        expect(seen).toEqual([[], [], [], []]);
+        expect(await counted()).toBe(`${ALSO_ACCEPTED_CALLS_METRIC}{service="test"} 3`);
+        // One warn line for the three calls of that method; the call on its own token has none.
+        expect(lines.filter((l) => l.msg.startsWith('grpc call accepted'))).toEqual([
+          expect.objectContaining({
+            level: 40,
+            msg: expect.stringContaining('INTERNAL_TOKEN_ALSO_ACCEPTED'),
+            method: '/outreach.v1.RecipientService/GetRecipient',
+            omitted: 0,
+          }),
+        ]);
+        expect(lines.filter((l) => l.msg.startsWith('grpc call refused'))).toHaveLength(1);
+        for (const token of [TOKEN, NEXT, THIRD]) expect(raw.join('')).not.toContain(token);
+      } finally {
+        for (const client of Object.values(clients)) client.close();
+        server.forceShutdown();
+      }
+    });
+
+    it('is never sent: internal clients carry INTERNAL_TOKEN alone', async () => {
+      const tokens = internalTokensOf({
+        NODE_ENV: 'production',
+        INTERNAL_TOKEN: TOKEN,
+        INTERNAL_TOKEN_ALSO_ACCEPTED: NEXT,
+      });
+      // A server without a token of its own sees the header as the client sent it.
+      const server = createGrpcServer(undefined, pino({ level: 'silent' }));
+      const sent: unknown[] = [];
+      server.addService(RecipientService.service, {
+        GetRecipient: (c: ServerUnaryCall<unknown, unknown>, cb: (err: null, res: object) => void) => {
+          sent.push(c.metadata.get('authorization'));
+          cb(null, { id: 'rcp_x' });
+        },
+      });
+      const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
+      const client = internalClient(RecipientService, target, tokens.token);
+      try {
+        await callUnary(client, 'GetRecipient', { projectId: 'p', recipientId: 'rcp_x' });
+        expect(sent).toEqual([[`Bearer ${TOKEN}`]]);
+      } finally {
+        client.close();
+        server.forceShutdown();
+      }
+    });
+
+    it('is no token at all once dropped (step 3): the previous one is refused like any other', async () => {
+      // Step 2's server took the previous token; step 3's, without the second token, does not.
+      const step3 = createGrpcServer(NEXT, pino({ level: 'silent' }));
+      step3.addService(RecipientService.service, {
+        GetRecipient: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { id: 'rcp_x' }),
+      });
+      const target = `127.0.0.1:${await bindGrpc(step3, '127.0.0.1', 0)}`;
+      const [previous, current] = [TOKEN, NEXT].map((t) => internalClient(RecipientService, target, t));
+      try {
+        const err = await callUnary(previous, 'GetRecipient', { projectId: 'p' }).catch((e) => e);
+        expect(err.code).toBe(status.UNAUTHENTICATED);
+        expect(await callUnary(current, 'GetRecipient', { projectId: 'p' })).toMatchObject({ id: 'rcp_x' });
+      } finally {
+        previous.close();
+        current.close();
+        step3.forceShutdown();
+      }
+    });
   });
 
   it('is not asked for by a server without one (outside production)', async () => {

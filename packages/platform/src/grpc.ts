@@ -16,6 +16,7 @@ import {
 } from '@grpc/grpc-js';
 import { clientChannelOptions, serverChannelOptions } from '@outreach/contracts';
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import type { COMMON_CONFIG } from './config';
 import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
 import { isOutage, LogSampler, logOutage } from './log-sampler';
@@ -251,6 +252,36 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
  */
 export type InternalTokenMode = (typeof COMMON_CONFIG.INTERNAL_TOKEN_MODE.values)[number];
 
+/** Counts the calls a gRPC server let through on INTERNAL_TOKEN_ALSO_ACCEPTED. */
+export const ALSO_ACCEPTED_CALLS_METRIC = 'grpc_server_internal_token_also_accepted_total';
+
+/**
+ * Declares `grpc_server_internal_token_also_accepted_total` on `registry`. Unlabelled, so it is
+ * exported at 0 from the start: the first calls of a rotation's step 2 show in `increase()`, and
+ * its staying flat tells that no caller sends the previous token any more.
+ */
+export function alsoAcceptedCalls(registry: Registry): Counter {
+  return new Counter({
+    name: ALSO_ACCEPTED_CALLS_METRIC,
+    help: 'gRPC calls accepted with INTERNAL_TOKEN_ALSO_ACCEPTED rather than INTERNAL_TOKEN: callers holding the other token of a rotation',
+    registers: [registry],
+  });
+}
+
+/** How `internalTokenInterceptor` treats what is not plainly the required token. */
+export interface InternalTokenCheck {
+  /** INTERNAL_TOKEN_MODE: `accept-missing` lets a call carrying no token at all through. */
+  mode?: InternalTokenMode;
+  /** INTERNAL_TOKEN_ALSO_ACCEPTED: a second token accepted as well while INTERNAL_TOKEN is rotated. */
+  alsoAccepted?: string;
+  /** Counts the calls accepted on `alsoAccepted` (see `alsoAcceptedCalls`). */
+  alsoAcceptedCalls?: Pick<Counter, 'inc'>;
+  /** Samples the refusal lines; one per interval and method. */
+  refusalLog?: LogSampler;
+  /** Samples the lines of calls let through without a token or on `alsoAccepted`. */
+  acceptLog?: LogSampler;
+}
+
 /**
  * A server interceptor requiring `authorization: Bearer <token>` on every call but grpc.health.v1,
  * refused UNAUTHENTICATED otherwise. Both sides are hashed first, so the constant-time comparison
@@ -258,15 +289,17 @@ export type InternalTokenMode = (typeof COMMON_CONFIG.INTERNAL_TOKEN_MODE.values
  * are logged at most once per interval, without what was sent. With mode `accept-missing`, a call
  * with no authorization header at all is let through (a pod of a release before the token), and
  * logged at `warn` at most once per interval and method; a wrong or malformed one is still refused.
+ * With `alsoAccepted`, a call carrying that token passes too (a pod holding the other token of a
+ * rotation), counted, and logged at `warn` at most once per interval and method.
  */
 export function internalTokenInterceptor(
   token: string,
   logger: Logger,
-  refusalLog: LogSampler = new LogSampler(),
-  mode: InternalTokenMode = 'require',
-  acceptLog: LogSampler = new LogSampler(),
+  check: InternalTokenCheck = {},
 ): ServerInterceptor {
+  const { mode = 'require', refusalLog = new LogSampler(), acceptLog = new LogSampler() } = check;
   const expected = digest(token);
+  const alsoExpected = check.alsoAccepted === undefined ? undefined : digest(check.alsoAccepted);
   return (method, call) => {
     if (method.path.startsWith(OPEN_SERVICE_PREFIX)) return new ServerInterceptingCall(call);
     return new ServerInterceptingCall(call, {
@@ -275,7 +308,7 @@ export function internalTokenInterceptor(
           onReceiveMetadata: (metadata, pass) => {
             const sent = metadata.get(AUTHORIZATION_KEY);
             if (sent.length === 0 && mode === 'accept-missing') {
-              const omitted = acceptLog.take(method.path);
+              const omitted = acceptLog.take(`missing ${method.path}`);
               if (omitted !== undefined)
                 logger.warn(
                   { method: method.path, omitted },
@@ -285,7 +318,22 @@ export function internalTokenInterceptor(
               return;
             }
             const m = /^Bearer (\S+)$/.exec(String(sent[0] ?? ''));
-            if (m && timingSafeEqual(digest(m[1]), expected)) {
+            const got = m ? digest(m[1]) : undefined;
+            // Both comparisons run whatever the first found, and are combined only then: how long
+            // the check takes tells neither which token a call carried nor how near it came to one.
+            const onToken = got !== undefined && timingSafeEqual(got, expected);
+            const onAlso =
+              got !== undefined && alsoExpected !== undefined && timingSafeEqual(got, alsoExpected);
+            if (onToken || onAlso) {
+              if (onAlso) {
+                check.alsoAcceptedCalls?.inc();
+                const omitted = acceptLog.take(`also ${method.path}`);
+                if (omitted !== undefined)
+                  logger.warn(
+                    { method: method.path, omitted },
+                    'grpc call accepted with INTERNAL_TOKEN_ALSO_ACCEPTED: its caller holds the other token of a rotation (the previous one once INTERNAL_TOKEN is the new one)',
+                  );
+              }
               metadata.remove(AUTHORIZATION_KEY);
               pass(metadata);
               return;
@@ -307,22 +355,40 @@ export function internalTokenInterceptor(
   };
 }
 
+/** A gRPC server's part in a rotation of INTERNAL_TOKEN (`createGrpcServer`). */
+export interface TokenRotationOptions {
+  /** INTERNAL_TOKEN_ALSO_ACCEPTED: accepted besides the internal token; never sent. */
+  alsoAccepted?: string;
+  /** Where `grpc_server_internal_token_also_accepted_total` is declared and counted. */
+  registry?: Registry;
+}
+
 /**
  * A gRPC server with the channel options of every server (`serverChannelOptions`) that, given an
  * internal token, requires it of every call but health checks (`internalTokenInterceptor`; with
- * `internalTokenMode` `accept-missing`, a call without any token passes too). Without one (outside
- * production only, see `internalTokenOf`) it accepts any caller.
+ * `internalTokenMode` `accept-missing`, a call without any token passes too; with
+ * `rotation.alsoAccepted`, a call with that token). Without one (outside production only, see
+ * `internalTokensOf`) it accepts any caller. Given `rotation.registry`, it declares the counter of
+ * calls accepted on the second token there, at 0 even when there is none.
  */
 export function createGrpcServer(
   internalToken: string | undefined,
   logger: Logger,
   maxConnectionAgeMs?: number,
   internalTokenMode: InternalTokenMode = 'require',
+  rotation: TokenRotationOptions = {},
 ): Server {
+  const counted = rotation.registry ? alsoAcceptedCalls(rotation.registry) : undefined;
   return new Server({
     ...serverChannelOptions(maxConnectionAgeMs),
     interceptors: internalToken
-      ? [internalTokenInterceptor(internalToken, logger, new LogSampler(), internalTokenMode)]
+      ? [
+          internalTokenInterceptor(internalToken, logger, {
+            mode: internalTokenMode,
+            alsoAccepted: rotation.alsoAccepted,
+            alsoAcceptedCalls: counted,
+          }),
+        ]
       : [],
   });
 }
