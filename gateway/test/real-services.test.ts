@@ -322,6 +322,108 @@ describe('the internal token (INTERNAL_TOKEN)', () => {
     }
   });
 
+  it('refuses INTERNAL_TOKEN_ALSO_ACCEPTED at the start of every service when it cannot work', async () => {
+    const NEXT = 'next-internal-token-for-gateway-tests-01';
+    const free = { ...env, RECIPIENT_GRPC_PORT: '0', CAMPAIGN_GRPC_PORT: '0' };
+    /** What a start was refused with; a service that started is stopped again. */
+    const refusal = async (startService: (e: NodeJS.ProcessEnv) => Promise<RunningService>, e: object) => {
+      try {
+        await (await startService({ ...free, ...e })).stop();
+        return 'started';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    for (const startService of [startGateway, startRecipients, startCampaigns]) {
+      expect(await refusal(startService, { INTERNAL_TOKEN_ALSO_ACCEPTED: INTERNAL })).toContain(
+        'INTERNAL_TOKEN_ALSO_ACCEPTED must differ from INTERNAL_TOKEN',
+      );
+      expect(
+        await refusal(startService, { INTERNAL_TOKEN: '', INTERNAL_TOKEN_ALSO_ACCEPTED: NEXT }),
+      ).toContain('INTERNAL_TOKEN_ALSO_ACCEPTED is set without INTERNAL_TOKEN');
+      expect(
+        await refusal(startService, { NODE_ENV: 'production', INTERNAL_TOKEN_ALSO_ACCEPTED: 'short' }),
+      ).toContain('INTERNAL_TOKEN_ALSO_ACCEPTED must be at least 32 characters in production');
+    }
+  });
+
+  it('keeps every call working while INTERNAL_TOKEN is rotated: pods of step 1 and step 2 side by side', async () => {
+    const { campaign, key } = await projectWithKey('internal-rotation');
+    const NEXT = 'next-internal-token-for-gateway-tests-01';
+    const [recipientPort, campaignPort] = [await freePort(), await freePort()];
+    const backends = {
+      RECIPIENT_SERVICE_ADDR: `127.0.0.1:${recipientPort}`,
+      CAMPAIGN_SERVICE_ADDR: `127.0.0.1:${campaignPort}`,
+      RECIPIENT_GRPC_PORT: String(recipientPort),
+      CAMPAIGN_GRPC_PORT: String(campaignPort),
+    };
+    // Step 1 (still running): the previous token, the next one accepted as well. Step 2 (rolling
+    // out): the next token, the previous one accepted as well.
+    const step1 = { ...env, ...backends, INTERNAL_TOKEN: INTERNAL, INTERNAL_TOKEN_ALSO_ACCEPTED: NEXT };
+    const step2 = { ...env, ...backends, INTERNAL_TOKEN: NEXT, INTERNAL_TOKEN_ALSO_ACCEPTED: INTERNAL };
+    const started: RunningService[] = [];
+    try {
+      const campaigns = await startCampaigns({ ...step1, METRICS_PORT: String(await freePort()) });
+      started.push(campaigns);
+      const recipients = await startRecipients({ ...step2, METRICS_PORT: String(await freePort()) });
+      started.push(recipients);
+      const gateways = { step1: await startGateway(step1), step2: await startGateway(step2) };
+      started.push(gateways.step1, gateways.step2);
+
+      // Each gateway asks the step-1 campaign service for the key and the step-2 recipient service
+      // for the write, which asks the campaign service whether the campaign takes recipients.
+      for (const [step, gateway] of Object.entries(gateways)) {
+        const base = `http://127.0.0.1:${gateway.ports.http}/api/v1/projects/${campaign.projectId}`;
+        const created = await http('POST', `${base}/recipients`, key, {
+          campaignId: campaign.id,
+          items: [{ externalId: `${step}@example.com` }],
+        });
+        expect([step, created.status, created.body.created]).toEqual([step, 201, 1]);
+        const listed = await http('GET', `${base}/recipients?campaignId=${campaign.id}`, key);
+        expect([step, listed.status]).toEqual([step, 200]);
+      }
+      // The step-1 campaign service's dashboard list calls the step-2 recipient service.
+      const list = await fetch(
+        `http://127.0.0.1:${campaigns.ports.http}/admin/v1/projects/${campaign.projectId}/campaigns/${campaign.id}/recipients`,
+        { headers: { authorization: `Bearer ${ADMIN}` } },
+      );
+      expect(list.status).toBe(200);
+      const externalIds = ((await list.json()) as { recipients: { externalId: string }[] }).recipients
+        .map((r) => r.externalId)
+        .sort();
+      expect(externalIds).toEqual(['step1@example.com', 'step2@example.com']);
+
+      // Both servers counted the calls that came with their second token.
+      for (const service of [campaigns, recipients]) {
+        const text = await (await fetch(`http://127.0.0.1:${service.ports.metrics}/metrics`)).text();
+        const count = Number(
+          /^grpc_server_internal_token_also_accepted_total\{[^}]*\} (\S+)$/m.exec(text)?.[1],
+        );
+        expect([service.name, count > 0]).toEqual([service.name, true]);
+      }
+      // Any other token is still refused by both.
+      const stranger = [
+        internalClient(RecipientService, backends.RECIPIENT_SERVICE_ADDR, `${NEXT}x`),
+        internalClient(CampaignService, backends.CAMPAIGN_SERVICE_ADDR, `${NEXT}x`),
+      ];
+      try {
+        const answers = await Promise.allSettled([
+          callUnary(stranger[0], 'ListRecipients', {
+            projectId: campaign.projectId,
+            campaignId: campaign.id,
+          }),
+          callUnary(stranger[1], 'ListCampaigns', { projectId: campaign.projectId }),
+        ]);
+        for (const answer of answers)
+          expect((answer as PromiseRejectedResult).reason?.code).toBe(GrpcStatus.UNAUTHENTICATED);
+      } finally {
+        for (const client of stranger) client.close();
+      }
+    } finally {
+      for (const service of started.reverse()) await service.stop();
+    }
+  });
+
   it('carries every call along the whole path: gateway, recipient service, campaign service and back', async () => {
     const { campaign, key, base } = await projectWithKey('internal-path');
     // The gateway asks the campaign service for the key, the recipient service asks it whether the
