@@ -142,6 +142,45 @@ else
   not_ok "INTERNAL_TOKEN_MODE is require by default and accept-missing when config.internalTokenMode says so" \
     "$(grep -n 'INTERNAL_TOKEN_MODE' <<<"$out$out_transition")"
 fi
+# The second token of a rotation (INTERNAL_TOKEN_ALSO_ACCEPTED): the rules of the internal token,
+# never the internal token itself, on the two gRPC servers only, and nothing between rotations.
+check_fails "values.schema.json refuses a second internal token shorter than 32 characters" \
+  "$HELM" template outreach "$CHART" --set secrets.internalTokenAlsoAccepted.value=short
+check_fails "values.schema.json refuses a second internal token outside printable ASCII" \
+  "$HELM" template outreach "$CHART" --set "secrets.internalTokenAlsoAccepted.value=$(printf 'é%.0s' {1..32})"
+same=internal-token-given-twice-0123456789abcdef
+out=$("$HELM" template outreach "$CHART" --set "secrets.internalToken.value=$same" \
+  --set "secrets.internalTokenAlsoAccepted.value=$same" 2>&1)
+if [[ $? -ne 0 ]] && grep -q 'secrets.internalTokenAlsoAccepted.value is the internal token itself' <<<"$out"; then
+  ok "the chart refuses a second internal token equal to the internal token, naming the value"
+else
+  not_ok "the chart refuses a second internal token equal to the internal token, naming the value" "$(tail -n 5 <<<"$out")"
+fi
+out=$("$HELM" template outreach "$CHART" --set secrets.internalToken.existingSecret=my-internal \
+  --set secrets.internalTokenAlsoAccepted.existingSecret=my-internal \
+  --set secrets.internalTokenAlsoAccepted.existingSecretKey=INTERNAL_TOKEN 2>&1)
+if [[ $? -ne 0 ]] && grep -q 'secrets.internalTokenAlsoAccepted reads the same key' <<<"$out"; then
+  ok "the chart refuses a second internal token read from the internal token's own Secret key"
+else
+  not_ok "the chart refuses a second internal token read from the internal token's own Secret key" "$(tail -n 5 <<<"$out")"
+fi
+out_none=$("$HELM" template outreach "$CHART" 2>&1)
+out=$("$HELM" template outreach "$CHART" --set secrets.internalTokenAlsoAccepted.existingSecret=my-rotation 2>&1)
+holders=$(node -e '
+  const YAML = require("yaml");
+  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+  const got = docs.filter((d) => d.kind === "Deployment").filter((d) =>
+    d.spec.template.spec.containers[0].env?.some((e) => e.name === "INTERNAL_TOKEN_ALSO_ACCEPTED" &&
+      e.valueFrom?.secretKeyRef?.name === "my-rotation" && e.valueFrom.secretKeyRef.key === "INTERNAL_TOKEN_ALSO_ACCEPTED"));
+  console.log(got.map((d) => d.metadata.labels["app.kubernetes.io/component"]).sort().join(" "));
+' <<<"$out")
+if [[ $holders == "campaign-service recipient-service" ]] && grep -q '^  INTERNAL_TOKEN:' <<<"$out" &&
+  ! grep -q 'INTERNAL_TOKEN_ALSO_ACCEPTED' <<<"$out_none"; then
+  ok "a second internal token reaches the two gRPC servers only, the internal token is still generated, and none is rendered by default"
+else
+  not_ok "a second internal token reaches the two gRPC servers only, the internal token is still generated, and none is rendered by default" \
+    "holders: '$holders'" "$(grep -n 'INTERNAL_TOKEN' <<<"$out" | head -n 12)"
+fi
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
@@ -304,6 +343,29 @@ if [[ -f $OUT/defaults.yaml ]]; then
     ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory and a service without INTERNAL_TOKEN"
   else
     not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory and a service without INTERNAL_TOKEN" "$broken"
+  fi
+fi
+
+# A rotation render (ci/trial-full-values.yaml gives the gRPC servers a second internal token)
+# with that token taken from one of them, and given to a client.
+if [[ -f $OUT/trial-full.yaml ]]; then
+  node -e '
+    const fs = require("node:fs"), YAML = require("yaml");
+    const docs = YAML.parseAllDocuments(fs.readFileSync(process.argv[1], "utf8")).map((d) => d.toJS()).filter(Boolean);
+    const container = (c) => docs.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith(`-${c}`)).spec.template.spec.containers[0];
+    const recipients = container("recipient-service");
+    const second = recipients.env.find((e) => e.name === "INTERNAL_TOKEN_ALSO_ACCEPTED");
+    recipients.env = recipients.env.filter((e) => e !== second);
+    container("gateway").env.push(second);
+    fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
+  ' "$OUT/trial-full.yaml" "$OUT/broken-rotation.yaml"
+  broken=$(node scripts/validate-manifests.js "$OUT/broken-rotation.yaml" --label=broken-rotation --expect-trial \
+    --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant)
+  if [[ $? -ne 0 ]] && grep -q 'recipient-service: no INTERNAL_TOKEN_ALSO_ACCEPTED, unlike campaign-service' <<<"$broken" &&
+    grep -q 'gateway: INTERNAL_TOKEN_ALSO_ACCEPTED on a service without a gRPC server' <<<"$broken"; then
+    ok "validate-manifests.js catches a second internal token on one gRPC server only, or on a client"
+  else
+    not_ok "validate-manifests.js catches a second internal token on one gRPC server only, or on a client" "$broken"
   fi
 fi
 

@@ -343,6 +343,73 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   check('every service gets the same INTERNAL_TOKEN from a Secret', problems);
 }
 
+// ---- the second internal token of a rotation: both gRPC servers or neither, never the first ----
+// On one gRPC server only, step 2 of a rotation would have the other refuse every caller still on
+// the previous token; on a service without a gRPC server it does nothing (no client sends it); read
+// from INTERNAL_TOKEN's own Secret key, or holding its value, it is the same token, which the
+// services refuse at start.
+{
+  const problems = [];
+  const servers = Object.keys(SERVICES).filter((svc) => SERVICES[svc].grpc);
+  const containerOf = (svc) => {
+    const d = byKind('Deployment').find((o) => componentOf(o) === svc);
+    if (!d) return undefined;
+    return d.spec.template.spec.containers.find((x) => x.name === svc) ?? d.spec.template.spec.containers[0];
+  };
+  const stored = (ref) => {
+    const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref?.name);
+    const value = secret?.data?.[ref?.key];
+    return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+  };
+  const sources = new Map();
+  for (const svc of Object.keys(SERVICES)) {
+    const c = containerOf(svc);
+    const entries = (c?.env ?? []).filter((e) => e.name === 'INTERNAL_TOKEN_ALSO_ACCEPTED');
+    if (entries.length === 0) continue;
+    if (!servers.includes(svc)) {
+      problems.push(`${svc}: INTERNAL_TOKEN_ALSO_ACCEPTED on a service without a gRPC server`);
+      continue;
+    }
+    const ref = entries[0].valueFrom?.secretKeyRef;
+    if (entries.length !== 1 || !ref) {
+      problems.push(
+        entries.length > 1
+          ? `${svc}: INTERNAL_TOKEN_ALSO_ACCEPTED is set ${entries.length} times`
+          : `${svc}: INTERNAL_TOKEN_ALSO_ACCEPTED not from a Secret`,
+      );
+      continue;
+    }
+    sources.set(svc, `${ref.name}/${ref.key}`);
+    const primary = (c.env ?? []).find((e) => e.name === 'INTERNAL_TOKEN')?.valueFrom?.secretKeyRef;
+    if (primary && primary.name === ref.name && primary.key === ref.key)
+      problems.push(
+        `${svc}: INTERNAL_TOKEN_ALSO_ACCEPTED reads INTERNAL_TOKEN's own key ${ref.name}/${ref.key}`,
+      );
+    const value = stored(ref);
+    if (value !== undefined && value.length < 32)
+      problems.push(
+        `${svc}: INTERNAL_TOKEN_ALSO_ACCEPTED in Secret ${ref.name} is shorter than 32 characters`,
+      );
+    if (value !== undefined && value === stored(primary))
+      problems.push(`${svc}: INTERNAL_TOKEN_ALSO_ACCEPTED in Secret ${ref.name} is INTERNAL_TOKEN itself`);
+  }
+  if (sources.size > 0) {
+    for (const svc of servers)
+      if (containerOf(svc) && !sources.has(svc) && !problems.some((p) => p.startsWith(`${svc}:`)))
+        problems.push(
+          `${svc}: no INTERNAL_TOKEN_ALSO_ACCEPTED, unlike ${[...sources.keys()].join(', ')}: its gRPC server would refuse the other token's callers`,
+        );
+    if (new Set(sources.values()).size > 1)
+      problems.push(
+        `the gRPC servers read INTERNAL_TOKEN_ALSO_ACCEPTED from different places: ${[...sources].map(([s, r]) => `${s} ${r}`).join(', ')}`,
+      );
+  }
+  check(
+    'INTERNAL_TOKEN_ALSO_ACCEPTED reaches both gRPC servers alike or neither, and is not INTERNAL_TOKEN',
+    problems,
+  );
+}
+
 // ---- volumes: every mount has its volume, every file a variable names is mounted ------------
 // A file the pod is told to read (SAFETY_RULES_FILE, a CA in NODE_EXTRA_CA_CERTS) only exists in
 // the read-only image if a volume brings it: a path outside every mount fails at start, or, for

@@ -114,6 +114,12 @@ spec:
             {{- end }}
             {{- /* Every service: its gRPC calls carry it, its gRPC server requires it. */}}
             {{- include "outreach.secretEnvVar" (dict "root" $root "name" "INTERNAL_TOKEN") | trim | nindent 12 }}
+            {{- /* The gRPC servers only: it is accepted, never sent; nothing while no rotation runs. */}}
+            {{- if $v.grpcPort }}
+            {{- with include "outreach.secretEnvVar" (dict "root" $root "name" "INTERNAL_TOKEN_ALSO_ACCEPTED") | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
+            {{- end }}
             {{- range $k, $val := $v.extraEnv }}
             - name: {{ $k }}
               value: {{ $val | toString | quote }}

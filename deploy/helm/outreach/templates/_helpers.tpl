@@ -109,6 +109,10 @@ INTERNAL_TOKEN:
   key: internalToken
   item: {{ toJson .Values.secrets.internalToken }}
   generate: true
+INTERNAL_TOKEN_ALSO_ACCEPTED:
+  key: internalTokenAlsoAccepted
+  item: {{ toJson .Values.secrets.internalTokenAlsoAccepted }}
+  optional: true
 ASSISTANT_API_KEY:
   key: assistantApiKey
   item: {{ toJson .Values.secrets.assistantApiKey }}
