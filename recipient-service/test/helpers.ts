@@ -84,7 +84,8 @@ export interface FakeCampaignService {
 /**
  * A stand-in for the campaign service's gRPC GetCampaign and ListCampaigns, speaking the real
  * contract: what the recipient service asks when a campaign is not replicated yet, and before
- * each write. Campaigns published as snapshots only are unknown to it.
+ * each write. `publishCampaign` tells it each campaign it publishes; a test may then tell it
+ * otherwise (a launch the replica has not heard of yet).
  */
 async function startFakeCampaignService(): Promise<FakeCampaignService> {
   const campaigns = new Map<string, Record<string, unknown>>();
@@ -129,6 +130,8 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
     CAMPAIGN_SERVICE_ADDR: campaignService.address,
     ...extraEnv,
   });
+  // The latest version of each campaign the stand-in campaign service was told of.
+  const told = new Map<string, number>();
   const Client = loadRecipientsProto().outreach.v1.RecipientService;
   const client = new Client(`127.0.0.1:${running.ports.grpc}`, credentials.createInsecure());
   const pool = new Pool({ connectionString: ns.databaseUrl, max: 2 });
@@ -161,6 +164,25 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
     },
     publishCampaign: async (c) => {
       const snapshot = campaignSnapshot(c);
+      // As the real one, the campaign service knows the latest version it published (a test may
+      // publish an older one late), and no longer a deleted campaign.
+      const newest = snapshot.version > (told.get(snapshot.id) ?? Number.NEGATIVE_INFINITY);
+      if (newest) {
+        told.set(snapshot.id, snapshot.version);
+        const { id, projectId, deviceId, startDate, endDate, launchedAt, haltedAt, recipientCap } = snapshot;
+        if (snapshot.deletedAt) campaignService.campaigns.delete(id);
+        else
+          campaignService.campaigns.set(id, {
+            id,
+            projectId,
+            deviceId,
+            startDate,
+            endDate,
+            launchedAt,
+            haltedAt,
+            recipientCap,
+          });
+      }
       await publishJson(js, subjects(ns.natsPrefix).campaignState(snapshot.id), snapshot);
       await eventually(async () => {
         const { rows } = await pool.query('SELECT version FROM recipients.campaign_replicas WHERE id = $1', [

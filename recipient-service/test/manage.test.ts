@@ -647,6 +647,34 @@ describe('a deleted campaign', () => {
     expect(rows[0].recipient_count).toBe(0);
   });
 
+  it('refuses a create as not found once the campaign service no longer knows the campaign, before its tombstone arrives', async () => {
+    await h.publishCampaign({ id: 'cmp_vanishing' });
+    expect(await createIn('cmp_vanishing', {})).toHaveLength(1);
+    // Deleted in the campaign service; its tombstone is held up (NATS or the outbox down).
+    h.campaignService.campaigns.delete('cmp_vanishing');
+    // Each campaign's answer serves the writes of the next second.
+    await new Promise((r) => setTimeout(r, 1100));
+    const refused = await h.refusal('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_vanishing',
+      itemsJson: items({}),
+    });
+    expect(refused.code).toBe('not_found');
+    expect(await totalIn('cmp_vanishing')).toBe(1);
+  });
+
+  it('stays deleted when a newer snapshot without deletedAt comes (a campaign service of the release before)', async () => {
+    await h.publishCampaign({ id: 'cmp_revived' });
+    await h.publishCampaign({ id: 'cmp_revived', deletedAt: new Date().toISOString() });
+    await h.publishCampaign({ id: 'cmp_revived', name: 'renamed by an old pod' });
+    const refused = await h.refusal('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_revived',
+      itemsJson: items({}),
+    });
+    expect(refused.code).toBe('not_found');
+  });
+
   it('stays deleted when an older snapshot of it arrives late', async () => {
     const draft = await h.publishCampaign({ id: 'cmp_late' });
     await h.publishCampaign({ id: 'cmp_late', deletedAt: new Date().toISOString() });

@@ -1,6 +1,6 @@
 import { knowledgeIndexed } from '@outreach/contracts';
 import pino from 'pino';
-import { device } from '../../test/support/fixtures';
+import { activeCampaign, device } from '../../test/support/fixtures';
 import { StateCache, untilReplayed } from './state.cache';
 
 const turns = async (n: number) => {
@@ -21,6 +21,24 @@ describe('StateCache devices', () => {
     // device the process hears of.
     expect(second.knowledge.length).toBeGreaterThan(0);
     expect(knowledgeIndexed(second.knowledge)).toBe(false);
+  });
+});
+
+describe('StateCache campaigns', () => {
+  it('keeps a tombstone when a newer snapshot without deletedAt comes, and ignores older ones', () => {
+    const state = new StateCache(pino({ level: 'silent' }));
+    const draft = activeCampaign({ version: 1, launchedAt: null });
+    state.applyCampaign(draft);
+    state.applyCampaign({ ...draft, version: 2, deletedAt: '2026-05-10T12:00:00.000Z' });
+    state.applyCampaign(draft);
+    expect(state.campaign(draft.id)?.deletedAt).toBe('2026-05-10T12:00:00.000Z');
+    // As a campaign service of the release before deletion would publish it, mid-rollout.
+    state.applyCampaign({ ...draft, version: 3, name: 'renamed' });
+    expect(state.campaign(draft.id)).toMatchObject({
+      version: 3,
+      name: 'renamed',
+      deletedAt: '2026-05-10T12:00:00.000Z',
+    });
   });
 });
 

@@ -62,10 +62,14 @@ export class StateCache {
     return this.devices.get(id);
   }
 
-  /** Applies a campaign snapshot when it is newer than the one held. */
+  /**
+   * Applies a campaign snapshot when it is newer than the one held. A tombstone stays: a later
+   * snapshot without `deletedAt` (a campaign service of the release before, mid-rollout) keeps it.
+   */
   applyCampaign(s: CampaignSnapshot): void {
     const held = this.campaigns.get(s.id);
-    if (!held || s.version > held.version) this.campaigns.set(s.id, s);
+    if (held && s.version <= held.version) return;
+    this.campaigns.set(s.id, held?.deletedAt && !s.deletedAt ? { ...s, deletedAt: held.deletedAt } : s);
   }
 
   /** Applies a device snapshot when it is newer than the one held. */

@@ -91,7 +91,11 @@ export async function lockProjectReplicas(db: PoolClient, projectId: string): Pr
   return rows.map(toReplica);
 }
 
-/** Applies a campaign snapshot when its version is newer than the one held. Returns true if applied. */
+/**
+ * Applies a campaign snapshot when its version is newer than the one held. Returns true if applied.
+ * A tombstone stays: a later snapshot without `deletedAt` (written by a campaign service of the
+ * release before deletion, mid-rollout) never brings a deleted campaign back.
+ */
 export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO recipients.campaign_replicas
@@ -102,7 +106,7 @@ export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promis
        start_date = EXCLUDED.start_date, end_date = EXCLUDED.end_date,
        launched_at = EXCLUDED.launched_at, halted_at = EXCLUDED.halted_at,
        recipient_cap = EXCLUDED.recipient_cap, version = EXCLUDED.version,
-       deleted_at = EXCLUDED.deleted_at, updated_at = now()
+       deleted_at = COALESCE(campaign_replicas.deleted_at, EXCLUDED.deleted_at), updated_at = now()
      WHERE campaign_replicas.version < EXCLUDED.version`,
     [
       s.id,

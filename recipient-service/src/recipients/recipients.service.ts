@@ -226,8 +226,16 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   // The replica may not have heard of a launch or a halt yet: what the campaign service says
   // refuses a write the replica would let through. Asked before the write's transaction, so no
   // lock is held over the call. Returns what it said (undefined when it could not be asked).
-  const confirmEditable = async (projectId: string, campaignId: string) => {
-    const current = (await deps.campaignAuthority?.(projectId, campaignId))?.get(campaignId);
+  // A create also needs the campaign to exist there: one the campaign service no longer knows was
+  // deleted, however long its tombstone takes to reach the replica (NATS or the outbox down).
+  const confirmEditable = async (
+    projectId: string,
+    campaignId: string,
+    opts: { mustExist?: boolean } = {},
+  ) => {
+    const answered = await deps.campaignAuthority?.(projectId, campaignId);
+    const current = answered?.get(campaignId);
+    if (answered && !current && opts.mustExist) throw campaignNotFound(campaignId);
     if (current) assertEditable({ ...current, id: campaignId });
     return current;
   };
@@ -295,7 +303,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       }
       const campaign = await deps.lookupCampaign(projectId, campaignId);
       assertEditable(campaign);
-      const told = await confirmEditable(projectId, campaignId);
+      const told = await confirmEditable(projectId, campaignId, { mustExist: true });
 
       const outcomes: ItemOutcome[] = itemsJson.map((json, i) => parseCreateItem(json, i, deps.safetyRules));
       const results: CreateResult[] = new Array(itemsJson.length);
