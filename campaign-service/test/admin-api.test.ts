@@ -627,6 +627,11 @@ describe('deleting a campaign', () => {
       return s.deletedAt === '2026-05-10T12:00:00.000Z' && s.version === 3;
     });
 
+    // A campaign service of the release before, which knows no deleted_at, cannot launch it either.
+    await expect(
+      db.query('UPDATE campaigns.campaigns SET launched_at = now() WHERE id = $1', [draft]),
+    ).rejects.toThrow(/campaigns_deleted_never_launched/);
+
     const kpath = `/admin/v1/projects/${p}/campaigns/${kept}`;
     await api('POST', `${kpath}/launch`);
     const refused = await api('DELETE', kpath);
