@@ -2112,7 +2112,9 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     const again = await agent.post(`${path}/delete`, sent);
     expect([again.status, again.headers.get('location')]).toEqual([303, `${list}&resent=1`]);
     const shown = await agent.get(list);
-    expect(shown.text).toContain('Campaign deleted, with its recipients.');
+    expect(shown.text).toContain(
+      'Campaign deleted. Its recipients and their links go with it within seconds.',
+    );
     expect(shown.text).not.toContain('Mistake');
     expect((await agent.get(path)).status).toBe(404);
     await eventually(async () => {

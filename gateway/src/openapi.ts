@@ -357,7 +357,7 @@ export function buildOpenApi(serverUrl = '/'): Record<string, unknown> {
       [`${p}/campaigns`]: {
         get: operation({
           summary: 'List campaigns',
-          description: `Every campaign of the project, ordered by creation time, then id (compared byte by byte); no pagination. Campaigns are read-only in /api/v1: they are created, scheduled, launched, halted and budgeted in the dashboard.\n\n${CAMPAIGN_STATE}\n\n\`budgetMode\` is \`metered\` (pay per conversation) or \`fixed\` (a flat price).`,
+          description: `Every campaign of the project (but drafts an operator deleted), ordered by creation time, then id (compared byte by byte); no pagination. Campaigns are read-only in /api/v1: they are created, scheduled, launched, halted and budgeted in the dashboard.\n\n${CAMPAIGN_STATE}\n\n\`budgetMode\` is \`metered\` (pay per conversation) or \`fixed\` (a flat price).`,
           scope: 'recipients:read',
           params: queryParams(campaignQuery, {
             state: 'Only campaigns in this state now. Any other value is 400.',

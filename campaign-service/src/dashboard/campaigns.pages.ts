@@ -496,7 +496,7 @@ export function registerCampaignRoutes(r: Router, deps: DashboardDeps): void {
         'Campaigns',
         html`${ctx.query.done === 'project-created' ? notice('ok', 'Project created. You are its operator; add colleagues on its Operators page.') : ''}
 ${ctx.query.done === 'project-created' && ctx.query[RESENT] === '1' ? notice('warn', 'That form had already been sent: the project was created once, not again.') : ''}
-${ctx.query.done === 'campaign-deleted' ? notice('ok', 'Campaign deleted, with its recipients.') : ''}
+${ctx.query.done === 'campaign-deleted' ? notice('ok', 'Campaign deleted. Its recipients and their links go with it within seconds.') : ''}
 <h1>Campaigns</h1>
 <div class="actions"><a class="button" href="${base}/campaigns/new">New campaign</a></div>
 ${

@@ -269,7 +269,6 @@ function deviceForm(
   );
 }
 
-/** Device list, create and edit (styling with live preview, languages, voice, persona, knowledge, access). */
 /** What keeps a device from being deleted: the campaigns that use it, linked; or that none does. */
 function inUse(projectId: string, users: ReadonlyArray<{ id: string; name: string }>) {
   if (users.length === 0) return html`<p>No campaign uses this device, so it can be deleted.</p>`;
@@ -278,6 +277,7 @@ function inUse(projectId: string, users: ReadonlyArray<{ id: string; name: strin
 <ul>${users.map((c) => html`<li><a href="${projectPath(projectId)}/campaigns/${c.id}">${c.name}</a></li>`)}</ul>`;
 }
 
+/** Device list, create, edit (styling with live preview, languages, voice, persona, knowledge, access) and delete. */
 export function registerDeviceRoutes(r: Router, deps: DashboardDeps): void {
   const d = deps.domain;
   const check = compileAdminSchemas();
@@ -392,7 +392,7 @@ ${device ? html`<h2>Delete device</h2>${inUse(pc.project.id, users)}${users.leng
 ${inUse(pc.project.id, users)}
 ${
   users.length === 0
-    ? html`<p>Its styling, persona, instructions and knowledge are deleted with it. <strong>This cannot be undone.</strong></p>
+    ? html`<p>It leaves this project for good: no page shows it again, and no campaign can use it. <strong>This cannot be undone.</strong></p>
 <form method="post" action="${path}/delete">${csrfField(pc)}${onceField()}
 <div class="actions"><button type="submit" class="danger">Delete device</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
     : html`<p><a href="${path}">Back to the device</a></p>`
