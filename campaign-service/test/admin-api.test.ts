@@ -689,6 +689,46 @@ describe('deleting a device', () => {
   });
 });
 
+describe('a device deleted while a campaign is saved onto it', () => {
+  it('fails the save that waited for the deletion, and refuses the deletion a save came before', async () => {
+    const p = await project();
+    const doomed = await device(p, { name: 'Doomed' });
+    const tx = new Client({ connectionString: ns.databaseUrl });
+    await tx.connect();
+    try {
+      // A deletion in progress: the device row locked, its deleted_at not yet committed.
+      await tx.query('BEGIN');
+      await tx.query('SELECT 1 FROM campaigns.devices WHERE id = $1 FOR UPDATE', [doomed]);
+      const saving = api('POST', `/admin/v1/projects/${p}/campaigns`, {
+        name: 'Onto it',
+        deviceId: doomed,
+        startDate: '2026-05-20T00:00:00.000Z',
+        endDate: '2026-06-20T00:00:00.000Z',
+        budgetMode: 'metered',
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      await tx.query('UPDATE campaigns.devices SET deleted_at = now() WHERE id = $1', [doomed]);
+      await tx.query('COMMIT');
+      const saved = await saving;
+      expect(saved.status).toBe(400);
+      expect(saved.body.details.problems[0]).toMatchObject({ pointer: '/deviceId', rule: 'exists' });
+
+      // A save in progress: the device share-locked, its campaign not yet committed.
+      const kept = await device(p, { name: 'Kept' });
+      const c = await campaign(p, await device(p, { name: 'Before' }));
+      await tx.query('BEGIN');
+      await tx.query('SELECT 1 FROM campaigns.devices WHERE id = $1 FOR SHARE', [kept]);
+      await tx.query('UPDATE campaigns.campaigns SET device_id = $2 WHERE id = $1', [c, kept]);
+      const deleting = api('DELETE', `/admin/v1/projects/${p}/devices/${kept}`);
+      await new Promise((r) => setTimeout(r, 300));
+      await tx.query('COMMIT');
+      expect((await deleting).status).toBe(409);
+    } finally {
+      await tx.end();
+    }
+  });
+});
+
 describe('list order', () => {
   const byteOrder = (ids: readonly string[]) => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const idsOf = (items: { id?: string; campaignId?: string }[]) => items.map((i) => i.id ?? i.campaignId);

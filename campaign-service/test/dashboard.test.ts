@@ -2129,6 +2129,21 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
     });
   });
 
+  it("refuses to delete another project's campaign or device, which stay", async () => {
+    const foreign = await createProject(sys);
+    const agent = await signedIn();
+    const csrf = await agent.csrf(`/dashboard/p/${fx.projectId}/campaigns`);
+    const asOwn = `/dashboard/p/${fx.projectId}/campaigns/${foreign.campaignId}/delete`;
+    const asTheirs = `/dashboard/p/${foreign.projectId}/campaigns/${foreign.campaignId}/delete`;
+    expect((await agent.post(asOwn, { _csrf: csrf })).status).toBe(404);
+    expect((await agent.post(asTheirs, { _csrf: csrf })).status).toBe(404);
+    const device = `/dashboard/p/${foreign.projectId}/devices/${foreign.deviceId}/delete`;
+    expect((await agent.post(device, { _csrf: csrf })).status).toBe(404);
+    expect(
+      (await systemAdmin(sys, 'GET', `/projects/${foreign.projectId}/campaigns/${foreign.campaignId}`)).id,
+    ).toBe(foreign.campaignId);
+  });
+
   it('offers no delete for a launched campaign and says why when asked', async () => {
     const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
       name: 'Launched',

@@ -675,6 +675,16 @@ describe('a deleted campaign', () => {
     expect(refused.code).toBe('not_found');
   });
 
+  it('takes a tombstone for a campaign it never replicated, and refuses the campaign', async () => {
+    await h.publishCampaign({ id: 'cmp_never_seen', deletedAt: new Date().toISOString() });
+    const refused = await h.refusal('CreateRecipients', {
+      projectId: P,
+      campaignId: 'cmp_never_seen',
+      itemsJson: items({}),
+    });
+    expect(refused.code).toBe('not_found');
+  });
+
   it('stays deleted when an older snapshot of it arrives late', async () => {
     const draft = await h.publishCampaign({ id: 'cmp_late' });
     await h.publishCampaign({ id: 'cmp_late', deletedAt: new Date().toISOString() });
