@@ -76,7 +76,7 @@ export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Pr
  */
 export async function start(
   env: NodeJS.ProcessEnv,
-  options: { logger?: Logger; clock?: Clock } = {},
+  options: { logger?: Logger; clock?: Clock; eraseChunk?: number } = {},
 ): Promise<RunningService & { lifecycle: Lifecycle }> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
@@ -164,6 +164,7 @@ export async function start(
         }),
       ),
       changes: { subject: subjects(prefix).recipientChanged, relay },
+      eraseChunk: options.eraseChunk,
     });
     opened.addStop(
       'campaign snapshots',

@@ -119,17 +119,23 @@ async function startFakeCampaignService(): Promise<FakeCampaignService> {
 }
 
 /** Starts the service exactly as main does, with the namespace env and a free port. */
-export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(
+  extraEnv: Record<string, string> = {},
+  options: { eraseChunk?: number } = {},
+): Promise<Harness> {
   const ns = await createTestNamespace();
   const campaignService = await startFakeCampaignService();
-  const running = await start({
-    ...ns.env,
-    RECIPIENT_GRPC_PORT: '0',
-    HOST: '127.0.0.1',
-    PUBLIC_BASE_URL: 'https://links.example.test',
-    CAMPAIGN_SERVICE_ADDR: campaignService.address,
-    ...extraEnv,
-  });
+  const running = await start(
+    {
+      ...ns.env,
+      RECIPIENT_GRPC_PORT: '0',
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: 'https://links.example.test',
+      CAMPAIGN_SERVICE_ADDR: campaignService.address,
+      ...extraEnv,
+    },
+    options,
+  );
   // The latest version of each campaign the stand-in campaign service was told of.
   const told = new Map<string, number>();
   const Client = loadRecipientsProto().outreach.v1.RecipientService;

@@ -13,7 +13,8 @@ const P = 'prj_test';
 type Rec = Record<string, unknown> & { id: string; link: string };
 
 beforeAll(async () => {
-  h = await startHarness({ METRICS_PORT: String(await freePort()) });
+  // A deleted campaign's recipients go two to a transaction, so that three make several.
+  h = await startHarness({ METRICS_PORT: String(await freePort()) }, { eraseChunk: 2 });
 });
 afterAll(async () => {
   await h?.close();
@@ -673,6 +674,29 @@ describe('a deleted campaign', () => {
       itemsJson: items({}),
     });
     expect(refused.code).toBe('not_found');
+  });
+
+  it('goes on deleting the recipients of a tombstone applied by a delivery that failed midway', async () => {
+    const draft = await h.publishCampaign({ id: 'cmp_midway' });
+    await createIn('cmp_midway', {}, {}, {}, {}, {});
+    // As a delivery that applied the tombstone, then failed before its recipients were gone.
+    const at = new Date().toISOString();
+    await h.pool.query(
+      'UPDATE recipients.campaign_replicas SET deleted_at = $2, version = $3 WHERE id = $1',
+      ['cmp_midway', at, draft.version + 1],
+    );
+    // Its redelivery: the same snapshot, no newer than the replica.
+    await h.publishCampaign({ id: 'cmp_midway', version: draft.version + 1, deletedAt: at });
+    await eventually(async () => {
+      const { rows } = await h.pool.query(
+        "SELECT count(*)::int AS n FROM recipients.recipients WHERE campaign_id = 'cmp_midway'",
+      );
+      return rows[0].n === 0;
+    });
+    const { rows } = await h.pool.query(
+      "SELECT recipient_count FROM recipients.campaign_replicas WHERE id = 'cmp_midway'",
+    );
+    expect(rows[0].recipient_count).toBe(0);
   });
 
   it('takes a tombstone for a campaign it never replicated, and refuses the campaign', async () => {

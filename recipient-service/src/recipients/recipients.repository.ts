@@ -324,22 +324,26 @@ export interface DeletedRow {
   token: string;
 }
 
-/** Deletes recipients of a project by id within the given campaigns. */
+/** Deletes recipients of a project within the given campaigns: those of `ids`, or at most `limit`, or all. */
 export async function deleteRecipients(
   db: PoolClient,
   projectId: string,
-  filter: { ids?: string[]; campaignIds: string[] },
+  filter: { ids?: string[]; campaignIds: string[]; limit?: number },
 ): Promise<DeletedRow[]> {
   if (filter.campaignIds.length === 0) return [];
   const params: unknown[] = [projectId, filter.campaignIds];
-  let byId = '';
+  let narrowed = '';
   if (filter.ids) {
     params.push(filter.ids);
-    byId = ' AND id = ANY($3::text[])';
+    narrowed = ' AND id = ANY($3::text[])';
+  } else if (filter.limit !== undefined) {
+    params.push(filter.limit);
+    narrowed = ` AND id IN (SELECT id FROM recipients.recipients
+        WHERE project_id = $1 AND campaign_id = ANY($2::text[]) LIMIT $3)`;
   }
   const { rows } = await db.query<DeletedRow>(
     `DELETE FROM recipients.recipients
-      WHERE project_id = $1 AND campaign_id = ANY($2::text[])${byId}
+      WHERE project_id = $1 AND campaign_id = ANY($2::text[])${narrowed}
       RETURNING id, campaign_id, project_id, token`,
     params,
   );

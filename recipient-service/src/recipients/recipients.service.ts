@@ -86,7 +86,12 @@ export interface RecipientServiceDeps {
   campaignAuthority?: CampaignAuthority;
   /** Where RecipientChanged events go, in the change's own transaction, and its relay. */
   changes: { subject: string; relay: Pick<OutboxRelay, 'kick'> };
+  /** Recipients of a deleted campaign deleted per transaction (default ERASE_CHUNK). */
+  eraseChunk?: number;
 }
+
+/** Recipients of a deleted campaign deleted per transaction. */
+export const ERASE_CHUNK = 1000;
 
 /** The recipient service's outbox (migration 008). */
 export const RECIPIENT_OUTBOX: Outbox = {
@@ -261,20 +266,32 @@ export function createRecipientService(deps: RecipientServiceDeps) {
 
   return {
     /**
-     * Applies a campaign snapshot to the replica. A deleted campaign's tombstone also deletes its
-     * recipients, in the same transaction and under its row lock, so a batch that was let in
-     * before the replica heard of the deletion is taken out again, and none can follow it.
+     * Applies a campaign snapshot to the replica. Once a deleted campaign's tombstone is applied no
+     * batch can join it (a create locks the replica row and finds it deleted); its recipients,
+     * those let in before the replica heard of the deletion included, are then deleted
+     * ERASE_CHUNK to a transaction, each under the row lock and announced, so that a large draft
+     * never holds the lock long. A delivery that failed midway is redelivered and goes on with
+     * what is left, whether or not it applies the tombstone again.
      */
     async applyCampaignSnapshot(snapshot: CampaignSnapshot): Promise<void> {
-      const erased = await withTransaction(pool, async (client) => {
-        const applied = await applyCampaignSnapshot(client, snapshot);
-        if (!applied || !snapshot.deletedAt) return 0;
-        const rows = await deleteRecipients(client, snapshot.projectId, { campaignIds: [snapshot.id] });
-        await bumpRecipientCount(client, snapshot.id, -rows.length);
-        await announce(client, rows, 'deleted');
-        return rows.length;
-      });
-      if (erased > 0) deps.changes.relay.kick();
+      await applyCampaignSnapshot(pool, snapshot);
+      if (!snapshot.deletedAt) return;
+      const chunk = deps.eraseChunk ?? ERASE_CHUNK;
+      for (;;) {
+        const erased = await withTransaction(pool, async (client) => {
+          const replica = await findReplica(client, snapshot.id, true);
+          if (!replica?.deletedAt) return 0;
+          const rows = await deleteRecipients(client, replica.projectId, {
+            campaignIds: [replica.id],
+            limit: chunk,
+          });
+          await bumpRecipientCount(client, replica.id, -rows.length);
+          await announce(client, rows, 'deleted');
+          return rows.length;
+        });
+        if (erased > 0) deps.changes.relay.kick();
+        if (erased < chunk) return;
+      }
     },
 
     /** Creates a batch: per-item validation and dedupe, then one atomic cap check and insert. */
