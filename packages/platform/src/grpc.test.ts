@@ -10,6 +10,7 @@ import { COMMON_CONFIG, ConfigError, internalTokensOf, loadConfig } from './conf
 import { AppError, toAppError } from './errors';
 import {
   ALSO_ACCEPTED_CALLS_METRIC,
+  ALSO_ACCEPTED_SET_METRIC,
   callUnary,
   createGrpcServer,
   fromItemRefusal,
@@ -431,6 +432,15 @@ describe('internal token', () => {
         (await metrics.registry.getSingleMetricAsString(ALSO_ACCEPTED_CALLS_METRIC)).split('\n').pop();
       // Exported before any such call, so that the first ones show in increase().
       expect(await counted()).toBe(`${ALSO_ACCEPTED_CALLS_METRIC}{service="test"} 0`);
+      // The rotation not finished shows as long as the second token is set, and says so at start.
+      const set = async (registry = metrics.registry) =>
+        (await registry.getSingleMetricAsString(ALSO_ACCEPTED_SET_METRIC)).split('\n').pop();
+      expect(await set()).toBe(`${ALSO_ACCEPTED_SET_METRIC}{service="test"} 1`);
+      expect(lines.filter((l) => l.msg.startsWith('INTERNAL_TOKEN_ALSO_ACCEPTED is set'))).toHaveLength(1);
+      const plain = createMetrics('test');
+      createGrpcServer(TOKEN, logger, undefined, 'require', { registry: plain.registry }).forceShutdown();
+      expect(await set(plain.registry)).toBe(`${ALSO_ACCEPTED_SET_METRIC}{service="test"} 0`);
+      expect(lines.filter((l) => l.msg.startsWith('INTERNAL_TOKEN_ALSO_ACCEPTED is set'))).toHaveLength(1);
       const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
       const clients = {
         own: internalClient(RecipientService, target, TOKEN),

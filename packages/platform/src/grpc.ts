@@ -16,7 +16,7 @@ import {
 } from '@grpc/grpc-js';
 import { clientChannelOptions, serverChannelOptions } from '@outreach/contracts';
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { COMMON_CONFIG } from './config';
 import { AppError, type ErrorCode, isErrorCode, isFailure, toAppError } from './errors';
 import { isOutage, LogSampler, logOutage } from './log-sampler';
@@ -268,6 +268,9 @@ export function alsoAcceptedCalls(registry: Registry): Counter {
   });
 }
 
+/** 1 while the server accepts INTERNAL_TOKEN_ALSO_ACCEPTED, else 0: a rotation not yet finished. */
+export const ALSO_ACCEPTED_SET_METRIC = 'grpc_server_internal_token_also_accepted_set';
+
 /** How `internalTokenInterceptor` treats what is not plainly the required token. */
 export interface InternalTokenCheck {
   /** INTERNAL_TOKEN_MODE: `accept-missing` lets a call carrying no token at all through. */
@@ -379,6 +382,20 @@ export function createGrpcServer(
   rotation: TokenRotationOptions = {},
 ): Server {
   const counted = rotation.registry ? alsoAcceptedCalls(rotation.registry) : undefined;
+  const accepting = internalToken !== undefined && rotation.alsoAccepted !== undefined;
+  if (rotation.registry) {
+    // A second token forgotten after a rotation keeps the old one valid for good: this shows it,
+    // and OutreachInternalTokenRotationUnfinished pages once no call has used it for a while.
+    new Gauge({
+      name: ALSO_ACCEPTED_SET_METRIC,
+      help: '1 while this gRPC server also accepts INTERNAL_TOKEN_ALSO_ACCEPTED (a rotation of INTERNAL_TOKEN not finished), else 0',
+      registers: [rotation.registry],
+    }).set(accepting ? 1 : 0);
+  }
+  if (accepting)
+    logger.warn(
+      'INTERNAL_TOKEN_ALSO_ACCEPTED is set: this gRPC server accepts a second token until it is unset, the last step of a rotation',
+    );
   return new Server({
     ...serverChannelOptions(maxConnectionAgeMs),
     interceptors: internalToken
