@@ -5,6 +5,7 @@ import { Client, Pool } from 'pg';
 import { pickLanguage } from '../../link-runtime/src/page/i18n';
 import { renderPage } from '../../link-runtime/src/page/render';
 import {
+  createCampaign,
   createProject,
   eventually,
   type ProjectFixture,
@@ -2083,13 +2084,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
   };
 
   it('deletes a draft after a confirmation that counts its recipients; sent twice, it answers with the list', async () => {
-    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
-      name: 'Mistake',
-      deviceId: fx.deviceId,
-      startDate: new Date(Date.now() + 3600_000).toISOString(),
-      endDate: new Date(Date.now() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await createCampaign(sys, fx.projectId, fx.deviceId, { name: 'Mistake' });
     const made = [
       await createRecipient(campaign.id, { label: 'One' }),
       await createRecipient(campaign.id, { label: 'Two' }),
@@ -2145,13 +2140,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
   });
 
   it('offers no delete for a launched campaign and says why when asked', async () => {
-    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
-      name: 'Launched',
-      deviceId: fx.deviceId,
-      startDate: new Date(Date.now() + 3600_000).toISOString(),
-      endDate: new Date(Date.now() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await createCampaign(sys, fx.projectId, fx.deviceId, { name: 'Launched' });
     await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns/${campaign.id}/launch`);
     const agent = await signedIn();
     const path = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}`;
@@ -2166,13 +2155,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
   });
 
   it('refuses a recipient cap of 0, or below the recipients a campaign holds, in words under the field', async () => {
-    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
-      name: 'Capped',
-      deviceId: fx.deviceId,
-      startDate: new Date(Date.now() + 3600_000).toISOString(),
-      endDate: new Date(Date.now() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await createCampaign(sys, fx.projectId, fx.deviceId, { name: 'Capped' });
     await createRecipient(campaign.id, { label: 'One' });
     await createRecipient(campaign.id, { label: 'Two' });
     const agent = await signedIn();
@@ -2207,13 +2190,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
   });
 
   it('shows a recipient whose total limit is used up as used up, in words, not active', async () => {
-    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
-      name: 'Used up',
-      deviceId: fx.deviceId,
-      startDate: new Date(Date.now() + 3600_000).toISOString(),
-      endDate: new Date(Date.now() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await createCampaign(sys, fx.projectId, fx.deviceId, { name: 'Used up' });
     const spent = await createRecipient(campaign.id, { label: 'Spent', maxTotalInteractions: 2 });
     await createRecipient(campaign.id, { label: 'Fresh', maxTotalInteractions: 2 });
     const pool = new Pool({ connectionString: sys.ns.databaseUrl, max: 1 });
@@ -2241,13 +2218,7 @@ describe('dashboard recipient edit (campaign and recipient services)', () => {
   });
 
   it('says a recipients page past the end is past the end, linking to the last page', async () => {
-    const campaign = await systemAdmin(sys, 'POST', `/projects/${fx.projectId}/campaigns`, {
-      name: 'Short list',
-      deviceId: fx.deviceId,
-      startDate: new Date(Date.now() + 3600_000).toISOString(),
-      endDate: new Date(Date.now() + 86400_000).toISOString(),
-      budgetMode: 'metered',
-    });
+    const campaign = await createCampaign(sys, fx.projectId, fx.deviceId, { name: 'Short list' });
     await createRecipient(campaign.id, { label: 'Only one' });
     const agent = await signedIn();
     const list = `/dashboard/p/${fx.projectId}/campaigns/${campaign.id}/recipients`;
