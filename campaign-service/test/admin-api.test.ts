@@ -665,9 +665,40 @@ describe('deleting a device', () => {
       404,
     );
 
+    await api('PATCH', `${devices}/${free}`, {
+      persona: 'You sell our secret plan.',
+      customInstructions: 'Mention the 40% discount.',
+      knowledge: [{ title: 'Prices', content: 'The plan costs 9 a month.' }],
+      styling: { title: 'Acme' },
+    });
     const deleted = await api('DELETE', `${devices}/${free}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ success: true, id: free });
+    // What the operator wrote is erased: in the row kept for the deleted draft, and in the last
+    // snapshot the state stream (and every link runtime) holds.
+    const { rows } = await db.query(
+      'SELECT persona, custom_instructions, knowledge, styling, is_active FROM campaigns.devices WHERE id = $1',
+      [free],
+    );
+    expect(rows[0]).toEqual({
+      persona: '',
+      custom_instructions: '',
+      knowledge: [],
+      styling: {},
+      is_active: false,
+    });
+    const jsm = await nc.jetstreamManager();
+    await eventually(async () => {
+      const last = await jsm.streams.getMessage(streamNames(ns.natsPrefix).state, {
+        last_by_subj: subjects(ns.natsPrefix).deviceState(free),
+      });
+      const snapshot = codec.decode(last.data) as {
+        isActive: boolean;
+        persona: string;
+        knowledge: unknown[];
+      };
+      return !snapshot.isActive && snapshot.persona === '' && snapshot.knowledge.length === 0;
+    });
     expect((await api('GET', `${devices}/${free}`)).status).toBe(404);
     expect((await api('PATCH', `${devices}/${free}`, { name: 'back' })).status).toBe(404);
     expect((await api('DELETE', `${devices}/${free}`)).status).toBe(404);

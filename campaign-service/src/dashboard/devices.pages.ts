@@ -392,7 +392,7 @@ ${device ? html`<h2>Delete device</h2>${inUse(pc.project.id, users)}${users.leng
 ${inUse(pc.project.id, users)}
 ${
   users.length === 0
-    ? html`<p>It leaves this project for good: no page shows it again, and no campaign can use it. <strong>This cannot be undone.</strong></p>
+    ? html`<p>Its persona, instructions, knowledge, styling and allowed networks are erased, and no campaign can use it again. <strong>This cannot be undone.</strong></p>
 <form method="post" action="${path}/delete">${csrfField(pc)}${onceField()}
 <div class="actions"><button type="submit" class="danger">Delete device</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
     : html`<p><a href="${path}">Back to the device</a></p>`

@@ -286,7 +286,7 @@ export async function getDevice(deps: CampaignDeps, projectId: string, deviceId:
 }
 
 /**
- * Deletes a device no campaign uses (deleted drafts aside); otherwise 409 `device_in_use` with
+ * Deletes a device no campaign uses (deleted drafts aside), its content erased; otherwise 409 `device_in_use` with
  * those campaigns' ids. The row lock here and the share lock a campaign's save takes on its
  * device order the two: a campaign saved first is seen here, a deletion first fails that save.
  */
@@ -305,11 +305,18 @@ export async function deleteDevice(deps: CampaignDeps, projectId: string, device
         { details: { reason: 'device_in_use', deviceId, campaignIds: users.map((c) => c.id) } },
       );
     }
-    await client.query('UPDATE devices SET deleted_at = $2, version = version + 1 WHERE id = $1', [
-      deviceId,
-      deps.clock(),
-    ]);
+    // The row stays for the deleted drafts that refer to it; what the operator wrote into it goes,
+    // here and, through its last snapshot, on the state stream and in every link runtime.
+    const { rows } = await client.query<DeviceRow>(
+      `UPDATE devices SET deleted_at = $2, updated_at = $2, version = version + 1, is_active = false,
+         ip_allow_list = '{}', styling = '{}', voice = '{"enabled": false}', persona = '',
+         custom_instructions = '', knowledge = '[]'
+       WHERE id = $1 RETURNING *`,
+      [deviceId, deps.clock()],
+    );
+    await write(client, deps, rows[0]);
   });
+  deps.afterCommit();
 }
 
 /** The campaigns (deleted drafts aside) that use a device, oldest first. */
