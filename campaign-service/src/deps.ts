@@ -15,4 +15,6 @@ export interface CampaignDeps {
   knowledgeEntries: number;
   /** Called after a transaction that wrote outbox rows committed; publishes them now. */
   afterCommit: () => void;
+  /** Who the changes made with these deps are recorded as made by (the project's activity). */
+  actor?: string;
 }

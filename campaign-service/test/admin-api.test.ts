@@ -632,6 +632,20 @@ describe('deleting a campaign', () => {
       db.query('UPDATE campaigns.campaigns SET launched_at = now() WHERE id = $1', [draft]),
     ).rejects.toThrow(/campaigns_deleted_never_launched/);
 
+    // The project's activity has each change, as the admin API's.
+    const recorded = async (id: string) =>
+      (
+        await db.query(
+          'SELECT actor, action, target_name AS name, detail FROM campaigns.project_activity WHERE target_id = $1 ORDER BY seq',
+          [id],
+        )
+      ).rows;
+    expect(await recorded(draft)).toEqual([
+      { actor: 'admin API', action: 'campaign.created', name: 'Spring', detail: '' },
+      { actor: 'admin API', action: 'campaign.topped_off', name: 'Spring', detail: '10 conversations' },
+      { actor: 'admin API', action: 'campaign.deleted', name: 'Spring', detail: '' },
+    ]);
+
     const kpath = `/admin/v1/projects/${p}/campaigns/${kept}`;
     await api('POST', `${kpath}/launch`);
     const refused = await api('DELETE', kpath);
@@ -641,6 +655,8 @@ describe('deleting a campaign', () => {
       details: { reason: 'not_deletable', state: 'upcoming' },
     });
     expect((await api('GET', kpath)).status).toBe(200);
+    // A refused change is recorded nowhere: its record goes with its transaction.
+    expect((await recorded(kept)).map((r) => r.action)).toEqual(['campaign.created', 'campaign.launched']);
   });
 });
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type ApiKeySnapshot, subjects } from '@outreach/contracts';
 import { AppError, newId, type OutboxMessage, randomBase62, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
+import { recordActivity } from '../activity/activity.service';
 import type { CampaignDeps } from '../deps';
 import { enqueue } from '../events/outbox';
 import { assertProject } from '../projects/projects.service';
@@ -123,6 +124,14 @@ export async function createApiKey(
       ],
     );
     await enqueue(client, subjects(deps.natsPrefix).apiKeyState(rows[0].id), snapshot(rows[0]));
+    const scopes = rows[0].scopes.join(', ');
+    await recordActivity(client, deps, {
+      projectId,
+      action: 'api_key.created',
+      targetId: rows[0].id,
+      targetName: rows[0].name,
+      detail: scopes,
+    });
     return rows[0];
   });
   deps.afterCommit();
@@ -160,6 +169,12 @@ export async function revokeApiKey(
       [keyId, deps.clock()],
     );
     await enqueue(client, subjects(deps.natsPrefix).apiKeyState(keyId), snapshot(updated.rows[0]));
+    await recordActivity(client, deps, {
+      projectId,
+      action: 'api_key.revoked',
+      targetId: keyId,
+      targetName: updated.rows[0].name,
+    });
     return updated.rows[0];
   });
   deps.afterCommit();

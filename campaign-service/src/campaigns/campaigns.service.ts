@@ -9,6 +9,7 @@ import {
 } from '@outreach/contracts';
 import { AppError, campaignNotFound, newId, type OutboxMessage, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
+import { type ActivityAction, recordActivity } from '../activity/activity.service';
 import type { CampaignDeps } from '../deps';
 import { enqueue } from '../events/outbox';
 import { invalid } from '../problems';
@@ -270,23 +271,33 @@ export async function createCampaign(
       ],
     );
     await publishSnapshot(client, deps, rows[0]);
+    await recordActivity(client, deps, {
+      projectId,
+      action: 'campaign.created',
+      targetId: rows[0].id,
+      targetName: rows[0].name,
+    });
     return rows[0].id;
   });
   deps.afterCommit();
   return getCampaign(deps, projectId, id);
 }
 
+/** A change of a campaign, done on its locked row at one instant `now`; a string it returns details it in the activity. */
+type CampaignChange = (client: PoolClient, row: CampaignRow, now: Date) => Promise<unknown>;
+
 /**
- * Runs `change` on the locked campaign row at one instant `now`, bumps the version and
- * queues the snapshot in the same transaction.
+ * Runs `change` on the locked campaign row at one instant `now`, bumps the version, queues the
+ * snapshot and records `action` in the project's activity, all in the same transaction.
  */
 async function changeCampaign(
   deps: CampaignDeps,
   projectId: string,
   campaignId: string,
-  change: (client: PoolClient, row: CampaignRow, now: Date) => Promise<void>,
+  action: ActivityAction,
+  change: CampaignChange,
 ): Promise<CampaignView> {
-  await changeCampaignRow(deps, projectId, campaignId, change);
+  await changeCampaignRow(deps, projectId, campaignId, action, change);
   return getCampaign(deps, projectId, campaignId);
 }
 
@@ -295,7 +306,8 @@ async function changeCampaignRow(
   deps: CampaignDeps,
   projectId: string,
   campaignId: string,
-  change: (client: PoolClient, row: CampaignRow, now: Date) => Promise<void>,
+  action: ActivityAction,
+  change: CampaignChange,
 ): Promise<void> {
   await withTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<CampaignRow>(
@@ -303,12 +315,19 @@ async function changeCampaignRow(
       [campaignId, projectId],
     );
     if (rows.length === 0) throw campaignNotFound(campaignId);
-    await change(client, rows[0], deps.clock());
+    const detail = await change(client, rows[0], deps.clock());
     const bumped = await client.query<CampaignRow>(
       'UPDATE campaigns SET version = version + 1 WHERE id = $1 RETURNING *',
       [campaignId],
     );
     await publishSnapshot(client, deps, bumped.rows[0]);
+    await recordActivity(client, deps, {
+      projectId,
+      action,
+      targetId: campaignId,
+      targetName: bumped.rows[0].name,
+      detail: typeof detail === 'string' ? detail : undefined,
+    });
   });
   deps.afterCommit();
 }
@@ -340,7 +359,7 @@ export async function updateCampaign(
   patch: UpdateCampaignInput,
   opts: { expectedVersion?: number } = {},
 ): Promise<CampaignView> {
-  return changeCampaign(deps, projectId, campaignId, async (client, row, now) => {
+  return changeCampaign(deps, projectId, campaignId, 'campaign.edited', async (client, row, now) => {
     const state = stateOf(row, now);
     if (opts.expectedVersion !== undefined && row.version !== opts.expectedVersion)
       throw conflict('version_changed', 'The campaign was changed meanwhile.', state);
@@ -390,7 +409,7 @@ export async function launchCampaign(
   projectId: string,
   campaignId: string,
 ): Promise<CampaignView> {
-  return changeCampaign(deps, projectId, campaignId, async (client, row, now) => {
+  return changeCampaign(deps, projectId, campaignId, 'campaign.launched', async (client, row, now) => {
     const state = stateOf(row, now);
     if (row.launched_at !== null)
       throw conflict('already_launched', 'The campaign was already launched.', state);
@@ -407,7 +426,7 @@ export async function haltCampaign(
   projectId: string,
   campaignId: string,
 ): Promise<CampaignView> {
-  return changeCampaign(deps, projectId, campaignId, async (client, row, now) => {
+  return changeCampaign(deps, projectId, campaignId, 'campaign.halted', async (client, row, now) => {
     const state = stateOf(row, now);
     if (state !== 'upcoming' && state !== 'active') {
       throw conflict('not_haltable', `A campaign that is ${state} cannot be halted.`, state);
@@ -426,7 +445,7 @@ export async function deleteCampaign(
   projectId: string,
   campaignId: string,
 ): Promise<void> {
-  await changeCampaignRow(deps, projectId, campaignId, async (client, row, now) => {
+  await changeCampaignRow(deps, projectId, campaignId, 'campaign.deleted', async (client, row, now) => {
     if (row.launched_at !== null) {
       const state = stateOf(row, now);
       throw conflict(
@@ -450,23 +469,30 @@ export async function addTopOff(
   input: { conversations: number; pricePerConversation?: number | null },
 ): Promise<{ topOff: TopOff; campaign: CampaignView }> {
   let topOff: TopOff | undefined;
-  const campaign = await changeCampaign(deps, projectId, campaignId, async (client, row, now) => {
-    if (row.budget_mode !== 'metered') {
-      throw conflict('not_metered', 'Only metered campaigns take top-offs.', stateOf(row, now));
-    }
-    const price = input.pricePerConversation ?? num(row.price_per_conversation);
-    const { rows } = await client.query<{ id: string; created_at: Date }>(
-      `INSERT INTO top_offs (id, campaign_id, conversations, price_per_conversation, created_at)
+  const campaign = await changeCampaign(
+    deps,
+    projectId,
+    campaignId,
+    'campaign.topped_off',
+    async (client, row, now) => {
+      if (row.budget_mode !== 'metered') {
+        throw conflict('not_metered', 'Only metered campaigns take top-offs.', stateOf(row, now));
+      }
+      const price = input.pricePerConversation ?? num(row.price_per_conversation);
+      const { rows } = await client.query<{ id: string; created_at: Date }>(
+        `INSERT INTO top_offs (id, campaign_id, conversations, price_per_conversation, created_at)
        VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
-      [newId('top'), campaignId, input.conversations, price, now],
-    );
-    topOff = {
-      id: rows[0].id,
-      conversations: input.conversations,
-      pricePerConversation: price,
-      createdAt: rows[0].created_at.toISOString(),
-    };
-  });
+        [newId('top'), campaignId, input.conversations, price, now],
+      );
+      topOff = {
+        id: rows[0].id,
+        conversations: input.conversations,
+        pricePerConversation: price,
+        createdAt: rows[0].created_at.toISOString(),
+      };
+      return `${input.conversations} conversations`;
+    },
+  );
   return { topOff: topOff as TopOff, campaign };
 }
 

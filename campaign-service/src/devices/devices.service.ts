@@ -13,6 +13,7 @@ import {
   withTransaction,
 } from '@outreach/platform';
 import type { PoolClient } from 'pg';
+import { type ActivityAction, recordActivity } from '../activity/activity.service';
 import type { CampaignDeps } from '../deps';
 import { enqueue } from '../events/outbox';
 import { invalid } from '../problems';
@@ -143,13 +144,24 @@ export function deviceSizeProblems(snapshot: DeviceSnapshot): ValidationProblem[
   ];
 }
 
-async function write(client: PoolClient, deps: CampaignDeps, row: DeviceRow): Promise<Device> {
+async function write(
+  client: PoolClient,
+  deps: CampaignDeps,
+  row: DeviceRow,
+  action: ActivityAction,
+): Promise<Device> {
   const device = toDevice(row);
   const snapshot = deviceSnapshot(device);
   // Checked on the snapshot as it will be sent; the transaction is rolled back when it is too large.
   const tooLarge = deviceSizeProblems(snapshot);
   if (tooLarge.length > 0) throw invalid(tooLarge);
   await enqueue(client, subjects(deps.natsPrefix).deviceState(device.id), snapshot);
+  await recordActivity(client, deps, {
+    projectId: device.projectId,
+    action,
+    targetId: device.id,
+    targetName: device.name,
+  });
   return device;
 }
 
@@ -197,7 +209,7 @@ export async function createDevice(
         now,
       ],
     );
-    return write(client, deps, rows[0]);
+    return write(client, deps, rows[0], 'device.created');
   });
   deps.afterCommit();
   return device;
@@ -259,7 +271,7 @@ export async function updateDevice(
         deps.clock(),
       ],
     );
-    return write(client, deps, updated.rows[0]);
+    return write(client, deps, updated.rows[0], 'device.edited');
   });
   deps.afterCommit();
   return device;
@@ -314,7 +326,7 @@ export async function deleteDevice(deps: CampaignDeps, projectId: string, device
        WHERE id = $1 RETURNING *`,
       [deviceId, deps.clock()],
     );
-    await write(client, deps, rows[0]);
+    await write(client, deps, rows[0], 'device.deleted');
   });
   deps.afterCommit();
 }

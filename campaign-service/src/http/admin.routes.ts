@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { CampaignState } from '@outreach/contracts';
 import { AppError, readJsonBody } from '@outreach/platform';
 import type { Context } from 'koa';
+import { ADMIN_API_ACTOR } from '../activity/activity.service';
 import { createApiKey, listApiKeys, revokeApiKey } from '../api-keys/api-keys.service';
 import { getCampaignStatement, getProjectStatement } from '../billing/statements.service';
 import {
@@ -26,7 +27,9 @@ import { type AdminSchema, compileAdminSchemas } from './admin.schemas';
  * The admin API under /admin/v1. Handlers are thin: validate, call the domain module,
  * shape the status. The dashboard calls the same domain modules.
  */
-export function adminRouter(deps: CampaignDeps, recipients: RecipientsForwarder): Router {
+export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarder): Router {
+  // One shared token, no person: the project's activity records its changes as the admin API's.
+  const deps: CampaignDeps = { ...domain, actor: ADMIN_API_ACTOR };
   const check = compileAdminSchemas();
   const body = async <T>(ctx: Context, schema: AdminSchema): Promise<T> => {
     const data = (await readJsonBody(ctx)) ?? {};
