@@ -562,6 +562,53 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.get(`${devices}/${free.id}`)).status).toBe(404);
   });
 
+  it("records who changed what in the project's activity, in the change's own transaction", async () => {
+    const rowsOf = (text: string) =>
+      [...text.matchAll(/<tr><td>([^<]*)<\/td><td>([^<]*)<\/td><td>([\s\S]*?) <code>/g)].map((m) => [
+        m[2],
+        m[3],
+      ]);
+    const device = await postDeviceForm({
+      name: 'Audit <b>device</b>',
+      languages: 'en',
+      defaultLanguage: 'en',
+    });
+    expect(device.status).toBe(303);
+    const deviceId = device.headers.get('location')!.split('/devices/')[1].split('?')[0];
+    const campaign = await admin('POST', `/projects/${p1}/campaigns`, {
+      name: 'Audited',
+      deviceId,
+      startDate: new Date(now.getTime() + 3600_000).toISOString(),
+      endDate: new Date(now.getTime() + 86400_000).toISOString(),
+      budgetMode: 'metered',
+    });
+    await admin('POST', `/projects/${p1}/campaigns/${campaign.id}/top-offs`, { conversations: 10 });
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const csrf = await a.csrf(`/dashboard/p/${p1}/campaigns`);
+    const before = (await db.query('SELECT count(*)::int AS n FROM project_activity')).rows[0].n;
+    // A refused change (a draft cannot be halted) is recorded nowhere.
+    expect((await a.post(`/dashboard/p/${p1}/campaigns/${campaign.id}/halt`, { _csrf: csrf })).status).toBe(
+      409,
+    );
+    expect((await db.query('SELECT count(*)::int AS n FROM project_activity')).rows[0].n).toBe(before);
+    expect((await a.post(`/dashboard/p/${p1}/campaigns/${campaign.id}/launch`, { _csrf: csrf })).status).toBe(
+      303,
+    );
+
+    const page = await a.get(`/dashboard/p/${p1}/activity`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<a href="/dashboard/p/${p1}/activity" aria-current="page">Activity</a>`);
+    expect(rowsOf(page.text).slice(0, 4)).toEqual([
+      ['alice@example.com', 'Launched the campaign “Audited”'],
+      ['admin API', 'Topped off the campaign “Audited” (10 conversations)'],
+      ['admin API', 'Created the campaign “Audited”'],
+      ['alice@example.com', 'Created the device “Audit &lt;b&gt;device&lt;/b&gt;”'],
+    ]);
+    // Another project's operator sees none of it.
+    expect((await a.get(`/dashboard/p/${p2}/activity`)).status).toBe(404);
+  });
+
   it('says on the launch confirmation what launching fixes, the price included', async () => {
     const campaign = await meteredCampaign('To launch', 3600_000, 86400_000);
     const a = new Agent(base);

@@ -10,7 +10,7 @@ import {
 import { compileAdminSchemas } from '../http/admin.schemas';
 import { invalid } from '../problems';
 import { fieldErrorsOf } from './campaigns.pages';
-import { type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
+import { actingAs, type DashboardDeps, dash, formOf, projectContext, sendPage } from './context';
 import { actOnce, onceField, RESENT } from './form-once';
 import { type FieldErrors, type Form, intField } from './forms';
 import { html, type SafeHtml } from './html';
@@ -183,7 +183,7 @@ ${withErrorSummary(
       try {
         const problems = check('create-api-key', input);
         if (problems.length) throw invalid(problems);
-        const created = await createApiKey(d, pc.project.id, input);
+        const created = await createApiKey(actingAs(d, pc), pc.project.id, input);
         // Post/redirect/get, so a reload never creates a second key. The secret waits in the
         // session's one-time slot (read and cleared by the next page), never in a URL or a log.
         await setFlash(d, dash(ctx).sessionId!, { newKey: { key: created.key, name: created.name } });
@@ -204,7 +204,7 @@ ${withErrorSummary(
   });
   r.post('/p/:pid/api-keys/:kid/revoke', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'api-keys');
-    await revokeApiKey(d, pc.project.id, ctx.params.kid);
+    await revokeApiKey(actingAs(d, pc), pc.project.id, ctx.params.kid);
     ctx.status = 303;
     ctx.redirect(`${base(pc.project.id)}?done=revoked`);
   });

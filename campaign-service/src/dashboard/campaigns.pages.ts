@@ -18,7 +18,7 @@ import {
 import { type Device, listDevices } from '../devices/devices.service';
 import { compileAdminSchemas } from '../http/admin.schemas';
 import { invalid } from '../problems';
-import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { actingAs, type DashboardDeps, formOf, projectContext, sendPage } from './context';
 import { actOnce, onceField, RESENT } from './form-once';
 import { type FieldErrors, type Form, formatMoney, intField, moneyField, moneyInput } from './forms';
 import { html, type SafeHtml } from './html';
@@ -583,7 +583,7 @@ ${campaignForm(pc, `${projectPath(pc.project.id)}/campaigns`, devices, values, e
     if (!input) return newPage(ctx, values, errors);
     try {
       validate('create-campaign', input);
-      const c = await createCampaign(d, pc.project.id, input);
+      const c = await createCampaign(actingAs(d, pc), pc.project.id, input);
       ctx.status = 303;
       ctx.redirect(`${campaignPath(pc.project.id, c.id)}?done=created`);
     } catch (err) {
@@ -694,7 +694,7 @@ ${
             const capError = await capBelowRecipients(pc.project.id, ctx, patch.recipientCap ?? null);
             if (capError) return editPage(ctx, values, { recipientCap: capError });
           }
-          await updateCampaign(d, pc.project.id, c.id, patch, { expectedVersion: c.version });
+          await updateCampaign(actingAs(d, pc), pc.project.id, c.id, patch, { expectedVersion: c.version });
         }
         ctx.status = 303;
         return ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=updated`);
@@ -780,19 +780,19 @@ ${
     const pc = await projectContext(deps, ctx, 'campaigns');
     // Once per form: sent again, it is answered with the list the first one led to, not a 404.
     await actOnce(d, ctx, async () => {
-      await deleteCampaign(d, pc.project.id, ctx.params.cid);
+      await deleteCampaign(actingAs(d, pc), pc.project.id, ctx.params.cid);
       return `${projectPath(pc.project.id)}/campaigns?done=campaign-deleted`;
     });
   });
   r.post('/p/:pid/campaigns/:cid/launch', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
-    await launchCampaign(d, pc.project.id, ctx.params.cid);
+    await launchCampaign(actingAs(d, pc), pc.project.id, ctx.params.cid);
     ctx.status = 303;
     ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=launched`);
   });
   r.post('/p/:pid/campaigns/:cid/halt', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'campaigns');
-    await haltCampaign(d, pc.project.id, ctx.params.cid);
+    await haltCampaign(actingAs(d, pc), pc.project.id, ctx.params.cid);
     ctx.status = 303;
     ctx.redirect(`${campaignPath(pc.project.id, ctx.params.cid)}?done=halted`);
   });
@@ -822,7 +822,7 @@ ${
       // the price in force as it is added, as it always did; only a price typed is its own.
       const shown = moneyField(form, 'shownPrice', {});
       const own = price !== null && price !== shown ? { pricePerConversation: price } : {};
-      await addTopOff(d, pc.project.id, ctx.params.cid, { conversations, ...own });
+      await addTopOff(actingAs(d, pc), pc.project.id, ctx.params.cid, { conversations, ...own });
       return `${campaignPath(pc.project.id, ctx.params.cid)}?done=topped-off#budget`;
     });
   });

@@ -1,5 +1,6 @@
 import { AppError } from '@outreach/platform';
 import type { Context } from 'koa';
+import { UNNAMED_ACTOR } from '../activity/activity.service';
 import type { CampaignDeps } from '../deps';
 import type { RecipientsForwarder } from '../recipients/recipients.client';
 import type { Form } from './forms';
@@ -78,4 +79,9 @@ export function sendPage(ctx: Context, markup: string, status = 200): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = markup;
+}
+
+/** The domain deps of a change an operator makes: the project's activity records it as theirs. */
+export function actingAs(domain: CampaignDeps, pc: PageContext): CampaignDeps {
+  return { ...domain, actor: pc.operator?.email ?? UNNAMED_ACTOR };
 }

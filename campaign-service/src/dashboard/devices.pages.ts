@@ -20,7 +20,7 @@ import {
   updateDevice,
 } from '../devices/devices.service';
 import { compileAdminSchemas } from '../http/admin.schemas';
-import { type DashboardDeps, formOf, projectContext, sendPage } from './context';
+import { actingAs, type DashboardDeps, formOf, projectContext, sendPage } from './context';
 import { deviceFieldErrors } from './device-errors';
 import { actOnce, onceField } from './form-once';
 import type { FieldErrors, Form } from './forms';
@@ -366,7 +366,7 @@ ${device ? html`<h2>Delete device</h2>${inUse(pc.project.id, users)}${users.leng
     const problems = problemsOf('create-device', input);
     if (problems.length) return formPage(ctx, null, input, deviceFieldErrors(problems, input));
     try {
-      const device = await createDevice(d, pc.project.id, input);
+      const device = await createDevice(actingAs(d, pc), pc.project.id, input);
       ctx.status = 303;
       ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);
     } catch (err) {
@@ -404,7 +404,7 @@ ${
     const pc = await projectContext(deps, ctx, 'devices');
     // Once per form: sent again, it is answered with the list the first one led to, not a 404.
     await actOnce(d, ctx, async () => {
-      await deleteDevice(d, pc.project.id, ctx.params.did);
+      await deleteDevice(actingAs(d, pc), pc.project.id, ctx.params.did);
       return `${base(pc.project.id)}?done=device-deleted`;
     });
   });
@@ -442,7 +442,9 @@ ${
       try {
         if (changed.length > 0) {
           const patch = applyFacets({}, input, changed, device);
-          await updateDevice(d, pc.project.id, device.id, patch, { expectedVersion: device.version });
+          await updateDevice(actingAs(d, pc), pc.project.id, device.id, patch, {
+            expectedVersion: device.version,
+          });
         }
         ctx.status = 303;
         return ctx.redirect(`${base(pc.project.id)}/${device.id}?done=saved`);

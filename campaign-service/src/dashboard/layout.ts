@@ -8,7 +8,7 @@ export interface PageContext {
   csrfToken?: string;
   project?: Project;
   projects?: Project[];
-  section?: 'campaigns' | 'devices' | 'api-keys' | 'billing' | 'members';
+  section?: 'campaigns' | 'devices' | 'api-keys' | 'billing' | 'members' | 'activity';
   /** The page was reached from a form sent before whose result is not known (see form-once.ts). */
   sentBefore?: boolean;
 }
@@ -50,6 +50,7 @@ function nav(pc: PageContext): SafeHtml {
     ${link('api-keys', `${base}/api-keys`, 'API Keys')}
     ${link('billing', `${base}/billing`, 'Billing')}
     ${link('members', `${base}/members`, 'Operators')}
+    ${link('activity', `${base}/activity`, 'Activity')}
   </ul></nav>`;
 }
 

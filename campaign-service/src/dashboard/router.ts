@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { AppError, requestError } from '@outreach/platform';
 import type { Context, Middleware } from 'koa';
 import { registerAccountRoutes } from './account.pages';
+import { registerActivityRoutes } from './activity.pages';
 import { registerApiKeyRoutes } from './api-keys.pages';
 import { APP_JS } from './assets.script';
 import { APP_CSS } from './assets.styles';
@@ -148,6 +149,7 @@ export function dashboardRoutes(deps: DashboardDeps): Middleware {
   registerBillingRoutes(r, deps);
   registerTimeZoneRoutes(r, deps);
   registerAccountRoutes(r, deps);
+  registerActivityRoutes(r, deps);
   const routes = r.routes();
   const check = guard(deps);
 

@@ -1,0 +1,65 @@
+import type Router from '@koa/router';
+import { type ActivityAction, type ActivityEntry, listActivity } from '../activity/activity.service';
+import { type DashboardDeps, projectContext, sendPage } from './context';
+import { html, type SafeHtml } from './html';
+import { layout, pageQuery, pager, projectPath } from './layout';
+import { formatInstant } from './time';
+
+/** Entries on one page of a project's activity. */
+export const ACTIVITY_PAGE = 50;
+
+/** Each action in words, before the thing it was done to. */
+export const ACTIVITY_WORDS: Record<ActivityAction, string> = {
+  'campaign.created': 'Created the campaign',
+  'campaign.edited': 'Edited the campaign',
+  'campaign.launched': 'Launched the campaign',
+  'campaign.halted': 'Halted the campaign',
+  'campaign.topped_off': 'Topped off the campaign',
+  'campaign.deleted': 'Deleted the campaign',
+  'device.created': 'Created the device',
+  'device.edited': 'Edited the device',
+  'device.deleted': 'Deleted the device',
+  'api_key.created': 'Created the API key',
+  'api_key.revoked': 'Revoked the API key',
+};
+
+/** One entry's "what": the action, the name of what it was done to, and its detail. */
+export function activityText(e: Pick<ActivityEntry, 'action' | 'targetName' | 'detail'>): SafeHtml {
+  // An action a newer release records that this one does not know is shown as recorded.
+  const words = ACTIVITY_WORDS[e.action] ?? e.action;
+  return html`${words} “${e.targetName}”${e.detail ? html` (${e.detail})` : ''}`;
+}
+
+/** The project's activity: who changed what, newest first. */
+export function registerActivityRoutes(r: Router, deps: DashboardDeps): void {
+  r.get('/p/:pid/activity', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'activity');
+    const page = Math.max(0, Number.parseInt(String(ctx.query.page ?? '0'), 10) || 0);
+    const { entries, more } = await listActivity(deps.domain.pool, pc.project.id, {
+      limit: ACTIVITY_PAGE,
+      offset: page * ACTIVITY_PAGE,
+    });
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const href = (p: number) => `${projectPath(pc.project.id)}/activity${pageQuery({}, p)}`;
+    sendPage(
+      ctx,
+      layout(
+        pc,
+        'Activity',
+        html`<h1>Activity</h1>
+<p>Who created, changed, launched, halted, topped off or deleted the project's campaigns, devices and API keys, newest first. Changes made through the admin API are shown as the admin API's.</p>
+${
+  entries.length === 0
+    ? html`<p>${page === 0 ? 'Nothing has been recorded yet.' : html`No entries on this page. <a href="${href(0)}">Back to the newest</a>.`}</p>`
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Activity of this project</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th></tr></thead>
+<tbody>${entries.map(
+        (e) =>
+          html`<tr><td>${formatInstant(e.at, tz)}</td><td>${e.actor}</td><td>${activityText(e)} <code>${e.targetId}</code></td></tr>`,
+      )}</tbody></table></div>`
+}
+${pager(href, page, more ? page + 2 : page + 1)}`,
+      ),
+    );
+  });
+}
