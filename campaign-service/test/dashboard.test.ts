@@ -609,6 +609,42 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await a.get(`/dashboard/p/${p2}/activity`)).status).toBe(404);
   });
 
+  it("records a project's creation, renaming and operators added and removed in its activity", async () => {
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    const form = await a.get('/dashboard/projects/new');
+    const fields = Object.fromEntries(
+      Object.entries(formFieldsOf(form.text, '/dashboard/projects')).map(([k, v]) => [k, v[0]]),
+    );
+    const made = await a.post('/dashboard/projects', { ...fields, name: 'Audit first' });
+    const pid = decodeURIComponent(made.headers.get('location')!.split('/dashboard/p/')[1].split('/')[0]);
+    const csrf = await a.csrf(`/dashboard/p/${pid}/members`);
+    expect((await a.post(`/dashboard/p/${pid}/name`, { _csrf: csrf, name: 'Audit second' })).status).toBe(
+      303,
+    );
+    const added = await a.post(`/dashboard/p/${pid}/members`, {
+      _csrf: csrf,
+      email: 'audited-colleague@example.com',
+      password: 'colleague-password-1',
+    });
+    expect(added.status).toBe(303);
+    const { rows } = await db.query("SELECT id FROM operators WHERE email = 'audited-colleague@example.com'");
+    expect((await a.post(`/dashboard/p/${pid}/members/${rows[0].id}/remove`, { _csrf: csrf })).status).toBe(
+      303,
+    );
+
+    const page = await a.get(`/dashboard/p/${pid}/activity`);
+    const entries = [...page.text.matchAll(/<tr><td>[^<]*<\/td><td>([^<]*)<\/td><td>([\s\S]*?) <code>/g)].map(
+      (m) => [m[1], m[2]],
+    );
+    expect(entries).toEqual([
+      ['alice@example.com', 'Removed the operator “audited-colleague@example.com”'],
+      ['alice@example.com', 'Added the operator “audited-colleague@example.com”'],
+      ['alice@example.com', 'Renamed the project “Audit second” (was “Audit first”)'],
+      ['alice@example.com', 'Created the project “Audit first”'],
+    ]);
+  });
+
   it('says on the launch confirmation what launching fixes, the price included', async () => {
     const campaign = await meteredCampaign('To launch', 3600_000, 86400_000);
     const a = new Agent(base);
@@ -1759,8 +1795,8 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
         );
         await addMembership({ pool, clock }, operator.id, p2);
         await Promise.all([
-          removeProjectOperator({ pool }, p1, operator.id),
-          removeProjectOperator({ pool }, p2, operator.id),
+          removeProjectOperator({ pool, clock }, p1, operator.id),
+          removeProjectOperator({ pool, clock }, p2, operator.id),
         ]);
         expect((await db.query('SELECT 1 FROM operators WHERE id = $1', [operator.id])).rowCount).toBe(0);
       }

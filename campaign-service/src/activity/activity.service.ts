@@ -13,7 +13,11 @@ export type ActivityAction =
   | 'device.edited'
   | 'device.deleted'
   | 'api_key.created'
-  | 'api_key.revoked';
+  | 'api_key.revoked'
+  | 'project.created'
+  | 'project.renamed'
+  | 'operator.added'
+  | 'operator.removed';
 
 /** One recorded change of a project. */
 export interface ActivityEntry {
@@ -34,7 +38,7 @@ export const ADMIN_API_ACTOR = 'admin API';
 
 /** Records a change in the caller's transaction, so that it stands or falls with the change. */
 export async function recordActivity(
-  client: PoolClient,
+  client: Pick<PoolClient, 'query'>,
   deps: Pick<CampaignDeps, 'clock' | 'actor'>,
   entry: { projectId: string; action: ActivityAction; targetId: string; targetName: string; detail?: string },
 ): Promise<void> {

@@ -21,6 +21,10 @@ export const ACTIVITY_WORDS: Record<ActivityAction, string> = {
   'device.deleted': 'Deleted the device',
   'api_key.created': 'Created the API key',
   'api_key.revoked': 'Revoked the API key',
+  'project.created': 'Created the project',
+  'project.renamed': 'Renamed the project',
+  'operator.added': 'Added the operator',
+  'operator.removed': 'Removed the operator',
 };
 
 /** One entry's "what": the action, the name of what it was done to, and its detail. */
@@ -47,7 +51,7 @@ export function registerActivityRoutes(r: Router, deps: DashboardDeps): void {
         pc,
         'Activity',
         html`<h1>Activity</h1>
-<p>Who created, changed, launched, halted, topped off or deleted the project's campaigns, devices and API keys, newest first. Changes made through the admin API are shown as the admin API's.</p>
+<p>Who changed the project's campaigns, devices, API keys, name and operators, newest first. Changes made through the admin API are shown as the admin API's.</p>
 ${
   entries.length === 0
     ? html`<p>${page === 0 ? 'Nothing has been recorded yet.' : html`No entries on this page. <a href="${href(0)}">Back to the newest</a>.`}</p>`

@@ -82,6 +82,6 @@ export function sendPage(ctx: Context, markup: string, status = 200): void {
 }
 
 /** The domain deps of a change an operator makes: the project's activity records it as theirs. */
-export function actingAs(domain: CampaignDeps, pc: PageContext): CampaignDeps {
-  return { ...domain, actor: pc.operator?.email ?? UNNAMED_ACTOR };
+export function actingAs(domain: CampaignDeps, who: { operator?: Pick<Operator, 'email'> }): CampaignDeps {
+  return { ...domain, actor: who.operator?.email ?? UNNAMED_ACTOR };
 }

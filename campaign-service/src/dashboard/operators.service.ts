@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { Pool } from 'pg';
-import { createProject, type Project } from '../projects/projects.service';
+import { recordActivity } from '../activity/activity.service';
+import { insertProject, type Project } from '../projects/projects.service';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
 
 /** What operator functions need. */
@@ -100,7 +101,7 @@ export async function createOperator(
  * hand them our project. Any other existing account is refused; an administrator can add it.
  */
 export async function addProjectOperator(
-  deps: OperatorDeps,
+  deps: OperatorDeps & { actor?: string },
   input: { email: string; password: string; projectId: string; byOperatorId: string },
 ): Promise<{ operator: Operator; created: boolean }> {
   const email = checkedEmail(input.email);
@@ -147,33 +148,47 @@ async function managesAllProjectsOf(
   return rowCount === 0;
 }
 
-/** Makes the operator a member of the project (idempotent); 404 when the project does not exist. */
+/**
+ * Makes the operator a member of the project (idempotent), recorded in the project's activity when
+ * it adds them; 404 when the project does not exist.
+ */
 export async function addMembership(
-  deps: OperatorDeps,
+  deps: OperatorDeps & { actor?: string },
   operatorId: string,
   projectId: string,
 ): Promise<void> {
-  const { rowCount } = await deps.pool
-    .query(
-      `INSERT INTO operator_projects (operator_id, project_id, created_at)
-       SELECT $1, id, $3 FROM projects WHERE id = $2
-       ON CONFLICT DO NOTHING`,
-      [operatorId, projectId, deps.clock()],
-    )
-    .catch((err: { code?: string; constraint?: string }) => {
-      // The account was deleted meanwhile (removed from its last project just then).
-      if (err.code === '23503' && err.constraint?.includes('operator_id'))
-        throw new AppError('conflict', 'This operator was removed meanwhile.', {
-          details: { reason: 'operator_removed', operatorId },
-          hint: 'Add them again.',
-        });
-      throw err;
-    });
-  if (rowCount === 0) {
-    const exists = await deps.pool.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
+  await withTransaction(deps.pool, async (client) => {
+    const { rows } = await client
+      .query<{ email: string }>(
+        `WITH added AS (
+           INSERT INTO operator_projects (operator_id, project_id, created_at)
+           SELECT $1, id, $3 FROM projects WHERE id = $2
+           ON CONFLICT DO NOTHING RETURNING operator_id)
+         SELECT o.email FROM added JOIN operators o ON o.id = added.operator_id`,
+        [operatorId, projectId, deps.clock()],
+      )
+      .catch((err: { code?: string; constraint?: string }) => {
+        // The account was deleted meanwhile (removed from its last project just then).
+        if (err.code === '23503' && err.constraint?.includes('operator_id'))
+          throw new AppError('conflict', 'This operator was removed meanwhile.', {
+            details: { reason: 'operator_removed', operatorId },
+            hint: 'Add them again.',
+          });
+        throw err;
+      });
+    if (rows.length > 0) {
+      await recordActivity(client, deps, {
+        projectId,
+        action: 'operator.added',
+        targetId: operatorId,
+        targetName: rows[0].email,
+      });
+      return;
+    }
+    const exists = await client.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
     if (exists.rowCount === 0)
       throw new AppError('not_found', 'Project not found.', { details: { projectId } });
-  }
+  });
 }
 
 /**
@@ -182,12 +197,12 @@ export async function addMembership(
  * meanwhile (removed from its last project just then).
  */
 export async function createOperatorProject(
-  deps: OperatorDeps,
+  deps: OperatorDeps & { actor?: string },
   operatorId: string,
   input: { name: string },
 ): Promise<Project> {
   return withTransaction(deps.pool, async (client) => {
-    const project = await createProject({ pool: client, clock: deps.clock }, input);
+    const project = await insertProject(client, deps, input);
     const { rowCount } = await client.query(
       `INSERT INTO operator_projects (operator_id, project_id, created_at)
        SELECT id, $2, $3 FROM operators WHERE id = $1`,
@@ -298,7 +313,7 @@ export async function requireMembership(
  * Returns their address and whether the account itself was deleted; 404 when the operator is no member.
  */
 export async function removeProjectOperator(
-  deps: Pick<OperatorDeps, 'pool'>,
+  deps: Pick<OperatorDeps, 'pool' | 'clock'> & { actor?: string },
   projectId: string,
   operatorId: string,
 ): Promise<{ email: string; accountDeleted: boolean }> {
@@ -328,6 +343,12 @@ export async function removeProjectOperator(
       projectId,
       operatorId,
     ]);
+    await recordActivity(client, deps, {
+      projectId,
+      action: 'operator.removed',
+      targetId: operatorId,
+      targetName: operator.rows[0].email,
+    });
     const deleted = await client.query(
       `DELETE FROM operators o WHERE o.id = $1
          AND NOT EXISTS (SELECT 1 FROM operator_projects m WHERE m.operator_id = o.id)`,

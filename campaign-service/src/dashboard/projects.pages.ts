@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { compileAdminSchemas } from '../http/admin.schemas';
 import { renameProject } from '../projects/projects.service';
 import {
+  actingAs,
   baseContext,
   type DashboardDeps,
   dash,
@@ -109,7 +110,7 @@ ${withErrorSummary(
         await newProjectPage(ctx, { name: form.get('name'), errors });
         return undefined;
       }
-      const project = await createOperatorProject(deps.domain, operator.id, { name });
+      const project = await createOperatorProject(actingAs(deps.domain, { operator }), operator.id, { name });
       return `${projectPath(project.id)}/campaigns?done=project-created`;
     });
   });
@@ -209,7 +210,7 @@ ${withErrorSummary(
     const { name, errors } = projectName(form.get('name'));
     if (Object.keys(errors).length)
       return membersPage(ctx, { renameErrors: errors, renameValue: form.get('name') });
-    await renameProject(deps.domain, pc.project.id, { name });
+    await renameProject(actingAs(deps.domain, pc), pc.project.id, { name });
     ctx.status = 303;
     ctx.redirect(`${projectPath(pc.project.id)}/members?done=renamed`);
   });
@@ -220,7 +221,7 @@ ${withErrorSummary(
   });
   r.post('/p/:pid/members/:oid/remove', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'members');
-    const { email } = await removeProjectOperator(deps.domain, pc.project.id, ctx.params.oid);
+    const { email } = await removeProjectOperator(actingAs(deps.domain, pc), pc.project.id, ctx.params.oid);
     ctx.status = 303;
     // Who removed themself has no access left here.
     if (ctx.params.oid === pc.operator?.id) return ctx.redirect('/dashboard');
@@ -233,7 +234,7 @@ ${withErrorSummary(
     const pc = await projectContext(deps, ctx, 'members');
     const form = formOf(ctx);
     try {
-      const { operator, created } = await addProjectOperator(deps.domain, {
+      const { operator, created } = await addProjectOperator(actingAs(deps.domain, pc), {
         email: form.get('email'),
         password: form.get('password'),
         projectId: pc.project.id,

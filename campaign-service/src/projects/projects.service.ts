@@ -1,5 +1,6 @@
-import { AppError, newId } from '@outreach/platform';
-import type { Pool } from 'pg';
+import { AppError, newId, withTransaction } from '@outreach/platform';
+import type { Pool, PoolClient } from 'pg';
+import { recordActivity } from '../activity/activity.service';
 import type { CampaignDeps } from '../deps';
 
 /** A project: the owner of keys, devices and campaigns. */
@@ -21,30 +22,59 @@ const toProject = (r: ProjectRow): Project => ({
   createdAt: r.created_at.toISOString(),
 });
 
-/** What a project's writes need: a pool, or a client inside a transaction, and the clock. */
-type ProjectWriteDeps = { pool: Pick<Pool, 'query'> } & Pick<CampaignDeps, 'clock'>;
+/** What a project's writes need: the pool, the clock, and who acts (the project's activity). */
+type ProjectWriteDeps = Pick<CampaignDeps, 'pool' | 'clock' | 'actor'>;
 
-/** Creates a project (`deps.pool` may be a transaction's client). */
+/** Creates a project, recorded in its activity. */
 export async function createProject(deps: ProjectWriteDeps, input: { name: string }): Promise<Project> {
-  const { rows } = await deps.pool.query<ProjectRow>(
+  return withTransaction(deps.pool, (client) => insertProject(client, deps, input));
+}
+
+/** Inserts a project and records it, in the caller's transaction (`client`). */
+export async function insertProject(
+  client: PoolClient,
+  deps: Pick<CampaignDeps, 'clock' | 'actor'>,
+  input: { name: string },
+): Promise<Project> {
+  const { rows } = await client.query<ProjectRow>(
     'INSERT INTO projects (id, name, created_at) VALUES ($1, $2, $3) RETURNING *',
     [newId('prj'), input.name, deps.clock()],
   );
-  return toProject(rows[0]);
+  const project = toProject(rows[0]);
+  await recordActivity(client, deps, {
+    projectId: project.id,
+    action: 'project.created',
+    targetId: project.id,
+    targetName: project.name,
+  });
+  return project;
 }
 
-/** Renames the project; 404 `not_found` when it does not exist. */
+/** Renames the project, recorded in its activity with the name it had; 404 `not_found` when it does not exist. */
 export async function renameProject(
-  deps: Pick<CampaignDeps, 'pool'>,
+  deps: ProjectWriteDeps,
   projectId: string,
   input: { name: string },
 ): Promise<Project> {
-  const { rows } = await deps.pool.query<ProjectRow>(
-    'UPDATE projects SET name = $2 WHERE id = $1 RETURNING *',
-    [projectId, input.name],
-  );
-  if (rows.length === 0) throw new AppError('not_found', 'Project not found.', { details: { projectId } });
-  return toProject(rows[0]);
+  return withTransaction(deps.pool, async (client) => {
+    const before = await client.query<ProjectRow>('SELECT * FROM projects WHERE id = $1 FOR UPDATE', [
+      projectId,
+    ]);
+    if (before.rows.length === 0)
+      throw new AppError('not_found', 'Project not found.', { details: { projectId } });
+    const { rows } = await client.query<ProjectRow>(
+      'UPDATE projects SET name = $2 WHERE id = $1 RETURNING *',
+      [projectId, input.name],
+    );
+    await recordActivity(client, deps, {
+      projectId,
+      action: 'project.renamed',
+      targetId: projectId,
+      targetName: input.name,
+      detail: `was “${before.rows[0].name}”`,
+    });
+    return toProject(rows[0]);
+  });
 }
 
 /** Every project, oldest first. */
