@@ -657,6 +657,22 @@ describe('deleting a campaign', () => {
     expect((await api('GET', kpath)).status).toBe(200);
     // A refused change is recorded nowhere: its record goes with its transaction.
     expect((await recorded(kept)).map((r) => r.action)).toEqual(['campaign.created', 'campaign.launched']);
+    // The admin API reads the project's activity, newest first, a page at a time.
+    const first = await api('GET', `/admin/v1/projects/${p}/activity?limit=2`);
+    expect(first.status).toBe(200);
+    expect(first.body.more).toBe(true);
+    expect(
+      first.body.entries.map((e: { action: string; targetId: string }) => [e.action, e.targetId]),
+    ).toEqual([
+      ['campaign.launched', kept],
+      ['campaign.deleted', draft],
+    ]);
+    expect(first.body.entries[0]).toMatchObject({ actor: 'admin API', targetName: 'Kept', detail: '' });
+    const last = await api('GET', `/admin/v1/projects/${p}/activity?limit=200&offset=2`);
+    expect(last.body.entries.at(-1)).toMatchObject({ action: 'project.created', targetId: p });
+    expect(last.body.more).toBe(false);
+    expect((await api('GET', `/admin/v1/projects/${p}/activity?limit=0`)).status).toBe(400);
+    expect((await api('GET', '/admin/v1/projects/prj_none/activity')).status).toBe(404);
   });
 });
 

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { CampaignState } from '@outreach/contracts';
 import { AppError, readJsonBody } from '@outreach/platform';
 import type { Context } from 'koa';
-import { ADMIN_API_ACTOR } from '../activity/activity.service';
+import { ADMIN_API_ACTOR, listActivity } from '../activity/activity.service';
 import { createApiKey, listApiKeys, revokeApiKey } from '../api-keys/api-keys.service';
 import { getCampaignStatement, getProjectStatement } from '../billing/statements.service';
 import {
@@ -126,6 +126,12 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
   r.get('/projects/:p/statement', async (ctx) => {
     const q = query<{ month: string }>(ctx, 'statement-query');
     ctx.body = await getProjectStatement(deps, ctx.params.p, q.month);
+  });
+
+  r.get('/projects/:p/activity', async (ctx) => {
+    const q = query<{ limit?: number; offset?: number }>(ctx, 'activity-query');
+    await getProject(deps, ctx.params.p);
+    ctx.body = await listActivity(deps.pool, ctx.params.p, { limit: q.limit ?? 50, offset: q.offset ?? 0 });
   });
 
   // Recipients: forwarded to RecipientService, which owns their rules (editability, caps).

@@ -142,6 +142,14 @@ const SCHEMAS = {
     required: ['month'],
     properties: { month: { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' } },
   },
+  'activity-query': {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: 200 },
+      offset: { type: 'integer', minimum: 0 },
+    },
+  },
   'recipient-list-query': {
     type: 'object',
     additionalProperties: false,
