@@ -479,6 +479,20 @@ describeWithChromium('test/browser/dashboard.test.ts')(
       await expectAccessible(page, 'account, refused');
       await shot(page, '09b-account');
 
+      // ---- the project's activity: who did what on this journey, newest first
+      await page.goto(campaignUrl);
+      await page
+        .getByRole('navigation', { name: 'Project sections' })
+        .getByRole('link', { name: 'Activity' })
+        .click();
+      await page.waitForURL('**/activity');
+      const activity = page.getByRole('table', { name: 'Activity of this project' });
+      await expect(
+        activity.getByText('Launched the campaign', { exact: false }).first().isVisible(),
+      ).resolves.toBe(true);
+      await expectAccessible(page, 'activity');
+      await shot(page, '09c-activity');
+
       // ---- sign out
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL('**/dashboard/sign-in');
