@@ -315,25 +315,31 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     model.gate = new Promise<void>((r) => {
       release = r;
     });
-    await page.fill('#text', 'First question');
-    await page.keyboard.press('Enter');
-    await page.locator('#log[aria-busy=true]').waitFor();
-    await page.fill('#text', 'Second question');
-    await page.keyboard.press('Enter');
-    await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
-    expect(await page.inputValue('#text')).toBe('Second question');
-    model.gate = null;
-    release();
-    await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'First answer.' }).waitFor();
-    expect(await page.locator('#status').textContent()).toBe('');
-    model.reply = 'Second answer.';
-    await page.keyboard.press('Enter');
-    await page.locator('.msg.assistant', { hasText: 'Second answer.' }).waitFor();
-    expect(await page.locator('.msg.user .text').allTextContents()).toEqual([
-      'First question',
-      'Second question',
-    ]);
-    await context.close();
+    // Released whatever happens: a gate left shut would hold every later test's replies.
+    try {
+      await page.fill('#text', 'First question');
+      await page.keyboard.press('Enter');
+      await page.locator('#log[aria-busy=true]').waitFor();
+      await page.fill('#text', 'Second question');
+      await page.keyboard.press('Enter');
+      await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
+      expect(await page.inputValue('#text')).toBe('Second question');
+      model.gate = null;
+      release();
+      await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'First answer.' }).waitFor();
+      expect(await page.locator('#status').textContent()).toBe('');
+      model.reply = 'Second answer.';
+      await page.keyboard.press('Enter');
+      await page.locator('.msg.assistant', { hasText: 'Second answer.' }).waitFor();
+      expect(await page.locator('.msg.user .text').allTextContents()).toEqual([
+        'First question',
+        'Second question',
+      ]);
+    } finally {
+      model.gate = null;
+      release();
+      await context.close();
+    }
   });
 
   it('without JavaScript, says so and offers no form that cannot work', async () => {
