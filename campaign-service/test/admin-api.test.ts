@@ -672,6 +672,20 @@ describe('deleting a campaign', () => {
     expect(last.body.entries.at(-1)).toMatchObject({ action: 'project.created', targetId: p });
     expect(last.body.more).toBe(false);
     expect((await api('GET', `/admin/v1/projects/${p}/activity?limit=0`)).status).toBe(400);
+    expect((await api('GET', `/admin/v1/projects/${p}/activity?offset=1e21`)).status).toBe(400);
+
+    // The record is part of the change: a change whose record fails is not made.
+    await db.query(`CREATE FUNCTION campaigns.refuse_record() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'record refused'; END $$`);
+    await db.query(`CREATE TRIGGER refuse_record BEFORE INSERT ON campaigns.project_activity
+      FOR EACH ROW WHEN (NEW.target_name = 'Unrecorded') EXECUTE FUNCTION campaigns.refuse_record()`);
+    try {
+      expect((await api('PATCH', kpath, { name: 'Unrecorded' })).status).toBe(500);
+    } finally {
+      await db.query('DROP TRIGGER refuse_record ON campaigns.project_activity');
+      await db.query('DROP FUNCTION campaigns.refuse_record()');
+    }
+    expect((await api('GET', kpath)).body.name).toBe('Kept');
     expect((await api('GET', '/admin/v1/projects/prj_none/activity')).status).toBe(404);
   });
 });

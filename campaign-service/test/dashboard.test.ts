@@ -628,21 +628,57 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       password: 'colleague-password-1',
     });
     expect(added.status).toBe(303);
-    const { rows } = await db.query("SELECT id FROM operators WHERE email = 'audited-colleague@example.com'");
-    expect((await a.post(`/dashboard/p/${pid}/members/${rows[0].id}/remove`, { _csrf: csrf })).status).toBe(
-      303,
-    );
-
-    const page = await a.get(`/dashboard/p/${pid}/activity`);
-    const entries = [...page.text.matchAll(/<tr><td>[^<]*<\/td><td>([^<]*)<\/td><td>([\s\S]*?) <code>/g)].map(
-      (m) => [m[1], m[2]],
-    );
-    expect(entries).toEqual([
-      ['alice@example.com', 'Removed the operator “audited-colleague@example.com”'],
+    // The colleague renames it once; the same name again changes and records nothing.
+    const colleague = new Agent(base);
+    await colleague.signIn('audited-colleague@example.com', 'colleague-password-1');
+    const theirs = await colleague.csrf(`/dashboard/p/${pid}/members`);
+    for (let i = 0; i < 2; i += 1)
+      expect(
+        (await colleague.post(`/dashboard/p/${pid}/name`, { _csrf: theirs, name: 'Audit third' })).status,
+      ).toBe(303);
+    // An address that would display as another one is no address.
+    const spoof = await a.post(`/dashboard/p/${pid}/members`, {
+      _csrf: csrf,
+      email: 'alice@exa\u202Emoc.elpm',
+      password: 'spoof-password-123',
+    });
+    expect(spoof.status).toBe(400);
+    const entriesOf = async () =>
+      [
+        ...(await a.get(`/dashboard/p/${pid}/activity`)).text.matchAll(
+          /<tr><td>[^<]*<\/td><td>([^<]*)<\/td><td>([\s\S]*?) <code>/g,
+        ),
+      ].map((m) => [m[1], m[2]]);
+    expect(await entriesOf()).toEqual([
+      ['audited-colleague@example.com', 'Renamed the project “Audit third” (was “Audit second”)'],
       ['alice@example.com', 'Added the operator “audited-colleague@example.com”'],
       ['alice@example.com', 'Renamed the project “Audit second” (was “Audit first”)'],
       ['alice@example.com', 'Created the project “Audit first”'],
     ]);
+
+    // Removed from their only project, the account goes, and its address with it, everywhere.
+    const { rows } = await db.query("SELECT id FROM operators WHERE email = 'audited-colleague@example.com'");
+    expect((await a.post(`/dashboard/p/${pid}/members/${rows[0].id}/remove`, { _csrf: csrf })).status).toBe(
+      303,
+    );
+    expect(await entriesOf()).toEqual([
+      ['alice@example.com', 'Removed the operator “a former operator”'],
+      ['a former operator', 'Renamed the project “Audit third” (was “Audit second”)'],
+      ['alice@example.com', 'Added the operator “a former operator”'],
+      ['alice@example.com', 'Renamed the project “Audit second” (was “Audit first”)'],
+      ['alice@example.com', 'Created the project “Audit first”'],
+    ]);
+    const left = await db.query(
+      "SELECT count(*)::int AS n FROM project_activity WHERE actor ILIKE '%audited-colleague%' OR target_name ILIKE '%audited-colleague%'",
+    );
+    expect(left.rows[0].n).toBe(0);
+    // An absurd page is an empty page, not a failure.
+    expect((await a.get(`/dashboard/p/${pid}/activity?page=99999999999999999999`)).status).toBe(200);
+    // The administrator's command line shows as such.
+    const granted = await db.query(
+      "SELECT actor FROM project_activity WHERE action = 'operator.added' AND target_name = 'alice@example.com' LIMIT 1",
+    );
+    expect(granted.rows[0].actor).toBe('create-operator (an administrator)');
   });
 
   it('says on the launch confirmation what launching fixes, the price included', async () => {

@@ -490,7 +490,7 @@ export async function addTopOff(
         pricePerConversation: price,
         createdAt: rows[0].created_at.toISOString(),
       };
-      return `${input.conversations} conversations`;
+      return input.conversations === 1 ? '1 conversation' : `${input.conversations} conversations`;
     },
   );
   return { topOff: topOff as TopOff, campaign };

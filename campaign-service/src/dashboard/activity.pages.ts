@@ -7,6 +7,7 @@ import { formatInstant } from './time';
 
 /** Entries on one page of a project's activity. */
 export const ACTIVITY_PAGE = 50;
+const MAX_PAGE = 1_000_000;
 
 /** Each action in words, before the thing it was done to. */
 export const ACTIVITY_WORDS: Record<ActivityAction, string> = {
@@ -38,7 +39,8 @@ export function activityText(e: Pick<ActivityEntry, 'action' | 'targetName' | 'd
 export function registerActivityRoutes(r: Router, deps: DashboardDeps): void {
   r.get('/p/:pid/activity', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'activity');
-    const page = Math.max(0, Number.parseInt(String(ctx.query.page ?? '0'), 10) || 0);
+    // Bounded, so that an absurd ?page= is an empty page rather than an offset PostgreSQL refuses.
+    const page = Math.min(MAX_PAGE, Math.max(0, Number.parseInt(String(ctx.query.page ?? '0'), 10) || 0));
     const { entries, more } = await listActivity(deps.domain.pool, pc.project.id, {
       limit: ACTIVITY_PAGE,
       offset: page * ACTIVITY_PAGE,

@@ -4,6 +4,9 @@ import { CONFIG_SPEC } from '../config';
 import { runMigrations, SCHEMA } from '../server';
 import { createOperator, type Operator } from './operators.service';
 
+/** Who the project's activity says granted access through this command. */
+export const CREATE_OPERATOR_ACTOR = 'create-operator (an administrator)';
+
 /**
  * Creates (or resets the password of) a dashboard operator in the database named by the
  * environment, migrating first so it works on a fresh database. The demo seed calls this too.
@@ -19,7 +22,8 @@ export async function createOperatorFromEnv(
   url.searchParams.set('options', `-c search_path=${SCHEMA}`);
   const pool = createPool('create-operator', url.toString(), 1, logger);
   try {
-    return await createOperator({ pool, clock: systemClock }, input);
+    // Run by an administrator on the server: its grants show as this command's in the activity.
+    return await createOperator({ pool, clock: systemClock, actor: CREATE_OPERATOR_ACTOR }, input);
   } finally {
     await pool.end();
   }

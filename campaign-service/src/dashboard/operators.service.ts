@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError, newId, withTransaction } from '@outreach/platform';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { recordActivity } from '../activity/activity.service';
 import { insertProject, type Project } from '../projects/projects.service';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
@@ -47,12 +47,19 @@ function invalid(pointer: string, rule: string, message: string): AppError {
   });
 }
 
+// Control and format characters (bidi overrides among them) would let an address display as
+// another one: on the Operators page, and as who made a change in the project's activity.
+const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}]/u;
+
 function checkedEmail(raw: string): string {
   const email = raw.trim();
-  if (!EMAIL.test(email) || email.length > 254)
+  if (!EMAIL.test(email) || email.length > 254 || HIDDEN_CHARACTERS.test(email))
     throw invalid('/email', 'format', 'must be an e-mail address');
   return email;
 }
+
+/** What the project's activity says of an operator whose account was deleted. */
+export const FORMER_OPERATOR = 'a former operator';
 
 function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
@@ -66,7 +73,7 @@ function checkPassword(password: string): void {
  * scripts, which hold the database; the dashboard adds operators with `addProjectOperator`.
  */
 export async function createOperator(
-  deps: OperatorDeps,
+  deps: OperatorDeps & { actor?: string },
   input: { email: string; password: string; projectIds?: string[] },
 ): Promise<Operator> {
   const email = checkedEmail(input.email);
@@ -354,8 +361,23 @@ export async function removeProjectOperator(
          AND NOT EXISTS (SELECT 1 FROM operator_projects m WHERE m.operator_id = o.id)`,
       [operatorId],
     );
-    return { email: operator.rows[0].email, accountDeleted: (deleted.rowCount ?? 0) > 0 };
+    const accountDeleted = (deleted.rowCount ?? 0) > 0;
+    // The address goes with the account: the activity keeps what they did, not who they were.
+    if (accountDeleted) await forgetInActivity(client, operatorId, operator.rows[0].email);
+    return { email: operator.rows[0].email, accountDeleted };
   });
+}
+
+/** Replaces a deleted account's e-mail address in every project's activity, as actor and as target. */
+async function forgetInActivity(client: PoolClient, operatorId: string, email: string): Promise<void> {
+  await client.query('UPDATE project_activity SET actor = $2 WHERE lower(actor) = lower($1)', [
+    email,
+    FORMER_OPERATOR,
+  ]);
+  await client.query(
+    "UPDATE project_activity SET target_name = $2 WHERE target_id = $1 AND action LIKE 'operator.%'",
+    [operatorId, FORMER_OPERATOR],
+  );
 }
 
 /** The members of a project. */

@@ -57,11 +57,14 @@ export async function renameProject(
   input: { name: string },
 ): Promise<Project> {
   return withTransaction(deps.pool, async (client) => {
-    const before = await client.query<ProjectRow>('SELECT * FROM projects WHERE id = $1 FOR UPDATE', [
+    // NO KEY: the rename must not hold up the writes of the project's rows that refer to it.
+    const before = await client.query<ProjectRow>('SELECT * FROM projects WHERE id = $1 FOR NO KEY UPDATE', [
       projectId,
     ]);
     if (before.rows.length === 0)
       throw new AppError('not_found', 'Project not found.', { details: { projectId } });
+    // The same name again changes nothing, and nothing is recorded.
+    if (before.rows[0].name === input.name) return toProject(before.rows[0]);
     const { rows } = await client.query<ProjectRow>(
       'UPDATE projects SET name = $2 WHERE id = $1 RETURNING *',
       [projectId, input.name],
