@@ -660,7 +660,6 @@ describe('deleting a campaign', () => {
     // The admin API reads the project's activity, newest first, a page at a time.
     const first = await api('GET', `/admin/v1/projects/${p}/activity?limit=2`);
     expect(first.status).toBe(200);
-    expect(first.body.more).toBe(true);
     expect(
       first.body.entries.map((e: { action: string; targetId: string }) => [e.action, e.targetId]),
     ).toEqual([
@@ -668,11 +667,20 @@ describe('deleting a campaign', () => {
       ['campaign.deleted', draft],
     ]);
     expect(first.body.entries[0]).toMatchObject({ actor: 'admin API', targetName: 'Kept', detail: '' });
-    const last = await api('GET', `/admin/v1/projects/${p}/activity?limit=200&offset=2`);
-    expect(last.body.entries.at(-1)).toMatchObject({ action: 'project.created', targetId: p });
-    expect(last.body.more).toBe(false);
+    expect(first.body.nextBefore).toBe(first.body.entries[1].seq);
+    // A change made meanwhile does not shift the next page: it is read from a position.
+    await api('PATCH', kpath, { name: 'Kept' });
+    const rest = await api(
+      'GET',
+      `/admin/v1/projects/${p}/activity?limit=200&before=${first.body.nextBefore}`,
+    );
+    const shown = first.body.entries.map((e: { seq: number }) => e.seq);
+    expect(rest.body.entries.filter((e: { seq: number }) => shown.includes(e.seq))).toEqual([]);
+    expect(rest.body.entries.at(-1)).toMatchObject({ action: 'project.created', targetId: p });
+    expect(rest.body.nextBefore).toBe(null);
     expect((await api('GET', `/admin/v1/projects/${p}/activity?limit=0`)).status).toBe(400);
-    expect((await api('GET', `/admin/v1/projects/${p}/activity?offset=1e21`)).status).toBe(400);
+    expect((await api('GET', `/admin/v1/projects/${p}/activity?before=1e21`)).status).toBe(400);
+    expect((await api('GET', `/admin/v1/projects/${p}/activity?offset=2`)).status).toBe(400);
 
     // The record is part of the change: a change whose record fails is not made.
     await db.query(`CREATE FUNCTION campaigns.refuse_record() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -673,7 +673,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     );
     expect(left.rows[0].n).toBe(0);
     // An absurd page is an empty page, not a failure.
-    expect((await a.get(`/dashboard/p/${pid}/activity?page=99999999999999999999`)).status).toBe(200);
+    expect((await a.get(`/dashboard/p/${pid}/activity?before=99999999999999999999`)).status).toBe(200);
+    // Older entries are a page further, from the last one shown.
+    const few = await a.get(`/dashboard/p/${pid}/activity?before=3`);
+    expect(few.status).toBe(200);
+    expect(few.text).toContain(`<a href="/dashboard/p/${pid}/activity">Newest entries</a>`);
     // The administrator's command line shows as such.
     const granted = await db.query(
       "SELECT actor FROM project_activity WHERE action = 'operator.added' AND target_name = 'alice@example.com' LIMIT 1",

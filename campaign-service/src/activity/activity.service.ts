@@ -57,12 +57,17 @@ export async function recordActivity(
   );
 }
 
-/** A page of the project's activity, newest first, and whether an older page follows. */
+/**
+ * A page of the project's activity, newest first: the `limit` entries before `before` (a `seq`;
+ * none: the newest), and the `before` of the next, older page (null when there is none). Paged by
+ * position, not by count, so entries arriving meanwhile never shift a page, and a deep page costs
+ * what the first does.
+ */
 export async function listActivity(
   pool: Pool,
   projectId: string,
-  page: { limit: number; offset: number },
-): Promise<{ entries: ActivityEntry[]; more: boolean }> {
+  page: { limit: number; before?: number },
+): Promise<{ entries: ActivityEntry[]; nextBefore: number | null }> {
   const { rows } = await pool.query<{
     seq: string;
     at: Date;
@@ -71,21 +76,19 @@ export async function listActivity(
     target_id: string;
     target_name: string;
     detail: string;
-  }>('SELECT * FROM project_activity WHERE project_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3', [
-    projectId,
-    page.limit + 1,
-    page.offset,
-  ]);
-  return {
-    entries: rows.slice(0, page.limit).map((r) => ({
-      seq: Number(r.seq),
-      at: r.at.toISOString(),
-      actor: r.actor,
-      action: r.action,
-      targetId: r.target_id,
-      targetName: r.target_name,
-      detail: r.detail,
-    })),
-    more: rows.length > page.limit,
-  };
+  }>(
+    `SELECT seq, at, actor, action, target_id, target_name, detail FROM project_activity
+      WHERE project_id = $1 AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq DESC LIMIT $2`,
+    [projectId, page.limit + 1, page.before ?? null],
+  );
+  const entries = rows.slice(0, page.limit).map((r) => ({
+    seq: Number(r.seq),
+    at: r.at.toISOString(),
+    actor: r.actor,
+    action: r.action,
+    targetId: r.target_id,
+    targetName: r.target_name,
+    detail: r.detail,
+  }));
+  return { entries, nextBefore: rows.length > page.limit ? entries[entries.length - 1].seq : null };
 }

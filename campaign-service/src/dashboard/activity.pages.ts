@@ -2,12 +2,11 @@ import type Router from '@koa/router';
 import { type ActivityAction, type ActivityEntry, listActivity } from '../activity/activity.service';
 import { type DashboardDeps, projectContext, sendPage } from './context';
 import { html, type SafeHtml } from './html';
-import { layout, pageQuery, pager, projectPath } from './layout';
+import { layout, projectPath } from './layout';
 import { formatInstant } from './time';
 
 /** Entries on one page of a project's activity. */
 export const ACTIVITY_PAGE = 50;
-const MAX_PAGE = 1_000_000;
 
 /** Each action in words, before the thing it was done to. */
 export const ACTIVITY_WORDS: Record<ActivityAction, string> = {
@@ -39,14 +38,15 @@ export function activityText(e: Pick<ActivityEntry, 'action' | 'targetName' | 'd
 export function registerActivityRoutes(r: Router, deps: DashboardDeps): void {
   r.get('/p/:pid/activity', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'activity');
-    // Bounded, so that an absurd ?page= is an empty page rather than an offset PostgreSQL refuses.
-    const page = Math.min(MAX_PAGE, Math.max(0, Number.parseInt(String(ctx.query.page ?? '0'), 10) || 0));
-    const { entries, more } = await listActivity(deps.domain.pool, pc.project.id, {
+    // A position that is no whole number (or none) means the newest entries.
+    const asked = Number(ctx.query.before);
+    const before = Number.isSafeInteger(asked) && asked > 0 ? asked : undefined;
+    const { entries, nextBefore } = await listActivity(deps.domain.pool, pc.project.id, {
       limit: ACTIVITY_PAGE,
-      offset: page * ACTIVITY_PAGE,
+      before,
     });
     const tz = pc.operator?.timeZone ?? 'UTC';
-    const href = (p: number) => `${projectPath(pc.project.id)}/activity${pageQuery({}, p)}`;
+    const base = `${projectPath(pc.project.id)}/activity`;
     sendPage(
       ctx,
       layout(
@@ -56,7 +56,7 @@ export function registerActivityRoutes(r: Router, deps: DashboardDeps): void {
 <p>Who changed the project's campaigns, devices, API keys, name and operators, newest first. Changes made through the admin API are shown as the admin API's.</p>
 ${
   entries.length === 0
-    ? html`<p>${page === 0 ? 'Nothing has been recorded yet.' : html`No entries on this page. <a href="${href(0)}">Back to the newest</a>.`}</p>`
+    ? html`<p>${before === undefined ? 'Nothing has been recorded yet.' : html`No older entries. <a href="${base}">Back to the newest</a>.`}</p>`
     : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Activity of this project</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th></tr></thead>
 <tbody>${entries.map(
@@ -64,7 +64,14 @@ ${
           html`<tr><td>${formatInstant(e.at, tz)}</td><td>${e.actor}</td><td>${activityText(e)} <code>${e.targetId}</code></td></tr>`,
       )}</tbody></table></div>`
 }
-${pager(href, page, more ? page + 2 : page + 1)}`,
+${
+  before !== undefined || nextBefore !== null
+    ? html`<nav aria-label="Pages" class="actions">
+  ${before !== undefined ? html`<a href="${base}">Newest entries</a>` : ''}
+  ${nextBefore !== null ? html`<a href="${base}?before=${nextBefore}">Older entries</a>` : ''}
+</nav>`
+    : ''
+}`,
       ),
     );
   });

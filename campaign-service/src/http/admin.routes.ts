@@ -129,9 +129,9 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
   });
 
   r.get('/projects/:p/activity', async (ctx) => {
-    const q = query<{ limit?: number; offset?: number }>(ctx, 'activity-query');
+    const q = query<{ limit?: number; before?: number }>(ctx, 'activity-query');
     await getProject(deps, ctx.params.p);
-    ctx.body = await listActivity(deps.pool, ctx.params.p, { limit: q.limit ?? 50, offset: q.offset ?? 0 });
+    ctx.body = await listActivity(deps.pool, ctx.params.p, { limit: q.limit ?? 50, before: q.before });
   });
 
   // Recipients: forwarded to RecipientService, which owns their rules (editability, caps).

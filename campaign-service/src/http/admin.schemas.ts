@@ -147,7 +147,7 @@ const SCHEMAS = {
     additionalProperties: false,
     properties: {
       limit: { type: 'integer', minimum: 1, maximum: 200 },
-      offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+      before: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     },
   },
   'recipient-list-query': {
