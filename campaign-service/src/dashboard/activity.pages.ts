@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { type ActivityAction, type ActivityEntry, listActivity } from '../activity/activity.service';
 import { type DashboardDeps, projectContext, sendPage } from './context';
 import { html, type SafeHtml } from './html';
-import { layout, projectPath } from './layout';
+import { layout, pageLinks, projectPath } from './layout';
 import { formatInstant } from './time';
 
 /** Entries on one page of a project's activity. */
@@ -64,14 +64,10 @@ ${
           html`<tr><td>${formatInstant(e.at, tz)}</td><td>${e.actor}</td><td>${activityText(e)} <code>${e.targetId}</code></td></tr>`,
       )}</tbody></table></div>`
 }
-${
-  before !== undefined || nextBefore !== null
-    ? html`<nav aria-label="Pages" class="actions">
-  ${before !== undefined ? html`<a href="${base}">Newest entries</a>` : ''}
-  ${nextBefore !== null ? html`<a href="${base}?before=${nextBefore}">Older entries</a>` : ''}
-</nav>`
-    : ''
-}`,
+${pageLinks(
+  before !== undefined ? [base, 'Newest entries'] : null,
+  nextBefore !== null ? [`${base}?before=${nextBefore}`, 'Older entries'] : null,
+)}`,
       ),
     );
   });

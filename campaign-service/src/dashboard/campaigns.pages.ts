@@ -24,6 +24,7 @@ import { type FieldErrors, type Form, formatMoney, intField, moneyField, moneyIn
 import { html, type SafeHtml } from './html';
 import {
   breadcrumbs,
+  confirmOrBack,
   csrfField,
   errorSummary,
   field,
@@ -764,12 +765,14 @@ ${
 <h1>${verb} “${c.name}”?</h1>
 <p>${stateBadge(c)} ${timingText(c)}</p>
 ${explanation}
-${
-  possible
-    ? html`<form method="post" action="${path}/${action}">${csrfField(pc)}${action === 'delete' ? onceField() : ''}
-<div class="actions"><button type="submit" class="${action === 'launch' ? '' : 'danger'}">${verb} campaign</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
-    : html`<p><a href="${path}">Back to the campaign</a></p>`
-}`,
+${confirmOrBack(pc, {
+  action: possible ? `${path}/${action}` : null,
+  button: `${verb} campaign`,
+  danger: action !== 'launch',
+  hidden: action === 'delete' ? onceField() : undefined,
+  back: path,
+  backLabel: 'Back to the campaign',
+})}`,
       ),
     );
   };

@@ -27,6 +27,7 @@ import type { FieldErrors, Form } from './forms';
 import { html } from './html';
 import {
   breadcrumbs,
+  confirmOrBack,
   csrfField,
   field,
   layout,
@@ -390,13 +391,15 @@ ${device ? html`<h2>Delete device</h2>${inUse(pc.project.id, users)}${users.leng
         ])}
 <h1>Delete “${device.name}”?</h1>
 ${inUse(pc.project.id, users)}
-${
-  users.length === 0
-    ? html`<p>Its persona, instructions, knowledge, styling and allowed networks are erased, and no campaign can use it again. <strong>This cannot be undone.</strong></p>
-<form method="post" action="${path}/delete">${csrfField(pc)}${onceField()}
-<div class="actions"><button type="submit" class="danger">Delete device</button><a class="button secondary" href="${path}">Cancel</a></div></form>`
-    : html`<p><a href="${path}">Back to the device</a></p>`
-}`,
+${users.length === 0 ? html`<p>Its persona, instructions, knowledge, styling and allowed networks are erased, and no campaign can use it again. <strong>This cannot be undone.</strong></p>` : ''}
+${confirmOrBack(pc, {
+  action: users.length === 0 ? `${path}/delete` : null,
+  button: 'Delete device',
+  danger: true,
+  hidden: onceField(),
+  back: path,
+  backLabel: 'Back to the device',
+})}`,
       ),
     );
   });

@@ -110,11 +110,39 @@ export function pageQuery(filters: Record<string, string | undefined>, page: num
 
 /** The previous and next links of a paged list (`href` of a page number), or nothing on one page. */
 export function pager(href: (page: number) => string, page: number, pages: number): SafeHtml {
-  if (page === 0 && page + 1 >= pages) return html``;
+  return pageLinks(
+    page > 0 ? [href(page - 1), 'Previous page'] : null,
+    page + 1 < pages ? [href(page + 1), 'Next page'] : null,
+  );
+}
+
+/** A list's links to the pages before and after this one ([href, label], null for none), or nothing. */
+export function pageLinks(before: [string, string] | null, after: [string, string] | null): SafeHtml {
+  if (!before && !after) return html``;
   return html`<nav aria-label="Pages" class="actions">
-  ${page > 0 ? html`<a href="${href(page - 1)}">Previous page</a>` : ''}
-  ${page + 1 < pages ? html`<a href="${href(page + 1)}">Next page</a>` : ''}
+  ${before ? html`<a href="${before[0]}">${before[1]}</a>` : ''}
+  ${after ? html`<a href="${after[0]}">${after[1]}</a>` : ''}
 </nav>`;
+}
+
+/**
+ * The end of a confirmation page: the form that does the action (posting to `action`, with the
+ * `hidden` fields) beside a Cancel back, or, when it cannot be done (`action` null), the way back.
+ */
+export function confirmOrBack(
+  pc: PageContext,
+  o: {
+    action: string | null;
+    button: string;
+    danger: boolean;
+    hidden?: SafeHtml;
+    back: string;
+    backLabel: string;
+  },
+): SafeHtml {
+  if (o.action === null) return html`<p><a href="${o.back}">${o.backLabel}</a></p>`;
+  return html`<form method="post" action="${o.action}">${csrfField(pc)}${o.hidden ?? ''}
+<div class="actions"><button type="submit" class="${o.danger ? 'danger' : ''}">${o.button}</button><a class="button secondary" href="${o.back}">Cancel</a></div></form>`;
 }
 
 /** A notice box; `kind` chooses its colour and role. */

@@ -92,12 +92,12 @@ export async function lockProjectReplicas(db: PoolClient, projectId: string): Pr
 }
 
 /**
- * Applies a campaign snapshot when its version is newer than the one held. Returns true if applied.
+ * Applies a campaign snapshot when its version is newer than the one held.
  * A tombstone stays: a later snapshot without `deletedAt` (written by a campaign service of the
  * release before deletion, mid-rollout) never brings a deleted campaign back.
  */
-export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promise<boolean> {
-  const { rowCount } = await db.query(
+export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promise<void> {
+  await db.query(
     `INSERT INTO recipients.campaign_replicas
        (id, project_id, device_id, start_date, end_date, launched_at, halted_at, recipient_cap, version, deleted_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -121,7 +121,6 @@ export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promis
       s.deletedAt ?? null,
     ],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 /**
