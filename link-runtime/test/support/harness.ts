@@ -69,7 +69,14 @@ export async function startHarness(
       const r = recipient(c, options.recipient);
       recipients.recipients.set(r.token, r.recipient);
       if (options.waitLive !== false) {
-        await waitFor(async () => (await fetch(`${base}/i/${r.token}`)).status !== 503);
+        // Setting up, not the freshness under test (those tests time their own waits): generous
+        // on two loaded cores, and saying what the service warned of if the link never goes live.
+        await waitFor(async () => (await fetch(`${base}/i/${r.token}`)).status !== 503, LIVE_WITHIN_MS).catch(
+          (err: Error) => {
+            const said = logs.slice(-5).map((line) => JSON.stringify(line));
+            throw new Error(`${err.message}; the service's last warnings: ${said.join('\n') || 'none'}`);
+          },
+        );
       }
       return { token: r.token, recipient: r.recipient, campaign: c, device: d };
     },
@@ -81,6 +88,9 @@ export async function startHarness(
     },
   };
 }
+
+// How long a new link may take to go live when set up (see link()).
+const LIVE_WITHIN_MS = 10_000;
 
 /** Polls `check` until it is true or `timeoutMs` passes; returns how long it took. */
 export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<number> {
