@@ -317,9 +317,12 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     });
     // Released whatever happens: a gate left shut would hold every later test's replies.
     try {
+      const asked = model.requests.length;
       await page.fill('#text', 'First question');
       await page.keyboard.press('Enter');
-      await page.locator('#log[aria-busy=true]').waitFor();
+      // Held by the model, not still starting: the start's answer would put "Thinking…" over the
+      // notice below before the test could read it (seen once on loaded cores).
+      await waitFor(() => model.requests.length > asked, 10_000);
       await page.fill('#text', 'Second question');
       await page.keyboard.press('Enter');
       await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
