@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadCampaignsProto, loadHealthProto, subjects } from '@outreach/contracts';
+import { type CampaignSnapshot, loadCampaignsProto, loadHealthProto, subjects } from '@outreach/contracts';
 import {
   bindGrpc,
   type Clock,
@@ -28,6 +28,7 @@ import {
   registerConsumerLag,
   registerDependencyMetrics,
   registerPoolMetrics,
+  runOnDemand,
   streamNames,
   systemClock,
 } from '@outreach/platform';
@@ -55,6 +56,9 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, '../migrations');
 export const SCHEMA = 'recipients';
 // How often the outbox relay looks for changes a kick missed (a crash, NATS down).
 const OUTBOX_SWEEP_MS = 1000;
+// How often it looks for a deleted campaign's recipients that no tombstone's kick took (a crash
+// midway, a tombstone applied by another instance that stopped).
+const ERASE_EVERY_MS = 60_000;
 
 /** Applies the service's migrations and returns their names (for scripts and deploy jobs). */
 export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Promise<string[]> {
@@ -70,13 +74,13 @@ export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Pr
 
 /**
  * Starts the recipient service: config, PostgreSQL (migrated), NATS streams, the two durable
- * consumers (campaign snapshots, usage) and the pruning of applied usage (at start, then
- * hourly), then the gRPC server. `stop()` closes them newest first: gRPC, consumers, metrics,
+ * consumers (campaign snapshots, usage), the deletion of deleted campaigns' recipients and the
+ * pruning of applied usage (at start, then hourly), then the gRPC server. `stop()` closes them newest first: gRPC, consumers, metrics,
  * NATS, pool.
  */
 export async function start(
   env: NodeJS.ProcessEnv,
-  options: { logger?: Logger; clock?: Clock; eraseChunk?: number } = {},
+  options: { logger?: Logger; clock?: Clock; eraseChunk?: number; eraseEveryMs?: number } = {},
 ): Promise<RunningService & { lifecycle: Lifecycle }> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
@@ -166,9 +170,20 @@ export async function start(
       changes: { subject: subjects(prefix).recipientChanged, relay },
       eraseChunk: options.eraseChunk,
     });
+    const eraser = runOnDemand(
+      service.eraseDeletedCampaigns,
+      options.eraseEveryMs ?? ERASE_EVERY_MS,
+      logger,
+      "deleting a deleted campaign's recipients failed",
+    );
+    opened.addStop('deleted campaigns', eraser.stop);
+    const applySnapshot = async (snapshot: CampaignSnapshot) => {
+      await service.applyCampaignSnapshot(snapshot);
+      if (snapshot.deletedAt) eraser.kick();
+    };
     opened.addStop(
       'campaign snapshots',
-      await consumeCampaignSnapshots({ apply: service.applyCampaignSnapshot, js, jsm, prefix, logger }),
+      await consumeCampaignSnapshots({ apply: applySnapshot, js, jsm, prefix, logger }),
     );
     opened.addStop('usage consumer', await consumeUsage({ pool, js, jsm, prefix, logger }));
     opened.addStop(

@@ -20,6 +20,15 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** How many recipient rows a campaign has in the table, deleted campaign or not. */
+async function recipientRows(campaignId: string): Promise<number> {
+  const { rows } = await h.pool.query(
+    'SELECT count(*)::int AS n FROM recipients.recipients WHERE campaign_id = $1',
+    [campaignId],
+  );
+  return rows[0].n;
+}
+
 /** How many recipients a campaign holds (the list's total). */
 async function totalIn(campaignId: string): Promise<number> {
   return (await h.call<{ total: number }>('ListRecipients', { projectId: P, campaignId, limit: 1 })).total;
@@ -681,27 +690,45 @@ describe('a deleted campaign', () => {
     expect(refused.code).toBe('not_found');
   });
 
-  it('goes on deleting the recipients of a tombstone applied by a delivery that failed midway', async () => {
+  it("deletes what a run before left of a deleted campaign's recipients when any tombstone comes", async () => {
     const draft = await h.publishCampaign({ id: 'cmp_midway' });
     await createIn('cmp_midway', {}, {}, {}, {}, {});
-    // As a delivery that applied the tombstone, then failed before its recipients were gone.
-    const at = new Date().toISOString();
+    // As a tombstone applied by an instance that stopped before its recipients were gone: no kick.
     await h.pool.query(
-      'UPDATE recipients.campaign_replicas SET deleted_at = $2, version = $3 WHERE id = $1',
-      ['cmp_midway', at, draft.version + 1],
+      'UPDATE recipients.campaign_replicas SET deleted_at = now(), version = $2 WHERE id = $1',
+      ['cmp_midway', draft.version + 1],
     );
-    // Its redelivery: the same snapshot, no newer than the replica.
-    await h.publishCampaign({ id: 'cmp_midway', version: draft.version + 1, deletedAt: at });
-    await eventually(async () => {
-      const { rows } = await h.pool.query(
-        "SELECT count(*)::int AS n FROM recipients.recipients WHERE campaign_id = 'cmp_midway'",
-      );
-      return rows[0].n === 0;
-    });
+    // Another campaign's tombstone: the run it starts takes every deleted campaign's recipients.
+    await h.publishCampaign({ id: 'cmp_other_gone', deletedAt: new Date().toISOString() });
+    await eventually(async () => (await recipientRows('cmp_midway')) === 0);
     const { rows } = await h.pool.query(
       "SELECT recipient_count FROM recipients.campaign_replicas WHERE id = 'cmp_midway'",
     );
     expect(rows[0].recipient_count).toBe(0);
+  });
+
+  it("holds up no campaign snapshot behind a deleted campaign's recipients while they are deleted", async () => {
+    await h.publishCampaign({ id: 'cmp_large' });
+    const large = await createIn('cmp_large', {}, {}, {});
+    // One of its recipients locked by a transaction kept open: its deletion waits on it.
+    const holder = await h.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM recipients.recipients WHERE id = $1 FOR UPDATE', [large[2].id]);
+      await h.publishCampaign({ id: 'cmp_large', deletedAt: new Date().toISOString() });
+      await h.publishCampaign({ id: 'cmp_behind' });
+      await eventually(async () => {
+        const { rows } = await h.pool.query(
+          "SELECT 1 FROM recipients.campaign_replicas WHERE id = 'cmp_behind'",
+        );
+        return rows.length === 1;
+      });
+      expect(await recipientRows('cmp_large')).toBeGreaterThan(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    await eventually(async () => (await recipientRows('cmp_large')) === 0);
   });
 
   it('takes a tombstone for a campaign it never replicated, and refuses the campaign', async () => {

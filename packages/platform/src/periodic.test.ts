@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { deferred } from '../../../test/support/deferred';
-import { runPeriodically } from './periodic';
+import { runOnDemand, runPeriodically } from './periodic';
 
 const logger = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,5 +75,39 @@ describe('runPeriodically', () => {
     );
     await stop();
     expect(finished).toBe(true);
+  });
+});
+
+describe('runOnDemand', () => {
+  it('runs at a kick without waiting for its interval, once after the run under way for any number of kicks, and not after stop', async () => {
+    let runs = 0;
+    let gate = deferred();
+    const task = runOnDemand(
+      async () => {
+        runs++;
+        await gate.promise;
+      },
+      60_000,
+      logger,
+      'task failed',
+    );
+    expect(runs).toBe(1);
+    // Three kicks while the first run is under way: one run follows it.
+    task.kick();
+    task.kick();
+    task.kick();
+    const held = gate;
+    gate = deferred();
+    held.resolve();
+    for (let waited = 0; runs < 2 && waited < 5000; waited += 10) await sleep(10);
+    gate.resolve();
+    await sleep(50);
+    expect(runs).toBe(2);
+    // Idle: a kick runs it at once, an hour before its interval.
+    task.kick();
+    expect(runs).toBe(3);
+    await task.stop();
+    task.kick();
+    expect(runs).toBe(3);
   });
 });

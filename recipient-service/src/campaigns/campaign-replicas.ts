@@ -123,6 +123,16 @@ export async function applyCampaignSnapshot(db: Db, s: CampaignSnapshot): Promis
   );
 }
 
+/** The deleted campaigns that still have recipients (migration 010 indexes the deleted ones). */
+export async function deletedCampaignsWithRecipients(db: Db): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT c.id FROM recipients.campaign_replicas c
+      WHERE c.deleted_at IS NOT NULL
+        AND EXISTS (SELECT 1 FROM recipients.recipients r WHERE r.campaign_id = c.id)`,
+  );
+  return rows.map((r) => r.id);
+}
+
 /**
  * Stores a campaign fetched over gRPC (it has no version): it fills a gap only, and any
  * snapshot that arrives later replaces it.

@@ -28,6 +28,7 @@ import {
   type CampaignAuthority,
   type CampaignLookup,
   type CampaignReplica,
+  deletedCampaignsWithRecipients,
   findReplica,
   lockProjectReplicas,
 } from '../campaigns/campaign-replicas';
@@ -267,30 +268,41 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   return {
     /**
      * Applies a campaign snapshot to the replica. Once a deleted campaign's tombstone is applied no
-     * batch can join it (a create locks the replica row and finds it deleted); its recipients,
-     * those let in before the replica heard of the deletion included, are then deleted
-     * ERASE_CHUNK to a transaction, each under the row lock and announced, so that a large draft
-     * never holds the lock long. A delivery that failed midway is redelivered and goes on with
-     * what is left, whether or not it applies the tombstone again.
+     * batch can join it (a create locks the replica row and finds it deleted); its recipients go
+     * later, in `eraseDeletedCampaigns`, so that a large draft never holds up the snapshots behind it.
      */
     async applyCampaignSnapshot(snapshot: CampaignSnapshot): Promise<void> {
       await applyCampaignSnapshot(pool, snapshot);
-      if (!snapshot.deletedAt) return;
+    },
+
+    /**
+     * Deletes the recipients of every deleted campaign, those let in before the replica heard of
+     * the deletion included: ERASE_CHUNK to a transaction, each under the replica's row lock and
+     * announced, so that a large draft never holds the lock long. Whatever a run leaves (a crash, a
+     * failure midway) the next one finds, on whichever instance runs it.
+     */
+    async eraseDeletedCampaigns(): Promise<void> {
       const chunk = deps.eraseChunk ?? ERASE_CHUNK;
-      for (;;) {
-        const erased = await withTransaction(pool, async (client) => {
-          const replica = await findReplica(client, snapshot.id, true);
-          if (!replica?.deletedAt) return 0;
-          const rows = await deleteRecipients(client, replica.projectId, {
-            campaignIds: [replica.id],
-            limit: chunk,
+      for (const campaignId of await deletedCampaignsWithRecipients(pool)) {
+        let total = 0;
+        for (;;) {
+          const erased = await withTransaction(pool, async (client) => {
+            const replica = await findReplica(client, campaignId, true);
+            if (!replica?.deletedAt) return 0;
+            const rows = await deleteRecipients(client, replica.projectId, {
+              campaignIds: [replica.id],
+              limit: chunk,
+            });
+            await bumpRecipientCount(client, replica.id, -rows.length);
+            await announce(client, rows, 'deleted');
+            return rows.length;
           });
-          await bumpRecipientCount(client, replica.id, -rows.length);
-          await announce(client, rows, 'deleted');
-          return rows.length;
-        });
-        if (erased > 0) deps.changes.relay.kick();
-        if (erased < chunk) return;
+          total += erased;
+          if (erased > 0) deps.changes.relay.kick();
+          if (erased < chunk) break;
+        }
+        if (total > 0)
+          deps.logger.info({ campaignId, recipients: total }, "deleted a deleted campaign's recipients");
       }
     },
 
