@@ -662,20 +662,57 @@ describe('a deleted campaign', () => {
     expect(rows[0].recipient_count).toBe(0);
   });
 
-  it('refuses a create as not found once the campaign service no longer knows the campaign, before its tombstone arrives', async () => {
+  it('refuses a create, an edit and a deletion as not found once the campaign service no longer knows the campaign, before its tombstone arrives', async () => {
     await h.publishCampaign({ id: 'cmp_vanishing' });
-    expect(await createIn('cmp_vanishing', {})).toHaveLength(1);
+    const [r] = await createIn('cmp_vanishing', {});
     // Deleted in the campaign service; its tombstone is held up (NATS or the outbox down).
     h.campaignService.campaigns.delete('cmp_vanishing');
     // Each campaign's answer serves the writes of the next second.
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     const refused = await h.refusal('CreateRecipients', {
       projectId: P,
       campaignId: 'cmp_vanishing',
       itemsJson: items({}),
     });
     expect(refused.code).toBe('not_found');
+    expect((await patchRefusal(r.id, { label: 'too late' })).code).toBe('not_found');
+    expect((await h.refusal('DeleteRecipient', { projectId: P, recipientId: r.id })).code).toBe('not_found');
     expect(await totalIn('cmp_vanishing')).toBe(1);
+  });
+
+  it('finds none of its recipients once its tombstone is applied, though their deletion is under way', async () => {
+    const draft = await h.publishCampaign({ id: 'cmp_going' });
+    const going = await createIn('cmp_going', {}, {});
+    // Kept by a transaction held open, so that they are still there while the tombstone holds.
+    const holder = await h.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM recipients.recipients WHERE campaign_id = $1 FOR UPDATE', [
+        'cmp_going',
+      ]);
+      await h.publishCampaign({ id: 'cmp_going', deletedAt: new Date().toISOString() });
+      await eventually(async () => {
+        const { rows } = await h.pool.query(
+          'SELECT version FROM recipients.campaign_replicas WHERE id = $1',
+          ['cmp_going'],
+        );
+        return rows[0].version > draft.version;
+      });
+      const [r] = going;
+      expect((await h.refusal('GetRecipient', { projectId: P, recipientId: r.id })).code).toBe('not_found');
+      expect((await h.refusal('ResolveLink', { token: r.link.split('/i/')[1] })).code).toBe('not_found');
+      expect((await patchRefusal(r.id, { label: 'too late' })).code).toBe('not_found');
+      expect((await h.refusal('DeleteRecipient', { projectId: P, recipientId: r.id })).code).toBe(
+        'not_found',
+      );
+      const bulk = await h.call<{ deleted: number }>('BulkDeleteRecipients', { projectId: P, ids: [r.id] });
+      expect(bulk.deleted).toBe(0);
+      expect(await recipientRows('cmp_going')).toBe(2);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    await eventually(async () => (await recipientRows('cmp_going')) === 0);
   });
 
   it('stays deleted when a newer snapshot without deletedAt comes (a campaign service of the release before)', async () => {

@@ -35,7 +35,8 @@ const SELECT = `SELECT r.id, r.project_id, r.campaign_id, r.token, r.external_id
        r.max_interactions_per_window, r.window_seconds, r.interaction_count, r.last_interaction_at,
        r.disabled_message, r.cooldown_message, r.distillation_status, r.distillation_lens_id,
        r.distillation_error, r.created_at, c.device_id
-  FROM recipients.recipients r JOIN recipients.campaign_replicas c ON c.id = r.campaign_id`;
+  FROM recipients.recipients r
+  JOIN recipients.campaign_replicas c ON c.id = r.campaign_id AND c.deleted_at IS NULL`;
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
@@ -350,14 +351,16 @@ export async function deleteRecipients(
   return rows;
 }
 
-/** The campaigns of a project's recipients among `ids`, with those recipients. */
+/** The campaigns of a project's recipients among `ids`, with those recipients (deleted campaigns' left out). */
 export async function campaignsOfRecipients(
   db: Db,
   projectId: string,
   ids: string[],
 ): Promise<Map<string, string[]>> {
   const { rows } = await db.query<{ id: string; campaign_id: string }>(
-    'SELECT id, campaign_id FROM recipients.recipients WHERE project_id = $1 AND id = ANY($2::text[])',
+    `SELECT r.id, r.campaign_id FROM recipients.recipients r
+       JOIN recipients.campaign_replicas c ON c.id = r.campaign_id AND c.deleted_at IS NULL
+      WHERE r.project_id = $1 AND r.id = ANY($2::text[])`,
     [projectId, ids],
   );
   const out = new Map<string, string[]>();

@@ -232,16 +232,13 @@ export function createRecipientService(deps: RecipientServiceDeps) {
   // The replica may not have heard of a launch or a halt yet: what the campaign service says
   // refuses a write the replica would let through. Asked before the write's transaction, so no
   // lock is held over the call. Returns what it said (undefined when it could not be asked).
-  // A create also needs the campaign to exist there: one the campaign service no longer knows was
-  // deleted, however long its tombstone takes to reach the replica (NATS or the outbox down).
-  const confirmEditable = async (
-    projectId: string,
-    campaignId: string,
-    opts: { mustExist?: boolean } = {},
-  ) => {
+  // With `gone`, the campaign must exist there too: one the campaign service no longer knows was
+  // deleted, however long its tombstone takes to reach the replica (NATS or the outbox down), and
+  // `gone` is the refusal then.
+  const confirmEditable = async (projectId: string, campaignId: string, gone?: () => AppError) => {
     const answered = await deps.campaignAuthority?.(projectId, campaignId);
     const current = answered?.get(campaignId);
-    if (answered && !current && opts.mustExist) throw campaignNotFound(campaignId);
+    if (answered && !current && gone) throw gone();
     if (current) assertEditable({ ...current, id: campaignId });
     return current;
   };
@@ -332,7 +329,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       }
       const campaign = await deps.lookupCampaign(projectId, campaignId);
       assertEditable(campaign);
-      const told = await confirmEditable(projectId, campaignId, { mustExist: true });
+      const told = await confirmEditable(projectId, campaignId, () => campaignNotFound(campaignId));
 
       const outcomes: ItemOutcome[] = itemsJson.map((json, i) => parseCreateItem(json, i, deps.safetyRules));
       const results: CreateResult[] = new Array(itemsJson.length);
@@ -518,7 +515,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       const anyState = by.byOperator === true && isActivationOnly(patch);
       const target = await findRecipient(pool, projectId, id);
       if (!target) throw recipientNotFound(id);
-      if (!anyState) await confirmEditable(projectId, target.campaign_id);
+      if (!anyState) await confirmEditable(projectId, target.campaign_id, () => recipientNotFound(id));
       const row = await withTransaction(pool, async (client) => {
         const current = await findRecipient(client, projectId, id, true);
         if (!current) throw recipientNotFound(id);
@@ -577,7 +574,7 @@ export function createRecipientService(deps: RecipientServiceDeps) {
       const anyState = by.byOperator === true;
       const found = await findRecipient(pool, projectId, id);
       if (!found) throw recipientNotFound(id);
-      if (!anyState) await confirmEditable(projectId, found.campaign_id);
+      if (!anyState) await confirmEditable(projectId, found.campaign_id, () => recipientNotFound(id));
       const deleted = await withTransaction(pool, async (client) => {
         // Lock order everywhere: campaign row first, then recipient rows.
         const campaign = await findReplica(client, found.campaign_id, true);
