@@ -669,7 +669,7 @@ describe('deleting a campaign', () => {
     expect(first.body.entries[0]).toMatchObject({ actor: 'admin API', targetName: 'Kept', detail: '' });
     expect(first.body.nextBefore).toBe(first.body.entries[1].seq);
     // A change made meanwhile does not shift the next page: it is read from a position.
-    await api('PATCH', kpath, { name: 'Kept' });
+    expect((await api('PATCH', kpath, { recipientCap: 5 })).status).toBe(200);
     const rest = await api(
       'GET',
       `/admin/v1/projects/${p}/activity?limit=200&before=${first.body.nextBefore}`,
@@ -693,8 +693,48 @@ describe('deleting a campaign', () => {
       await db.query('DROP TRIGGER refuse_record ON campaigns.project_activity');
       await db.query('DROP FUNCTION campaigns.refuse_record()');
     }
-    expect((await api('GET', kpath)).body.name).toBe('Kept');
+    expect((await api('GET', kpath)).body).toMatchObject({ name: 'Kept', recipientCap: 5 });
     expect((await api('GET', '/admin/v1/projects/prj_none/activity')).status).toBe(404);
+  });
+
+  it('records which fields an edit changed, the old name with them, and nothing for an edit that changed none', async () => {
+    const p = await project();
+    const d = await device(p);
+    const c = await campaign(p, d);
+    const cpath = `/admin/v1/projects/${p}/campaigns/${c}`;
+    const dpath = `/admin/v1/projects/${p}/devices/${d}`;
+    const before = (await api('GET', cpath)).body;
+    const details = async (id: string) =>
+      (
+        await db.query(
+          "SELECT detail FROM campaigns.project_activity WHERE target_id = $1 AND action LIKE '%.edited' ORDER BY seq",
+          [id],
+        )
+      ).rows.map((r) => r.detail);
+
+    const edited = await api('PATCH', cpath, {
+      name: 'Summer',
+      endDate: new Date(Date.parse(before.endDate) + 86_400_000).toISOString(),
+      recipientCap: 50,
+    });
+    expect(edited.status).toBe(200);
+    // The same values again, an instant written another way among them: no new version, no record.
+    const again = await api('PATCH', cpath, {
+      name: 'Summer',
+      startDate: before.startDate.replace('.000Z', 'Z'),
+      recipientCap: 50,
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.version).toBe(edited.body.version);
+    expect(await details(c)).toEqual(['name was “Spring”; end date; recipient cap']);
+
+    const knowledge = [{ title: 'Opening hours', content: 'Nine to five.' }];
+    expect((await api('PATCH', dpath, { knowledge, isActive: false })).status).toBe(200);
+    // The same knowledge sent again gets new entry ids, yet says the same: nothing changed.
+    const resent = await api('PATCH', dpath, { knowledge });
+    expect(resent.status).toBe(200);
+    expect((await api('PATCH', dpath, { isActive: true, persona: 'You are Ada.' })).status).toBe(200);
+    expect(await details(d)).toEqual(['turned off; knowledge', 'turned on; persona']);
   });
 });
 

@@ -10,6 +10,7 @@ import {
 import { AppError, campaignNotFound, newId, type OutboxMessage, withTransaction } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import { type ActivityAction, recordActivity } from '../activity/activity.service';
+import { editDetail, sameInstant } from '../activity/edit-detail';
 import type { CampaignDeps } from '../deps';
 import { enqueue } from '../events/outbox';
 import { invalid } from '../problems';
@@ -283,8 +284,13 @@ export async function createCampaign(
   return getCampaign(deps, projectId, id);
 }
 
-/** A change of a campaign, done on its locked row at one instant `now`; a string it returns details it in the activity. */
+/**
+ * A change of a campaign, done on its locked row at one instant `now`; a string it returns details
+ * it in the activity, and UNCHANGED says it changed nothing (no new version, nothing recorded).
+ */
 type CampaignChange = (client: PoolClient, row: CampaignRow, now: Date) => Promise<unknown>;
+
+const UNCHANGED = Symbol('unchanged');
 
 /**
  * Runs `change` on the locked campaign row at one instant `now`, bumps the version, queues the
@@ -316,6 +322,7 @@ async function changeCampaignRow(
     );
     if (rows.length === 0) throw campaignNotFound(campaignId);
     const detail = await change(client, rows[0], deps.clock());
+    if (detail === UNCHANGED) return;
     const bumped = await client.query<CampaignRow>(
       'UPDATE campaigns SET version = version + 1 WHERE id = $1 RETURNING *',
       [campaignId],
@@ -385,6 +392,21 @@ export async function updateCampaign(
         { pointer: '/endDate', rule: 'future', message: 'must be in the future once launched' },
       ]);
     }
+    const detail = editDetail([
+      { words: 'name', before: cur.name, after: next.name, showBefore: true },
+      { words: 'device', before: cur.deviceId, after: next.deviceId },
+      { words: 'start date', before: cur.startDate, after: next.startDate, same: sameInstant },
+      { words: 'end date', before: cur.endDate, after: next.endDate, same: sameInstant },
+      { words: 'budget mode', before: cur.budgetMode, after: next.budgetMode },
+      {
+        words: 'price per conversation',
+        before: cur.pricePerConversation ?? null,
+        after: next.pricePerConversation,
+      },
+      { words: 'fixed price', before: cur.fixedPrice ?? null, after: next.fixedPrice },
+      { words: 'recipient cap', before: cur.recipientCap ?? null, after: next.recipientCap },
+    ]);
+    if (detail === null) return UNCHANGED;
     await client.query(
       `UPDATE campaigns SET name = $2, device_id = $3, start_date = $4, end_date = $5, budget_mode = $6,
          price_per_conversation = $7, fixed_price = $8, recipient_cap = $9 WHERE id = $1`,
@@ -400,6 +422,7 @@ export async function updateCampaign(
         next.recipientCap,
       ],
     );
+    return detail;
   });
 }
 

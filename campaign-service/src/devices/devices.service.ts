@@ -14,6 +14,7 @@ import {
 } from '@outreach/platform';
 import type { PoolClient } from 'pg';
 import { type ActivityAction, recordActivity } from '../activity/activity.service';
+import { editDetail } from '../activity/edit-detail';
 import type { CampaignDeps } from '../deps';
 import { enqueue } from '../events/outbox';
 import { invalid } from '../problems';
@@ -149,6 +150,7 @@ async function write(
   deps: CampaignDeps,
   row: DeviceRow,
   action: ActivityAction,
+  detail?: string,
 ): Promise<Device> {
   const device = toDevice(row);
   const snapshot = deviceSnapshot(device);
@@ -161,6 +163,7 @@ async function write(
     action,
     targetId: device.id,
     targetName: device.name,
+    detail,
   });
   return device;
 }
@@ -251,6 +254,22 @@ export async function updateDevice(
       knowledge: patch.knowledge ? withIds(patch.knowledge) : cur.knowledge,
     };
     checkDevice(next);
+    // Knowledge entries get new ids whenever the list is sent: compared by what they say.
+    const said = (k: KnowledgeEntry[]) => k.map((e) => [e.title, e.content]);
+    const detail = editDetail([
+      { words: 'name', before: cur.name, after: next.name, showBefore: true },
+      { words: cur.isActive ? 'turned off' : 'turned on', before: cur.isActive, after: next.isActive },
+      { words: 'IP allow-list', before: cur.ipAllowList, after: next.ipAllowList },
+      { words: 'languages', before: cur.languages, after: next.languages },
+      { words: 'default language', before: cur.defaultLanguage, after: next.defaultLanguage },
+      { words: 'styling', before: cur.styling, after: next.styling },
+      { words: 'voice', before: cur.voice, after: next.voice },
+      { words: 'persona', before: cur.persona, after: next.persona },
+      { words: 'custom instructions', before: cur.customInstructions, after: next.customInstructions },
+      { words: 'knowledge', before: said(cur.knowledge), after: said(next.knowledge) },
+    ]);
+    // Nothing changed: no new version, no snapshot, nothing recorded.
+    if (detail === null) return cur;
     const updated = await client.query<DeviceRow>(
       `UPDATE devices SET name = $2, is_active = $3, ip_allow_list = $4, languages = $5, default_language = $6,
          styling = $7, voice = $8, persona = $9, custom_instructions = $10, knowledge = $11, updated_at = $12,
@@ -271,7 +290,7 @@ export async function updateDevice(
         deps.clock(),
       ],
     );
-    return write(client, deps, updated.rows[0], 'device.edited');
+    return write(client, deps, updated.rows[0], 'device.edited', detail);
   });
   deps.afterCommit();
   return device;
