@@ -2,6 +2,8 @@ import {
   APPLIED_RECORDS_CONFIG,
   COMMON_CONFIG,
   type ConfigOf,
+  GRPC_TLS_CLIENT_CONFIG,
+  GRPC_TLS_SERVER_CONFIG,
   NATS_STREAM_CONFIG,
   PROXY_CONFIG,
   type VarSpec,
@@ -11,6 +13,8 @@ import {
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
   ...NATS_STREAM_CONFIG,
+  ...GRPC_TLS_CLIENT_CONFIG,
+  ...GRPC_TLS_SERVER_CONFIG,
   ...APPLIED_RECORDS_CONFIG,
   // The dashboard counts failed sign-ins by client address too.
   ...PROXY_CONFIG,

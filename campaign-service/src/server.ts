@@ -13,6 +13,8 @@ import {
   createMetrics,
   createPool,
   ensureStreams,
+  grpcClientCredentials,
+  grpcServerTlsOf,
   internalTokensOf,
   keepStreams,
   Lifecycle,
@@ -31,6 +33,7 @@ import {
   randomBase62,
   registerConsumerLag,
   registerDependencyMetrics,
+  registerGrpcTlsMetric,
   registerPoolMetrics,
   runPeriodically,
   streamNames,
@@ -92,6 +95,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('campaign-service', config.LOG_LEVEL);
   const { token: internalToken, alsoAccepted: internalTokenAlsoAccepted } = internalTokensOf(config);
+  const caller = { token: internalToken, credentials: grpcClientCredentials(config) };
+  const serverTls = grpcServerTlsOf(config);
   let adminToken = config.ADMIN_TOKEN;
   // It opens every project, and wrong tries are not slowed: only its length keeps it from guesses.
   if (config.NODE_ENV === 'production' && adminToken && adminToken.length < MIN_ADMIN_TOKEN_LENGTH)
@@ -149,7 +154,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     };
     const recipientClient = opened.add(
       'recipient client',
-      createRecipientClient(config.RECIPIENT_SERVICE_ADDR, internalToken),
+      createRecipientClient(config.RECIPIENT_SERVICE_ADDR, caller),
       (c) => c.close(),
     );
     opened.addStop('usage consumer', await consumeUsage(js, jsm, pool, config.NATS_PREFIX, logger));
@@ -208,7 +213,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     addCampaignService(grpc, domain, metrics);
     addGrpcHealth(grpc, lifecycle);
-    ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT);
+    registerGrpcTlsMetric(metrics.registry, serverTls);
+    ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT, serverTls);
 
     const app = buildHttpApp({
       domain,

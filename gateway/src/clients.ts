@@ -5,6 +5,7 @@ import {
   type ForwardedContext,
   fromServiceError,
   grpcHealthCheck,
+  type InternalCaller,
   internalClient,
 } from '@outreach/platform';
 import { coalescedRecipientGets, type GetRecipient } from './recipient-reads';
@@ -50,27 +51,27 @@ function caller(client: Client, deadlineMs: number): Call {
 }
 
 /**
- * Connects (lazily, as grpc-js does) to both backends over plaintext inside the cluster, every
- * call carrying the internal token (INTERNAL_TOKEN) when there is one.
+ * Connects (lazily, as grpc-js does) to both backends as `internal` says (TLS or plaintext),
+ * every call carrying the internal token (INTERNAL_TOKEN) when there is one.
  */
 export function createBackends(
   addrs: { recipients: string; campaigns: string },
   deadlineMs: number,
-  internalToken?: string,
+  internal: InternalCaller = { token: undefined },
 ): Backends {
   const recipients = internalClient(
     loadRecipientsProto().outreach.v1.RecipientService,
     addrs.recipients,
-    internalToken,
+    internal,
   );
   const campaigns = internalClient(
     loadCampaignsProto().outreach.v1.CampaignService,
     addrs.campaigns,
-    internalToken,
+    internal,
   );
   const Health = loadHealthProto().grpc.health.v1.Health;
-  const recipientsHealth = internalClient(Health, addrs.recipients, internalToken, {});
-  const campaignsHealth = internalClient(Health, addrs.campaigns, internalToken, {});
+  const recipientsHealth = internalClient(Health, addrs.recipients, internal, {});
+  const campaignsHealth = internalClient(Health, addrs.campaigns, internal, {});
   const healthDeadline = Math.min(deadlineMs, 2000);
   const recipientsCall = caller(recipients, deadlineMs);
   return {

@@ -1,6 +1,7 @@
 import {
   COMMON_CONFIG,
   type ConfigOf,
+  GRPC_TLS_CLIENT_CONFIG,
   NATS_STREAM_CONFIG,
   PROXY_CONFIG,
   type VarSpec,
@@ -10,6 +11,7 @@ import {
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
   ...NATS_STREAM_CONFIG,
+  ...GRPC_TLS_CLIENT_CONFIG,
   GATEWAY_PORT: {
     type: 'int',
     default: 8080,

@@ -8,6 +8,7 @@ import {
   createMetrics,
   createRedis,
   ensureStreams,
+  grpcClientCredentials,
   internalTokensOf,
   Lifecycle,
   type Logger,
@@ -60,7 +61,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       createBackends(
         { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
         config.GRPC_DEADLINE_MS,
-        internalToken,
+        { token: internalToken, credentials: grpcClientCredentials(config) },
       ),
       (b) => b.close(),
     );

@@ -242,8 +242,8 @@ describe('the internal token (INTERNAL_TOKEN)', () => {
     const { campaign } = await projectWithKey('internal-token');
     const projectId = campaign.projectId as string;
     const calls = (token: string | undefined) => {
-      const recipients = internalClient(RecipientService, grpcAddrs.recipients, token);
-      const campaigns = internalClient(CampaignService, grpcAddrs.campaigns, token);
+      const recipients = internalClient(RecipientService, grpcAddrs.recipients, { token });
+      const campaigns = internalClient(CampaignService, grpcAddrs.campaigns, { token });
       const ask = [
         callUnary<object, { total: number }>(recipients, 'ListRecipients', {
           projectId,
@@ -269,7 +269,7 @@ describe('the internal token (INTERNAL_TOKEN)', () => {
     expect(campaigns).toMatchObject({ status: 'fulfilled', value: { campaigns: [{ id: campaign.id }] } });
     // Probes carry no token.
     for (const addr of Object.values(grpcAddrs)) {
-      const health = internalClient(Health, addr, undefined, {});
+      const health = internalClient(Health, addr, { token: undefined }, {});
       try {
         expect(await callUnary(health, 'Check', { service: '' })).toEqual({ status: 'SERVING' });
       } finally {
@@ -290,8 +290,8 @@ describe('the internal token (INTERNAL_TOKEN)', () => {
     };
     const started = [await startRecipients(transition), await startCampaigns(transition)];
     const calls = (token: string | undefined) => {
-      const recipients = internalClient(RecipientService, `127.0.0.1:${recipientPort}`, token);
-      const campaigns = internalClient(CampaignService, `127.0.0.1:${campaignPort}`, token);
+      const recipients = internalClient(RecipientService, `127.0.0.1:${recipientPort}`, { token });
+      const campaigns = internalClient(CampaignService, `127.0.0.1:${campaignPort}`, { token });
       const ask = [
         callUnary(recipients, 'ListRecipients', { projectId, campaignId: campaign.id, limit: 10 }),
         callUnary(campaigns, 'ListCampaigns', { projectId }),
@@ -403,8 +403,8 @@ describe('the internal token (INTERNAL_TOKEN)', () => {
       }
       // Any other token is still refused by both.
       const stranger = [
-        internalClient(RecipientService, backends.RECIPIENT_SERVICE_ADDR, `${NEXT}x`),
-        internalClient(CampaignService, backends.CAMPAIGN_SERVICE_ADDR, `${NEXT}x`),
+        internalClient(RecipientService, backends.RECIPIENT_SERVICE_ADDR, { token: `${NEXT}x` }),
+        internalClient(CampaignService, backends.CAMPAIGN_SERVICE_ADDR, { token: `${NEXT}x` }),
       ];
       try {
         const answers = await Promise.allSettled([

@@ -2,6 +2,7 @@ import { LIMITS } from '@outreach/contracts';
 import {
   COMMON_CONFIG,
   type ConfigOf,
+  GRPC_TLS_CLIENT_CONFIG,
   NATS_STREAM_CONFIG,
   PROXY_CONFIG,
   type VarSpec,
@@ -15,6 +16,7 @@ const MIN_ROLLUP_DAYS = Math.ceil(LIMITS.maxWindowSeconds / 86_400) + 1;
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
   ...NATS_STREAM_CONFIG,
+  ...GRPC_TLS_CLIENT_CONFIG,
   HOST: { type: 'string', default: '0.0.0.0', doc: 'address to listen on' },
   LINK_PORT: { type: 'int', default: 8081, min: 0, max: 65535, doc: 'HTTP port of the link pages' },
   RECIPIENT_SERVICE_ADDR: {

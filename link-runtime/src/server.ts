@@ -9,6 +9,7 @@ import {
   createPool,
   createRedis,
   ensureStreams,
+  grpcClientCredentials,
   internalClient,
   internalTokensOf,
   keepStreams,
@@ -110,7 +111,10 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const proto = loadRecipientsProto();
     const recipientClient = opened.add(
       'recipient client',
-      internalClient(proto.outreach.v1.RecipientService, config.RECIPIENT_SERVICE_ADDR, internalToken),
+      internalClient(proto.outreach.v1.RecipientService, config.RECIPIENT_SERVICE_ADDR, {
+        token: internalToken,
+        credentials: grpcClientCredentials(config),
+      }),
       (c) => c.close(),
     );
     const recipients = new RecipientCache(

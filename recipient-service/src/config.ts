@@ -2,6 +2,8 @@ import {
   APPLIED_RECORDS_CONFIG,
   COMMON_CONFIG,
   type ConfigOf,
+  GRPC_TLS_CLIENT_CONFIG,
+  GRPC_TLS_SERVER_CONFIG,
   NATS_STREAM_CONFIG,
   type VarSpec,
 } from '@outreach/platform';
@@ -10,6 +12,8 @@ import {
 export const CONFIG_SPEC = {
   ...COMMON_CONFIG,
   ...NATS_STREAM_CONFIG,
+  ...GRPC_TLS_CLIENT_CONFIG,
+  ...GRPC_TLS_SERVER_CONFIG,
   RECIPIENT_GRPC_PORT: {
     type: 'int',
     default: 50051,

@@ -9,7 +9,9 @@ import {
   createMetrics,
   createPool,
   ensureStreams,
+  grpcClientCredentials,
   grpcHealthCheck,
+  grpcServerTlsOf,
   internalClient,
   internalTokensOf,
   keepStreams,
@@ -27,6 +29,7 @@ import {
   type RunningService,
   registerConsumerLag,
   registerDependencyMetrics,
+  registerGrpcTlsMetric,
   registerPoolMetrics,
   runOnDemand,
   streamNames,
@@ -85,6 +88,8 @@ export async function start(
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
   const { token: internalToken, alsoAccepted: internalTokenAlsoAccepted } = internalTokensOf(config);
+  const caller = { token: internalToken, credentials: grpcClientCredentials(config) };
+  const serverTls = grpcServerTlsOf(config);
   const clock = options.clock ?? systemClock;
   const safetyRules = loadSafetyRules(config.SAFETY_RULES_FILE);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -109,19 +114,14 @@ export async function start(
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
     const campaignClient = opened.add(
       'campaign client',
-      internalClient(CampaignService, config.CAMPAIGN_SERVICE_ADDR, internalToken),
+      internalClient(CampaignService, config.CAMPAIGN_SERVICE_ADDR, caller),
       (c) => c.close(),
     );
     // Writes ask the campaign service whether their campaign is still editable, and go by the
     // replicas while it is out of reach: the gauge shows when they do.
     const campaignHealth = opened.add(
       'campaign health client',
-      internalClient(
-        loadHealthProto().grpc.health.v1.Health,
-        config.CAMPAIGN_SERVICE_ADDR,
-        internalToken,
-        {},
-      ),
+      internalClient(loadHealthProto().grpc.health.v1.Health, config.CAMPAIGN_SERVICE_ADDR, caller, {}),
       (c) => c.close(),
     );
     const metrics = createMetrics('recipient-service');
@@ -217,7 +217,8 @@ export async function start(
       }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
-    ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT);
+    registerGrpcTlsMetric(metrics.registry, serverTls);
+    ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT, serverTls);
 
     // gRPC stops accepting and drains first, then the consumers, NATS and the pool.
     opened.handTo(lifecycle);

@@ -5,7 +5,13 @@ import {
   toCreateResult,
   toFullRecipient,
 } from '@outreach/contracts';
-import { callUnary, fromServiceError, internalClient, jsonText } from '@outreach/platform';
+import {
+  callUnary,
+  fromServiceError,
+  type InternalCaller,
+  internalClient,
+  jsonText,
+} from '@outreach/platform';
 
 /** A RecipientService client. */
 export type RecipientClient = InstanceType<
@@ -13,8 +19,8 @@ export type RecipientClient = InstanceType<
 >;
 
 /** Connects (lazily) to RecipientService at `host:port`, every call carrying the internal token. */
-export function createRecipientClient(address: string, internalToken: string | undefined): RecipientClient {
-  return internalClient(loadRecipientsProto().outreach.v1.RecipientService, address, internalToken);
+export function createRecipientClient(address: string, caller: InternalCaller): RecipientClient {
+  return internalClient(loadRecipientsProto().outreach.v1.RecipientService, address, caller);
 }
 
 async function call<Res>(

@@ -302,10 +302,10 @@ describe('internal token', () => {
     });
     const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
     const clients = {
-      none: internalClient(RecipientService, target, undefined),
-      wrong: internalClient(RecipientService, target, `${TOKEN}x`),
-      right: internalClient(RecipientService, target, TOKEN),
-      health: internalClient(Health, target, undefined, {}),
+      none: internalClient(RecipientService, target, { token: undefined }),
+      wrong: internalClient(RecipientService, target, { token: `${TOKEN}x` }),
+      right: internalClient(RecipientService, target, { token: TOKEN }),
+      health: internalClient(Health, target, { token: undefined }, {}),
     };
     const request = { projectId: 'p', recipientId: 'rcp_x' };
     try {
@@ -344,9 +344,9 @@ describe('internal token', () => {
     });
     const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
     const clients = {
-      none: internalClient(RecipientService, target, undefined),
-      wrong: internalClient(RecipientService, target, `${TOKEN}x`),
-      right: internalClient(RecipientService, target, TOKEN),
+      none: internalClient(RecipientService, target, { token: undefined }),
+      wrong: internalClient(RecipientService, target, { token: `${TOKEN}x` }),
+      right: internalClient(RecipientService, target, { token: TOKEN }),
     };
     const request = { projectId: 'p', recipientId: 'rcp_x' };
     try {
@@ -385,8 +385,8 @@ describe('internal token', () => {
     });
     const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
     const clients = [
-      internalClient(RecipientService, target, undefined),
-      internalClient(RecipientService, target, `${TOKEN}x`),
+      internalClient(RecipientService, target, { token: undefined }),
+      internalClient(RecipientService, target, { token: `${TOKEN}x` }),
     ];
     try {
       for (const client of clients) {
@@ -443,10 +443,10 @@ describe('internal token', () => {
       expect(lines.filter((l) => l.msg.startsWith('INTERNAL_TOKEN_ALSO_ACCEPTED is set'))).toHaveLength(1);
       const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
       const clients = {
-        own: internalClient(RecipientService, target, TOKEN),
-        second: internalClient(RecipientService, target, NEXT),
-        third: internalClient(RecipientService, target, THIRD),
-        none: internalClient(RecipientService, target, undefined),
+        own: internalClient(RecipientService, target, { token: TOKEN }),
+        second: internalClient(RecipientService, target, { token: NEXT }),
+        third: internalClient(RecipientService, target, { token: THIRD }),
+        none: internalClient(RecipientService, target, { token: undefined }),
       };
       const request = { projectId: 'p', recipientId: 'rcp_x' };
       try {
@@ -494,7 +494,7 @@ describe('internal token', () => {
         },
       });
       const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
-      const client = internalClient(RecipientService, target, tokens.token);
+      const client = internalClient(RecipientService, target, { token: tokens.token });
       try {
         await callUnary(client, 'GetRecipient', { projectId: 'p', recipientId: 'rcp_x' });
         expect(sent).toEqual([[`Bearer ${TOKEN}`]]);
@@ -511,7 +511,9 @@ describe('internal token', () => {
         GetRecipient: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { id: 'rcp_x' }),
       });
       const target = `127.0.0.1:${await bindGrpc(step3, '127.0.0.1', 0)}`;
-      const [previous, current] = [TOKEN, NEXT].map((t) => internalClient(RecipientService, target, t));
+      const [previous, current] = [TOKEN, NEXT].map((t) =>
+        internalClient(RecipientService, target, { token: t }),
+      );
       try {
         const err = await callUnary(previous, 'GetRecipient', { projectId: 'p' }).catch((e) => e);
         expect(err.code).toBe(status.UNAUTHENTICATED);
@@ -531,7 +533,7 @@ describe('internal token', () => {
       GetRecipient: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { id: 'rcp_x' }),
     });
     const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0)}`;
-    const client = internalClient(RecipientService, target, undefined);
+    const client = internalClient(RecipientService, target, { token: undefined });
     try {
       const ok = await callUnary<object, { id: string }>(client, 'GetRecipient', { projectId: 'p' });
       expect(ok.id).toBe('rcp_x');

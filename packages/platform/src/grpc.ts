@@ -429,19 +429,27 @@ export type GrpcClientConstructor<C> = new (
   options?: ClientOptions,
 ) => C;
 
+/** How a service calls the others: the internal token it sends, and over what (TLS or plaintext). */
+export interface InternalCaller {
+  /** INTERNAL_TOKEN (see `internalTokensOf`); undefined outside production only. */
+  token: string | undefined;
+  /** From `grpcClientCredentials`; plaintext when not given. */
+  credentials?: ChannelCredentials;
+}
+
 /**
- * The one way a service makes a client of another: plaintext inside the cluster, every call
- * carrying the internal token (when there is one), with `clientChannelOptions(address)` unless
- * other options are given.
+ * The one way a service makes a client of another: over `caller`'s credentials (TLS when
+ * GRPC_TLS_CA_FILE is set), every call carrying the internal token (when there is one), with
+ * `clientChannelOptions(address)` unless other options are given.
  */
 export function internalClient<C>(
   Client: GrpcClientConstructor<C>,
   address: string,
-  internalToken: string | undefined,
+  caller: InternalCaller,
   channelOptions: Record<string, string | number> = clientChannelOptions(address),
 ): C {
-  return new Client(address, credentials.createInsecure(), {
+  return new Client(address, caller.credentials ?? credentials.createInsecure(), {
     ...channelOptions,
-    interceptors: internalToken ? [internalTokenSender(internalToken)] : [],
+    interceptors: caller.token ? [internalTokenSender(caller.token)] : [],
   });
 }

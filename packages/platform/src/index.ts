@@ -9,6 +9,7 @@ export * from './errors';
 export * from './first-connect';
 export * from './grpc';
 export * from './grpc-health';
+export * from './grpc-tls';
 export * from './http';
 export * from './ids';
 export * from './json';

@@ -1,6 +1,7 @@
 import type { Server as HttpServer, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+import type { Server as GrpcServer } from '@grpc/grpc-js';
+import { type GrpcServerTls, grpcServerCredentials } from './grpc-tls';
 import { within } from './within';
 
 // An idle keep-alive connection is kept longer than a proxy in front keeps its own (ingress-nginx:
@@ -68,10 +69,15 @@ export function closeServer(server: HttpServer): Promise<void> {
   });
 }
 
-/** Binds a plaintext gRPC server, as every service's is, and resolves with the bound port. */
-export function bindGrpc(server: GrpcServer, host: string, port: number): Promise<number> {
+/** Binds a gRPC server, over TLS with `tls` (see `grpcServerTlsOf`), and resolves with the bound port. */
+export function bindGrpc(
+  server: GrpcServer,
+  host: string,
+  port: number,
+  tls?: GrpcServerTls,
+): Promise<number> {
   return new Promise((resolve, reject) =>
-    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+    server.bindAsync(`${host}:${port}`, grpcServerCredentials(tls), (err, bound) =>
       err ? reject(err) : resolve(bound),
     ),
   );

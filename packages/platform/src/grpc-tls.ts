@@ -1,0 +1,129 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/grpc-js';
+import { Gauge, type Registry } from 'prom-client';
+import { ConfigError, type VarSpec } from './config';
+
+/** What every gRPC client reads: whether it speaks TLS to the gRPC servers, and whom it trusts. */
+export const GRPC_TLS_CLIENT_CONFIG = {
+  GRPC_TLS_CA_FILE: {
+    type: 'string',
+    doc: "PEM file of the CA that signed the gRPC servers' certificates: gRPC calls between the services then go over TLS, each server's certificate checked against it and against the host name of the address called (unset: plaintext)",
+  },
+} as const satisfies Record<string, VarSpec>;
+
+/** What the gRPC servers (campaign and recipient services) read: their own certificate. */
+export const GRPC_TLS_SERVER_CONFIG = {
+  GRPC_TLS_CERT_FILE: {
+    type: 'string',
+    doc: "PEM file of this gRPC server's certificate (chain first to last), for the host name its callers use; with GRPC_TLS_KEY_FILE it serves gRPC over TLS only (unset: plaintext). Read at start: a renewed certificate takes effect at the next restart",
+  },
+  GRPC_TLS_KEY_FILE: {
+    type: 'string',
+    secret: true,
+    doc: 'PEM file of the private key of GRPC_TLS_CERT_FILE',
+  },
+} as const satisfies Record<string, VarSpec>;
+
+/** A gRPC server's certificate and key, as `grpcServerTlsOf` read and checked them. */
+export interface GrpcServerTls {
+  cert: Buffer;
+  key: Buffer;
+  /** When the (first) certificate stops being valid. */
+  notAfter: Date;
+}
+
+/** Reads a file a variable names; a problem naming the variable when it cannot. */
+function readNamed(name: string, file: string, problems: string[]): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    problems.push(`${name} (${file}) cannot be read: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/**
+ * The credentials of the gRPC clients: TLS trusting GRPC_TLS_CA_FILE when it is set, else
+ * plaintext. A file that is missing or holds no certificate fails the start, naming it.
+ */
+export function grpcClientCredentials(config: { GRPC_TLS_CA_FILE?: string | undefined }): ChannelCredentials {
+  const file = config.GRPC_TLS_CA_FILE || undefined;
+  if (file === undefined) return credentials.createInsecure();
+  const problems: string[] = [];
+  const ca = readNamed('GRPC_TLS_CA_FILE', file, problems);
+  if (ca) {
+    try {
+      new X509Certificate(ca);
+    } catch {
+      problems.push(`GRPC_TLS_CA_FILE (${file}) holds no PEM certificate`);
+    }
+  }
+  if (problems.length > 0 || !ca) throw new ConfigError(problems);
+  return credentials.createSsl(ca);
+}
+
+/**
+ * A gRPC server's certificate and key (GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE), or undefined when
+ * neither is set. One without the other, an unreadable file, a file that is no PEM certificate or
+ * key, a key that is not the certificate's, or a certificate no longer valid fails the start,
+ * every problem named at once.
+ */
+export function grpcServerTlsOf(
+  config: { GRPC_TLS_CERT_FILE?: string | undefined; GRPC_TLS_KEY_FILE?: string | undefined },
+  now: Date = new Date(),
+): GrpcServerTls | undefined {
+  const certFile = config.GRPC_TLS_CERT_FILE || undefined;
+  const keyFile = config.GRPC_TLS_KEY_FILE || undefined;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  const problems: string[] = [];
+  if (certFile === undefined) problems.push('GRPC_TLS_KEY_FILE is set without GRPC_TLS_CERT_FILE');
+  if (keyFile === undefined) problems.push('GRPC_TLS_CERT_FILE is set without GRPC_TLS_KEY_FILE');
+  const cert = certFile ? readNamed('GRPC_TLS_CERT_FILE', certFile, problems) : undefined;
+  const key = keyFile ? readNamed('GRPC_TLS_KEY_FILE', keyFile, problems) : undefined;
+  let x509: X509Certificate | undefined;
+  if (cert) {
+    try {
+      x509 = new X509Certificate(cert);
+    } catch {
+      problems.push(`GRPC_TLS_CERT_FILE (${certFile}) holds no PEM certificate`);
+    }
+  }
+  if (key) {
+    try {
+      const privateKey = createPrivateKey(key);
+      if (x509 && !x509.checkPrivateKey(privateKey))
+        problems.push('GRPC_TLS_KEY_FILE is not the private key of the certificate in GRPC_TLS_CERT_FILE');
+    } catch {
+      problems.push(`GRPC_TLS_KEY_FILE (${keyFile}) holds no PEM private key`);
+    }
+  }
+  if (x509 && Date.parse(x509.validTo) <= now.getTime())
+    problems.push(`the certificate in GRPC_TLS_CERT_FILE expired on ${new Date(x509.validTo).toISOString()}`);
+  if (problems.length > 0 || !cert || !key || !x509) throw new ConfigError(problems);
+  return { cert, key, notAfter: new Date(x509.validTo) };
+}
+
+/** The credentials a gRPC server binds with: TLS with its certificate, else plaintext. */
+export function grpcServerCredentials(tls: GrpcServerTls | undefined): ServerCredentials {
+  // Callers prove themselves with the internal token, not a client certificate.
+  return tls
+    ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
+    : ServerCredentials.createInsecure();
+}
+
+/** The metric of when the certificate a gRPC server serves expires (see registerGrpcTlsMetric). */
+export const GRPC_TLS_EXPIRY_METRIC = 'grpc_server_tls_certificate_expiry_timestamp_seconds';
+
+/**
+ * Exports when the certificate this gRPC server was started with expires (0 for plaintext), so
+ * that a renewal the running server has not taken up (it reads its certificate at start) pages
+ * before callers start refusing it.
+ */
+export function registerGrpcTlsMetric(registry: Registry, tls: GrpcServerTls | undefined): void {
+  new Gauge({
+    name: GRPC_TLS_EXPIRY_METRIC,
+    help: 'When the TLS certificate this gRPC server serves expires, in seconds since the epoch (0: plaintext)',
+    registers: [registry],
+  }).set(tls ? Math.floor(tls.notAfter.getTime() / 1000) : 0);
+}

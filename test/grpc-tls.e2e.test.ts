@@ -1,0 +1,65 @@
+/**
+ * The whole system with every gRPC call between the services over TLS (GRPC_TLS_*): the API,
+ * the admin API's recipient views and the link pages all reach the recipient and campaign
+ * services through it, and the servers export when their certificate expires.
+ */
+import path from 'node:path';
+import { createProject, eventually, type ProjectFixture } from './support/fixtures';
+import { scrape, sum } from './support/prometheus';
+import { http, startSystem, type TestSystem } from './support/system';
+
+// TEST-ONLY certificates (scripts/make-test-certs.sh), for 127.0.0.1.
+const TLS = path.resolve(__dirname, 'fixtures/tls');
+
+let sys: TestSystem;
+let fx: ProjectFixture;
+
+beforeAll(async () => {
+  sys = await startSystem(
+    {
+      GRPC_TLS_CA_FILE: path.join(TLS, 'ca.crt'),
+      GRPC_TLS_CERT_FILE: path.join(TLS, 'server.crt'),
+      GRPC_TLS_KEY_FILE: path.join(TLS, 'server.key'),
+    },
+    { metrics: true },
+  );
+  const now = Date.now();
+  fx = await createProject(sys, {
+    startDate: new Date(now - 3600_000).toISOString(),
+    endDate: new Date(now + 86_400_000).toISOString(),
+  });
+}, 60_000);
+afterAll(() => sys?.stop());
+
+it('creates, reads and opens a link with every call between the services over TLS', async () => {
+  const api = `${sys.gatewayUrl}/api/v1/projects/${fx.projectId}`;
+  const created = await http('POST', `${api}/recipients`, {
+    token: fx.keys.rw,
+    body: { campaignId: fx.campaignId, items: [{ label: 'Ada' }] },
+  });
+  expect(created.status).toBe(201);
+  const recipient = created.body.results[0];
+  const read = await http('GET', `${api}/recipients/${recipient.id}`, { token: fx.keys.rw });
+  expect(read.status).toBe(200);
+  expect(read.body.label).toBe('Ada');
+  // The admin API forwards to the recipient service too.
+  const listed = await http(
+    'GET',
+    `${sys.adminUrl}/admin/v1/projects/${fx.projectId}/campaigns/${fx.campaignId}/recipients`,
+    { token: sys.adminToken },
+  );
+  expect(listed.body.total).toBe(1);
+  await http('POST', `${sys.adminUrl}/admin/v1/projects/${fx.projectId}/campaigns/${fx.campaignId}/launch`, {
+    token: sys.adminToken,
+  });
+  // The link runtime resolves the link through the recipient service.
+  const token = new URL(recipient.link).pathname.split('/').pop();
+  await eventually(async () => (await fetch(`${sys.linkUrl}/i/${token}`)).status === 200, 5000);
+  for (const service of ['campaign-service', 'recipient-service']) {
+    const expiry = sum(
+      await scrape(sys.metricsUrls[service]),
+      'grpc_server_tls_certificate_expiry_timestamp_seconds',
+    );
+    expect(new Date(expiry * 1000).getUTCFullYear()).toBeGreaterThan(2100);
+  }
+});
