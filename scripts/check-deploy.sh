@@ -88,7 +88,7 @@ mkdir -p "$OUT"
 # name | extra helm arguments | validator flags
 variants=(
   "defaults||--expect-trial --expect-network-policies"
-  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com --links-annotation=nginx.ingress.kubernetes.io/enable-access-log=false"
+  "external|-f $CHART/values-external.yaml|--expect-service-monitor --expect-network-policies --external-secrets=outreach-stores,outreach-app,outreach-grpc-tls --dashboard-hosts=admin.example.com --links-annotation=nginx.ingress.kubernetes.io/enable-access-log=false"
   "trial-full|-f $CHART/ci/trial-full-values.yaml|--expect-trial --expect-service-monitor --expect-network-policies --external-secrets=outreach-assistant"
   "no-network-policies|--set networkPolicy.enabled=false|--expect-trial"
   "dashboard-host|--set ingress.dashboardHosts[0]=admin.example.com|--expect-trial --expect-network-policies --dashboard-hosts=admin.example.com"
@@ -304,7 +304,7 @@ for f in "${examples[@]}"; do
     >"${f%.yaml}.rendered"); then
     ok "helm template ($name)"
     res=$(node scripts/validate-manifests.js "${f%.yaml}.rendered" --label="$name" --expect-service-monitor \
-      --expect-network-policies --external-secrets=outreach-stores,outreach-app --dashboard-hosts=admin.example.com)
+      --expect-network-policies --external-secrets=outreach-stores,outreach-app,outreach-grpc-tls --dashboard-hosts=admin.example.com)
     tally "$res" $? "manifests ($name)"
   else
     not_ok "helm template ($name)" "$out"

@@ -163,8 +163,14 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   const pod = d.spec.template.spec;
   const c = pod.containers.find((x) => x.name === svc) ?? pod.containers[0];
   if (spec.grpcOnly) {
+    // Over TLS (GRPC_TLS_CERT_FILE set), which the kubelet's gRPC probe does not speak: the gRPC port over TCP.
+    const tls = (c.env ?? []).some((e) => e.name === 'GRPC_TLS_CERT_FILE');
     for (const probe of ['livenessProbe', 'readinessProbe']) {
-      if (c[probe]?.grpc?.port !== spec.grpc) problems.push(`${probe} is not a gRPC probe on ${spec.grpc}`);
+      if (tls) {
+        if (c[probe]?.tcpSocket?.port !== 'grpc')
+          problems.push(`${probe} is not a TCP probe on the grpc port (TLS)`);
+      } else if (c[probe]?.grpc?.port !== spec.grpc)
+        problems.push(`${probe} is not a gRPC probe on ${spec.grpc}`);
     }
   } else {
     if (c.livenessProbe?.httpGet?.path !== '/livez') problems.push('livenessProbe is not GET /livez');

@@ -120,6 +120,17 @@ spec:
             {{- . | nindent 12 }}
             {{- end }}
             {{- end }}
+            {{- if $root.Values.grpcTls.enabled }}
+            {{- /* Every service calls over TLS; the gRPC servers also serve with the certificate. */}}
+            - name: GRPC_TLS_CA_FILE
+              value: /etc/outreach/grpc-tls/ca.crt
+            {{- if $v.grpcPort }}
+            - name: GRPC_TLS_CERT_FILE
+              value: /etc/outreach/grpc-tls/tls.crt
+            - name: GRPC_TLS_KEY_FILE
+              value: /etc/outreach/grpc-tls/tls.key
+            {{- end }}
+            {{- end }}
             {{- range $k, $val := $v.extraEnv }}
             - name: {{ $k }}
               value: {{ $val | toString | quote }}
@@ -138,6 +149,23 @@ spec:
             failureThreshold: 3
           readinessProbe:
             httpGet: { path: /readyz, port: http }
+            periodSeconds: 5
+            timeoutSeconds: 3
+            failureThreshold: 2
+          {{- else if $root.Values.grpcTls.enabled }}
+          # gRPC-only over TLS, which the kubelet's gRPC probe does not speak: the port is bound
+          # only once the service has started, and a terminating pod leaves the endpoints anyway.
+          startupProbe:
+            tcpSocket: { port: grpc }
+            periodSeconds: 2
+            failureThreshold: 60
+          livenessProbe:
+            tcpSocket: { port: grpc }
+            periodSeconds: 10
+            timeoutSeconds: 3
+            failureThreshold: 3
+          readinessProbe:
+            tcpSocket: { port: grpc }
             periodSeconds: 5
             timeoutSeconds: 3
             failureThreshold: 2
@@ -171,6 +199,11 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if $root.Values.grpcTls.enabled }}
+            - name: grpc-tls
+              mountPath: /etc/outreach/grpc-tls
+              readOnly: true
+            {{- end }}
             {{- with $v.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -178,6 +211,11 @@ spec:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- if $root.Values.grpcTls.enabled }}
+        - name: grpc-tls
+          secret:
+            secretName: {{ $root.Values.grpcTls.secretName }}
+        {{- end }}
         {{- with $v.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
