@@ -78,12 +78,12 @@ export async function runMigrations(env: NodeJS.ProcessEnv, logger?: Logger): Pr
 /**
  * Starts the recipient service: config, PostgreSQL (migrated), NATS streams, the two durable
  * consumers (campaign snapshots, usage), the deletion of deleted campaigns' recipients and the
- * pruning of applied usage (at start, then hourly), then the gRPC server. `stop()` closes them newest first: gRPC, consumers, metrics,
- * NATS, pool.
+ * pruning of applied usage (at start, then hourly), then the gRPC server. `stop()` closes them
+ * newest first: gRPC, consumers, metrics, NATS, pool.
  */
 export async function start(
   env: NodeJS.ProcessEnv,
-  options: { logger?: Logger; clock?: Clock; eraseChunk?: number; eraseEveryMs?: number } = {},
+  options: { logger?: Logger; clock?: Clock; eraseChunk?: number } = {},
 ): Promise<RunningService & { lifecycle: Lifecycle }> {
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
@@ -172,7 +172,7 @@ export async function start(
     });
     const eraser = runOnDemand(
       service.eraseDeletedCampaigns,
-      options.eraseEveryMs ?? ERASE_EVERY_MS,
+      ERASE_EVERY_MS,
       logger,
       "deleting a deleted campaign's recipients failed",
     );

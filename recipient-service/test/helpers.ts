@@ -121,7 +121,7 @@ async function startFakeCampaignService(): Promise<FakeCampaignService> {
 /** Starts the service exactly as main does, with the namespace env and a free port. */
 export async function startHarness(
   extraEnv: Record<string, string> = {},
-  options: { eraseChunk?: number; eraseEveryMs?: number } = {},
+  options: { eraseChunk?: number } = {},
 ): Promise<Harness> {
   const ns = await createTestNamespace();
   const campaignService = await startFakeCampaignService();
