@@ -163,12 +163,16 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   const pod = d.spec.template.spec;
   const c = pod.containers.find((x) => x.name === svc) ?? pod.containers[0];
   if (spec.grpcOnly) {
-    // Over TLS (GRPC_TLS_CERT_FILE set), which the kubelet's gRPC probe does not speak: the gRPC port over TCP.
+    // Over TLS (GRPC_TLS_CERT_FILE set), which the kubelet's gRPC probe does not speak: HTTP on the metrics port.
     const tls = (c.env ?? []).some((e) => e.name === 'GRPC_TLS_CERT_FILE');
-    for (const probe of ['livenessProbe', 'readinessProbe']) {
+    for (const [probe, path] of [
+      ['livenessProbe', '/livez'],
+      ['readinessProbe', '/readyz'],
+    ]) {
       if (tls) {
-        if (c[probe]?.tcpSocket?.port !== 'grpc')
-          problems.push(`${probe} is not a TCP probe on the grpc port (TLS)`);
+        const get = c[probe]?.httpGet;
+        if (get?.path !== path || get?.port !== 'metrics')
+          problems.push(`${probe} is not GET ${path} on the metrics port (gRPC over TLS)`);
       } else if (c[probe]?.grpc?.port !== spec.grpc)
         problems.push(`${probe} is not a gRPC probe on ${spec.grpc}`);
     }

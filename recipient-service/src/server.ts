@@ -141,7 +141,15 @@ export async function start(
       { stream: streams.events, consumer: usageBatchDurable(prefix) },
       { stream: streams.events, consumer: usageStartsDurable(prefix) },
     ]);
-    const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST);
+    // Its probes over HTTP too, for a gRPC port that speaks TLS: ready once serving gRPC, until draining.
+    let serving = false;
+    const metricsPort = await openMetrics(
+      opened,
+      metrics.registry,
+      config.METRICS_PORT,
+      config.HOST,
+      () => serving && !lifecycle.isDraining,
+    );
     if (metricsPort) ports.metrics = metricsPort;
     // Stopped after the gRPC server: what its last requests committed is still published.
     const relay = opened.add(
@@ -219,6 +227,7 @@ export async function start(
     );
     registerGrpcTlsMetric(metrics.registry, serverTls);
     ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT, serverTls);
+    serving = true;
 
     // gRPC stops accepting and drains first, then the consumers, NATS and the pool.
     opened.handTo(lifecycle);

@@ -34,6 +34,11 @@ describe('recipient service process', () => {
     expect(res.status).toBe('SERVING');
   });
 
+  it('answers /livez and /readyz on its metrics port, the probes when its gRPC port speaks TLS', async () => {
+    const at = (p: string) => fetch(`http://127.0.0.1:${metricsPort}${p}`).then((r) => r.status);
+    expect([await at('/livez'), await at('/readyz')]).toEqual([200, 200]);
+  });
+
   it('counts gRPC calls by method and code on /metrics', async () => {
     await h.refusal('GetRecipient', { projectId: 'prj_x', recipientId: 'rcp_missing' });
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();

@@ -129,4 +129,21 @@ describe('serveMetrics', () => {
       await closeServer(server);
     }
   });
+
+  it('answers the probes with a readiness, ready or not, and only /metrics without one', async () => {
+    let ready = false;
+    const probed = await serveMetrics(new Registry(), 0, '127.0.0.1', () => ready);
+    const plain = await serveMetrics(new Registry(), 0, '127.0.0.1');
+    const at = (server: typeof probed, path: string) =>
+      fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`).then((r) => r.status);
+    try {
+      expect([await at(probed, '/livez'), await at(probed, '/readyz')]).toEqual([200, 503]);
+      ready = true;
+      expect([await at(probed, '/livez'), await at(probed, '/readyz')]).toEqual([200, 200]);
+      expect([await at(plain, '/livez'), await at(plain, '/readyz')]).toEqual([404, 404]);
+    } finally {
+      await closeServer(probed);
+      await closeServer(plain);
+    }
+  });
 });

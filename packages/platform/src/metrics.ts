@@ -46,9 +46,19 @@ export function createMetrics(service: string): ServiceMetrics {
   };
 }
 
-/** Serves `GET /metrics` on its own port (0 picks a free one). */
-export async function serveMetrics(registry: Registry, port: number, host = '0.0.0.0'): Promise<Server> {
+/** Serves `GET /metrics` on its own port (0 picks a free one), and the probes with `ready` (see openMetrics). */
+export async function serveMetrics(
+  registry: Registry,
+  port: number,
+  host = '0.0.0.0',
+  ready?: () => boolean,
+): Promise<Server> {
   const server = createServer(async (req, res) => {
+    if (ready && (req.url === '/livez' || req.url === '/readyz')) {
+      const ok = req.url === '/livez' || ready();
+      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ok ? 'ok\n' : 'not ready\n');
+      return;
+    }
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
       return;
@@ -68,16 +78,20 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
 
 /**
  * Serves `registry` on `port` at `host` as a service's start does, recorded in `opened` so that
- * it closes with the rest; returns its port, or undefined when `port` is 0 (metrics off).
+ * it closes with the rest; returns its port, or undefined when `port` is 0 (metrics off). With
+ * `ready`, it also answers `/livez` (200 while the process answers at all) and `/readyz` (200
+ * while `ready()`, else 503): the probes of a gRPC-only service whose port speaks TLS, which the
+ * kubelet's gRPC probe does not.
  */
 export async function openMetrics(
   opened: Opened,
   registry: Registry,
   port: number,
   host: string,
+  ready?: () => boolean,
 ): Promise<number | undefined> {
   if (port <= 0) return undefined;
-  const server = opened.add('metrics', await serveMetrics(registry, port, host), closeServer);
+  const server = opened.add('metrics', await serveMetrics(registry, port, host, ready), closeServer);
   return (server.address() as AddressInfo).port;
 }
 

@@ -153,19 +153,19 @@ spec:
             timeoutSeconds: 3
             failureThreshold: 2
           {{- else if $root.Values.grpcTls.enabled }}
-          # gRPC-only over TLS, which the kubelet's gRPC probe does not speak: the port is bound
-          # only once the service has started, and a terminating pod leaves the endpoints anyway.
+          # gRPC-only over TLS, which the kubelet's gRPC probe does not speak: the same answers
+          # over HTTP on the metrics port (ready once serving gRPC, until draining).
           startupProbe:
-            tcpSocket: { port: grpc }
+            httpGet: { path: /livez, port: metrics }
             periodSeconds: 2
             failureThreshold: 60
           livenessProbe:
-            tcpSocket: { port: grpc }
+            httpGet: { path: /livez, port: metrics }
             periodSeconds: 10
             timeoutSeconds: 3
             failureThreshold: 3
           readinessProbe:
-            tcpSocket: { port: grpc }
+            httpGet: { path: /readyz, port: metrics }
             periodSeconds: 5
             timeoutSeconds: 3
             failureThreshold: 2
