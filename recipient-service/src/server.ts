@@ -141,15 +141,12 @@ export async function start(
       { stream: streams.events, consumer: usageBatchDurable(prefix) },
       { stream: streams.events, consumer: usageStartsDurable(prefix) },
     ]);
-    // Its probes over HTTP too, for a gRPC port that speaks TLS: ready once serving gRPC, until draining.
+    // Its probes over HTTP too, for a gRPC port that speaks TLS: started once serving gRPC.
     let serving = false;
-    const metricsPort = await openMetrics(
-      opened,
-      metrics.registry,
-      config.METRICS_PORT,
-      config.HOST,
-      () => serving && !lifecycle.isDraining,
-    );
+    const metricsPort = await openMetrics(opened, metrics.registry, config.METRICS_PORT, config.HOST, {
+      lifecycle,
+      started: () => serving,
+    });
     if (metricsPort) ports.metrics = metricsPort;
     // Stopped after the gRPC server: what its last requests committed is still published.
     const relay = opened.add(

@@ -43,6 +43,21 @@ function readNamed(name: string, file: string, problems: string[]): Buffer | und
   }
 }
 
+/** The certificate in a file a variable names; a problem naming them when it holds none. */
+function certificateIn(
+  name: string,
+  file: string,
+  pem: Buffer,
+  problems: string[],
+): X509Certificate | undefined {
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    problems.push(`${name} (${file}) holds no PEM certificate`);
+    return undefined;
+  }
+}
+
 /**
  * The credentials of the gRPC clients: TLS trusting GRPC_TLS_CA_FILE when it is set, else
  * plaintext. A file that is missing or holds no certificate fails the start, naming it.
@@ -52,13 +67,7 @@ export function grpcClientCredentials(config: { GRPC_TLS_CA_FILE?: string | unde
   if (file === undefined) return credentials.createInsecure();
   const problems: string[] = [];
   const ca = readNamed('GRPC_TLS_CA_FILE', file, problems);
-  if (ca) {
-    try {
-      new X509Certificate(ca);
-    } catch {
-      problems.push(`GRPC_TLS_CA_FILE (${file}) holds no PEM certificate`);
-    }
-  }
+  if (ca) certificateIn('GRPC_TLS_CA_FILE', file, ca, problems);
   if (problems.length > 0 || !ca) throw new ConfigError(problems);
   return credentials.createSsl(ca);
 }
@@ -81,14 +90,7 @@ export function grpcServerTlsOf(
   if (keyFile === undefined) problems.push('GRPC_TLS_CERT_FILE is set without GRPC_TLS_KEY_FILE');
   const cert = certFile ? readNamed('GRPC_TLS_CERT_FILE', certFile, problems) : undefined;
   const key = keyFile ? readNamed('GRPC_TLS_KEY_FILE', keyFile, problems) : undefined;
-  let x509: X509Certificate | undefined;
-  if (cert) {
-    try {
-      x509 = new X509Certificate(cert);
-    } catch {
-      problems.push(`GRPC_TLS_CERT_FILE (${certFile}) holds no PEM certificate`);
-    }
-  }
+  const x509 = cert && certFile ? certificateIn('GRPC_TLS_CERT_FILE', certFile, cert, problems) : undefined;
   if (key) {
     try {
       const privateKey = createPrivateKey(key);

@@ -132,7 +132,10 @@ describe('serveMetrics', () => {
 
   it('answers the probes with a readiness, ready or not, and only /metrics without one', async () => {
     let ready = false;
-    const probed = await serveMetrics(new Registry(), 0, '127.0.0.1', () => ready);
+    const probed = await serveMetrics(new Registry(), 0, '127.0.0.1', {
+      lifecycle: { isDraining: false },
+      started: () => ready,
+    });
     const plain = await serveMetrics(new Registry(), 0, '127.0.0.1');
     const at = (server: typeof probed, path: string) =>
       fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`).then((r) => r.status);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { Opened } from './lifecycle';
+import type { Lifecycle, Opened } from './lifecycle';
 import { closeServer, listen } from './listen';
 import { RequestMetrics } from './request-metrics';
 import { TIMED_OUT, within } from './within';
@@ -46,17 +46,31 @@ export function createMetrics(service: string): ServiceMetrics {
   };
 }
 
-/** Serves `GET /metrics` on its own port (0 picks a free one), and the probes with `ready` (see openMetrics). */
+/** What a metrics port's probes answer by (see openMetrics). */
+export interface MetricsProbes {
+  lifecycle: Pick<Lifecycle, 'isDraining'>;
+  /** False until the service serves what it is probed for. */
+  started: () => boolean;
+}
+
+/** `/readyz` as `healthRoutes` answers it, without dependency checks: starting, draining or ok. */
+function readiness(probes: MetricsProbes): { status: 'starting' | 'draining' | 'ok'; code: number } {
+  if (!probes.started()) return { status: 'starting', code: 503 };
+  if (probes.lifecycle.isDraining) return { status: 'draining', code: 503 };
+  return { status: 'ok', code: 200 };
+}
+
+/** Serves `GET /metrics` on its own port (0 picks a free one), and the probes with `probes` (see openMetrics). */
 export async function serveMetrics(
   registry: Registry,
   port: number,
   host = '0.0.0.0',
-  ready?: () => boolean,
+  probes?: MetricsProbes,
 ): Promise<Server> {
   const server = createServer(async (req, res) => {
-    if (ready && (req.url === '/livez' || req.url === '/readyz')) {
-      const ok = req.url === '/livez' || ready();
-      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ok ? 'ok\n' : 'not ready\n');
+    if (probes && (req.url === '/livez' || req.url === '/readyz')) {
+      const { status, code } = req.url === '/livez' ? { status: 'ok', code: 200 } : readiness(probes);
+      res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status }));
       return;
     }
     if (req.url !== '/metrics') {
@@ -79,19 +93,20 @@ export async function serveMetrics(
 /**
  * Serves `registry` on `port` at `host` as a service's start does, recorded in `opened` so that
  * it closes with the rest; returns its port, or undefined when `port` is 0 (metrics off). With
- * `ready`, it also answers `/livez` (200 while the process answers at all) and `/readyz` (200
- * while `ready()`, else 503): the probes of a gRPC-only service whose port speaks TLS, which the
- * kubelet's gRPC probe does not.
+ * `probes`, it also answers `/livez` (200 while the process answers at all) and `/readyz` (503
+ * `starting` until `started()`, 503 `draining` once shutdown began, else 200), as `healthRoutes`
+ * does: the probes of a gRPC-only service whose port speaks TLS, which the kubelet's gRPC probe
+ * does not.
  */
 export async function openMetrics(
   opened: Opened,
   registry: Registry,
   port: number,
   host: string,
-  ready?: () => boolean,
+  probes?: MetricsProbes,
 ): Promise<number | undefined> {
   if (port <= 0) return undefined;
-  const server = opened.add('metrics', await serveMetrics(registry, port, host, ready), closeServer);
+  const server = opened.add('metrics', await serveMetrics(registry, port, host, probes), closeServer);
   return (server.address() as AddressInfo).port;
 }
 

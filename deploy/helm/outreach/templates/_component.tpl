@@ -135,37 +135,25 @@ spec:
             - name: {{ $k }}
               value: {{ $val | toString | quote }}
             {{- end }}
-          {{- if $v.httpPort }}
-          # The HTTP services answer /livez while the process works and /readyz until shutdown
-          # begins; a shared store out of reach does not make a replica unready (operations.md).
+          {{- if or $v.httpPort $root.Values.grpcTls.enabled }}
+          {{- $probePort := "http" }}
+          {{- if not $v.httpPort }}
+          {{- $probePort = "metrics" }}
+          {{- end }}
+          # /livez while the process works, /readyz until shutdown begins; a shared store out of
+          # reach does not make a replica unready (operations.md). A gRPC-only service over TLS,
+          # which the kubelet's gRPC probe does not speak, answers them on its metrics port.
           startupProbe:
-            httpGet: { path: /livez, port: http }
+            httpGet: { path: /livez, port: {{ $probePort }} }
             periodSeconds: 2
             failureThreshold: 60
           livenessProbe:
-            httpGet: { path: /livez, port: http }
+            httpGet: { path: /livez, port: {{ $probePort }} }
             periodSeconds: 10
             timeoutSeconds: 3
             failureThreshold: 3
           readinessProbe:
-            httpGet: { path: /readyz, port: http }
-            periodSeconds: 5
-            timeoutSeconds: 3
-            failureThreshold: 2
-          {{- else if $root.Values.grpcTls.enabled }}
-          # gRPC-only over TLS, which the kubelet's gRPC probe does not speak: the same answers
-          # over HTTP on the metrics port (ready once serving gRPC, until draining).
-          startupProbe:
-            httpGet: { path: /livez, port: metrics }
-            periodSeconds: 2
-            failureThreshold: 60
-          livenessProbe:
-            httpGet: { path: /livez, port: metrics }
-            periodSeconds: 10
-            timeoutSeconds: 3
-            failureThreshold: 3
-          readinessProbe:
-            httpGet: { path: /readyz, port: metrics }
+            httpGet: { path: /readyz, port: {{ $probePort }} }
             periodSeconds: 5
             timeoutSeconds: 3
             failureThreshold: 2
