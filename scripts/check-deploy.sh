@@ -181,6 +181,18 @@ else
   not_ok "a second internal token reaches the two gRPC servers only, the internal token is still generated, and none is rendered by default" \
     "holders: '$holders'" "$(grep -n 'INTERNAL_TOKEN' <<<"$out" | head -n 12)"
 fi
+check_fails "values.schema.json refuses gRPC callers on plaintext to servers taking TLS only" \
+  "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.clients=false
+out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.clients=false --set grpcTls.acceptPlaintext=true 2>&1)
+if [[ $(grep -c 'name: GRPC_TLS_ACCEPT_PLAINTEXT' <<<"$out") -eq 2 ]] &&
+  [[ $(grep -c 'name: GRPC_TLS_CERT_FILE' <<<"$out") -eq 2 ]] && ! grep -q 'name: GRPC_TLS_CA_FILE' <<<"$out"; then
+  ok "a TLS rollout's first step has both gRPC servers take plaintext too, and no caller speak TLS yet"
+else
+  not_ok "a TLS rollout's first step has both gRPC servers take plaintext too, and no caller speak TLS yet" \
+    "$(grep -n 'GRPC_TLS' <<<"$out")"
+fi
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
@@ -290,8 +302,10 @@ check_fails "validate-manifests.js refuses a file variable (SAFETY_RULES_FILE) p
 rm -f "$OUT"/docs-example-*.yaml
 node -e '
   const fs = require("node:fs");
-  const blocks = [...fs.readFileSync("docs/operations.md", "utf8").matchAll(/^```yaml\n([\s\S]*?)^```$/gm)];
-  blocks.forEach((m, i) => fs.writeFileSync(`${process.argv[1]}/docs-example-${i + 1}.yaml`, m[1]));
+  // Blocks indented under a list item too, their indentation taken off.
+  const blocks = [...fs.readFileSync("docs/operations.md", "utf8").matchAll(/^( *)```yaml\n([\s\S]*?)^\1```$/gm)];
+  const unindent = (m) => m[2].replace(new RegExp(`^${m[1]}`, "gm"), "");
+  blocks.forEach((m, i) => fs.writeFileSync(`${process.argv[1]}/docs-example-${i + 1}.yaml`, unindent(m)));
 ' "$OUT"
 examples=("$OUT"/docs-example-*.yaml)
 if [[ ! -f ${examples[0]} ]]; then
@@ -332,6 +346,9 @@ if [[ -f $OUT/defaults.yaml ]]; then
     linkPod.spec.template.spec.containers[0].env = linkPod.spec.template.spec.containers[0].env.filter(
       (e) => e.name !== "INTERNAL_TOKEN",
     );
+    // A gateway calling over TLS servers that serve plaintext.
+    const gatewayEnv = d.spec.template.spec.containers[0].env;
+    gatewayEnv.push({ name: "GRPC_TLS_CA_FILE", value: "/etc/outreach/grpc-tls/ca.crt" });
     fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
   ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
   broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
@@ -339,10 +356,11 @@ if [[ -f $OUT/defaults.yaml ]]; then
     grep -q 'no route for /i' <<<"$broken" && grep -q 'its callers are \[.*link-runtime' <<<"$broken" &&
     grep -q 'max_connections is 100; the services may open' <<<"$broken" &&
     grep -q 'no --maxmemory under its' <<<"$broken" && grep -q 'not noeviction' <<<"$broken" &&
-    grep -q 'link-runtime: no INTERNAL_TOKEN from a Secret' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory and a service without INTERNAL_TOKEN"
+    grep -q 'link-runtime: no INTERNAL_TOKEN from a Secret' <<<"$broken" &&
+    grep -q 'gateway calls over TLS, recipient-service serves plaintext only' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN and a caller speaking TLS to a plaintext server"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory and a service without INTERNAL_TOKEN" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN and a caller speaking TLS to a plaintext server" "$broken"
   fi
 fi
 

@@ -219,6 +219,30 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
   check(`${svc}: probes, ports, graceful stop, Service, PDB and scaling`, problems);
 }
 
+// ---- gRPC transport --------------------------------------------------------------------------
+// Every caller must speak what both gRPC servers take: TLS (GRPC_TLS_CA_FILE) only to a server
+// with a certificate, plaintext only to one without, or one that takes both (a rollout's steps).
+{
+  const problems = [];
+  const envOf = (svc) => {
+    const d = byKind('Deployment').find((o) => componentOf(o) === svc);
+    const c = d?.spec.template.spec.containers.find((x) => x.name === svc);
+    return new Map((c?.env ?? []).map((e) => [e.name, e.value]));
+  };
+  for (const server of Object.keys(SERVICES).filter((svc) => SERVICES[svc].grpc)) {
+    const env = envOf(server);
+    const servesTls = env.has('GRPC_TLS_CERT_FILE');
+    const takesPlaintext = !servesTls || env.get('GRPC_TLS_ACCEPT_PLAINTEXT') === 'true';
+    for (const caller of Object.keys(SERVICES)) {
+      const callsTls = envOf(caller).has('GRPC_TLS_CA_FILE');
+      if (callsTls && !servesTls) problems.push(`${caller} calls over TLS, ${server} serves plaintext only`);
+      if (!callsTls && !takesPlaintext)
+        problems.push(`${caller} calls in plaintext, ${server} serves TLS only`);
+    }
+  }
+  check('every gRPC caller speaks what the gRPC servers take', problems);
+}
+
 // ---- Ingress ---------------------------------------------------------------------------------
 {
   const problems = [];

@@ -33,7 +33,7 @@ import {
   randomBase62,
   registerConsumerLag,
   registerDependencyMetrics,
-  registerGrpcTlsMetric,
+  registerGrpcTlsMetrics,
   registerPoolMetrics,
   runPeriodically,
   streamNames,
@@ -213,8 +213,8 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     addCampaignService(grpc, domain, metrics);
     addGrpcHealth(grpc, lifecycle);
-    registerGrpcTlsMetric(metrics.registry, serverTls);
-    ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT, serverTls);
+    const countConnection = registerGrpcTlsMetrics(metrics.registry, serverTls);
+    ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT, serverTls, countConnection);
 
     const app = buildHttpApp({
       domain,

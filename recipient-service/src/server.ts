@@ -29,7 +29,7 @@ import {
   type RunningService,
   registerConsumerLag,
   registerDependencyMetrics,
-  registerGrpcTlsMetric,
+  registerGrpcTlsMetrics,
   registerPoolMetrics,
   runOnDemand,
   streamNames,
@@ -222,8 +222,8 @@ export async function start(
       }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
-    registerGrpcTlsMetric(metrics.registry, serverTls);
-    ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT, serverTls);
+    const countConnection = registerGrpcTlsMetrics(metrics.registry, serverTls);
+    ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT, serverTls, countConnection);
     serving = true;
 
     // gRPC stops accepting and drains first, then the consumers, NATS and the pool.

@@ -30,6 +30,8 @@ export interface SystemOptions {
   metrics?: boolean;
   /** Variables derived from the namespace (its database URL through a proxy, say); they win over the rest. */
   envFor?: (ns: TestNamespace) => Record<string, string>;
+  /** Variables of one service only, by its name; they win over all the others. */
+  serviceEnv?: Record<string, Record<string, string>>;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function startSystem(
         serviceEnv.METRICS_PORT = String(port);
         metricsUrls[name] = `http://127.0.0.1:${port}/metrics`;
       }
+      Object.assign(serviceEnv, options.serviceEnv?.[name]);
       services.push(await require(`@outreach/${name}`).start(serviceEnv));
     }
   } catch (err) {

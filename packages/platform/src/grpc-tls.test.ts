@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -8,13 +9,16 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from './config';
 import { callUnary, createGrpcServer, internalClient } from './grpc';
+import type { GrpcTransport } from './grpc-either-transport';
 import {
+  GRPC_CONNECTIONS_METRIC,
   GRPC_TLS_EXPIRY_METRIC,
+  type GrpcServerTls,
   grpcClientCredentials,
   grpcServerTlsOf,
-  registerGrpcTlsMetric,
+  registerGrpcTlsMetrics,
 } from './grpc-tls';
-import { bindGrpc } from './listen';
+import { bindGrpc, closeGrpcServer } from './listen';
 
 // TEST-ONLY certificates (scripts/make-test-certs.sh): a CA, a server certificate it signed for
 // 127.0.0.1, and a CA that signed nothing here.
@@ -34,43 +38,104 @@ function problemsOf(f: () => unknown): string[] {
   throw new Error('no ConfigError');
 }
 
+/** A health server over `tls`, and clients of it: trusting its CA, plaintext, and trusting another CA. */
+async function healthServer(tls: GrpcServerTls | undefined, onConnection?: (t: GrpcTransport) => void) {
+  const { Health } = loadHealthProto().grpc.health.v1;
+  const server = createGrpcServer(TOKEN, pino({ level: 'silent' }));
+  server.addService(Health.service, {
+    Check: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { status: 'SERVING' }),
+  });
+  const port = await bindGrpc(server, '127.0.0.1', 0, tls, onConnection);
+  const client = (caFile?: string) =>
+    internalClient(
+      Health,
+      `127.0.0.1:${port}`,
+      { token: TOKEN, credentials: grpcClientCredentials({ GRPC_TLS_CA_FILE: caFile }) },
+      {},
+    );
+  const clients = {
+    trusting: client(fixture('ca.crt')),
+    plaintext: client(),
+    other: client(fixture('other-ca.crt')),
+  };
+  return {
+    server,
+    port,
+    clients,
+    /** The status a client's Check gets: SERVING, or the gRPC error code. */
+    check: async (c: (typeof clients)[keyof typeof clients]) =>
+      callUnary<object, { status: string }>(c, 'Check', { service: '' }, { deadlineMs: 3000 }).then(
+        (res) => res.status,
+        (err) => err.code as number,
+      ),
+    close: async () => {
+      for (const c of Object.values(clients)) c.close();
+      await closeGrpcServer(server, 1000);
+    },
+  };
+}
+
 describe('gRPC over TLS', () => {
   it('serves calls to a client trusting its CA, and refuses plaintext and clients trusting another CA', async () => {
-    const { Health } = loadHealthProto().grpc.health.v1;
-    const server = createGrpcServer(TOKEN, pino({ level: 'silent' }));
-    server.addService(Health.service, {
-      Check: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { status: 'SERVING' }),
-    });
-    const target = `127.0.0.1:${await bindGrpc(server, '127.0.0.1', 0, grpcServerTlsOf(SERVER))}`;
-    const client = (caFile?: string) =>
-      internalClient(
-        Health,
-        target,
-        { token: TOKEN, credentials: grpcClientCredentials({ GRPC_TLS_CA_FILE: caFile }) },
-        {},
-      );
-    const clients = {
-      trusting: client(fixture('ca.crt')),
-      plaintext: client(),
-      other: client(fixture('other-ca.crt')),
-    };
-    const check = (c: (typeof clients)[keyof typeof clients]) =>
-      callUnary<object, { status: string }>(c, 'Check', { service: '' }, { deadlineMs: 3000 });
+    const { check, clients, close } = await healthServer(grpcServerTlsOf(SERVER));
     try {
-      expect((await check(clients.trusting)).status).toBe('SERVING');
-      for (const refused of [clients.plaintext, clients.other]) {
-        const err = await check(refused).catch((e) => e);
-        expect(err.code).toBe(status.UNAVAILABLE);
-      }
+      expect(await check(clients.trusting)).toBe('SERVING');
+      expect(await check(clients.plaintext)).toBe(status.UNAVAILABLE);
+      expect(await check(clients.other)).toBe(status.UNAVAILABLE);
     } finally {
-      for (const c of Object.values(clients)) c.close();
-      server.forceShutdown();
+      await close();
     }
+  });
+
+  it('with GRPC_TLS_ACCEPT_PLAINTEXT serves TLS and plaintext callers on one port, counting each, and still checks certificates', async () => {
+    const registry = new Registry();
+    const tls = grpcServerTlsOf({ ...SERVER, GRPC_TLS_ACCEPT_PLAINTEXT: true });
+    const { check, clients, close, port } = await healthServer(tls, registerGrpcTlsMetrics(registry, tls));
+    const counted = async () =>
+      Object.fromEntries(
+        ((await registry.getSingleMetric(GRPC_CONNECTIONS_METRIC)?.get())?.values ?? []).map((v) => [
+          v.labels.transport,
+          v.value,
+        ]),
+      );
+    try {
+      expect(await check(clients.trusting)).toBe('SERVING');
+      expect(await check(clients.plaintext)).toBe('SERVING');
+      // Calls go on over the connection each made.
+      expect(await check(clients.trusting)).toBe('SERVING');
+      expect(await check(clients.plaintext)).toBe('SERVING');
+      expect(await counted()).toEqual({ tls: 1, plaintext: 1 });
+      expect(await check(clients.other)).toBe(status.UNAVAILABLE);
+      expect((await counted()).tls).toBeGreaterThanOrEqual(2);
+      // A caller that resets before saying anything costs the server nothing.
+      const reset = connect(port, '127.0.0.1');
+      await new Promise((resolve) => reset.once('connect', resolve));
+      reset.resetAndDestroy();
+      await new Promise((resolve) => reset.once('close', resolve));
+      expect(await check(clients.plaintext)).toBe('SERVING');
+    } finally {
+      // A connection still silent does not hold up the shutdown, which frees the port.
+      const silent = connect(port, '127.0.0.1');
+      await new Promise((resolve) => silent.once('connect', resolve));
+      const closed = new Promise((resolve) => silent.once('close', resolve));
+      await close();
+      await closed;
+    }
+    const refused = await new Promise<string>((resolve) =>
+      connect(port, '127.0.0.1')
+        .once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? ''))
+        .once('connect', () => resolve('connected')),
+    );
+    expect(refused).toBe('ECONNREFUSED');
   });
 
   it('is off unless configured, and a server certificate is checked whole at start, every problem named', () => {
     expect(grpcServerTlsOf({})).toBeUndefined();
     expect(grpcServerTlsOf({ GRPC_TLS_CERT_FILE: '', GRPC_TLS_KEY_FILE: '' })).toBeUndefined();
+    expect(grpcServerTlsOf(SERVER)?.acceptPlaintext).toBe(false);
+    expect(problemsOf(() => grpcServerTlsOf({ GRPC_TLS_ACCEPT_PLAINTEXT: true }))).toEqual([
+      'GRPC_TLS_ACCEPT_PLAINTEXT is set without GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE',
+    ]);
     expect(grpcServerTlsOf(SERVER)?.notAfter.getUTCFullYear()).toBeGreaterThan(2100);
     expect(problemsOf(() => grpcServerTlsOf({ GRPC_TLS_CERT_FILE: SERVER.GRPC_TLS_CERT_FILE }))).toEqual([
       'GRPC_TLS_CERT_FILE is set without GRPC_TLS_KEY_FILE',
@@ -110,9 +175,9 @@ describe('gRPC over TLS', () => {
   it('exports when the certificate it serves expires, 0 for plaintext', async () => {
     const withTls = new Registry();
     const tls = grpcServerTlsOf(SERVER);
-    registerGrpcTlsMetric(withTls, tls);
+    registerGrpcTlsMetrics(withTls, tls);
     const plain = new Registry();
-    registerGrpcTlsMetric(plain, undefined);
+    registerGrpcTlsMetrics(plain, undefined);
     const value = async (r: Registry) =>
       (await r.getSingleMetric(GRPC_TLS_EXPIRY_METRIC)?.get())?.values[0].value;
     expect(await value(withTls)).toBe(Math.floor((tls?.notAfter.getTime() ?? 0) / 1000));

@@ -1,8 +1,9 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/grpc-js';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { ConfigError, type VarSpec } from './config';
+import type { GrpcTransport } from './grpc-either-transport';
 
 /** What every gRPC client reads: whether it speaks TLS to the gRPC servers, and whom it trusts. */
 export const GRPC_TLS_CLIENT_CONFIG = {
@@ -23,6 +24,11 @@ export const GRPC_TLS_SERVER_CONFIG = {
     secret: true,
     doc: 'PEM file of the private key of GRPC_TLS_CERT_FILE',
   },
+  GRPC_TLS_ACCEPT_PLAINTEXT: {
+    type: 'bool',
+    default: false,
+    doc: 'with GRPC_TLS_CERT_FILE, also accept plaintext gRPC on the same port, for the rollout that turns TLS on or off: callers may then speak either while their pods change',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** A gRPC server's certificate and key, as `grpcServerTlsOf` read and checked them. */
@@ -31,6 +37,8 @@ export interface GrpcServerTls {
   key: Buffer;
   /** When the (first) certificate stops being valid. */
   notAfter: Date;
+  /** Whether plaintext callers are accepted too, on the same port (GRPC_TLS_ACCEPT_PLAINTEXT). */
+  acceptPlaintext: boolean;
 }
 
 /** Reads a file a variable names; a problem naming the variable when it cannot. */
@@ -76,15 +84,27 @@ export function grpcClientCredentials(config: { GRPC_TLS_CA_FILE?: string | unde
  * A gRPC server's certificate and key (GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE), or undefined when
  * neither is set. One without the other, an unreadable file, a file that is no PEM certificate or
  * key, a key that is not the certificate's, or a certificate no longer valid fails the start,
- * every problem named at once.
+ * every problem named at once; so does GRPC_TLS_ACCEPT_PLAINTEXT without a certificate.
  */
 export function grpcServerTlsOf(
-  config: { GRPC_TLS_CERT_FILE?: string | undefined; GRPC_TLS_KEY_FILE?: string | undefined },
+  config: {
+    GRPC_TLS_CERT_FILE?: string | undefined;
+    GRPC_TLS_KEY_FILE?: string | undefined;
+    GRPC_TLS_ACCEPT_PLAINTEXT?: boolean;
+  },
   now: Date = new Date(),
 ): GrpcServerTls | undefined {
   const certFile = config.GRPC_TLS_CERT_FILE || undefined;
   const keyFile = config.GRPC_TLS_KEY_FILE || undefined;
-  if (certFile === undefined && keyFile === undefined) return undefined;
+  const acceptPlaintext = config.GRPC_TLS_ACCEPT_PLAINTEXT === true;
+  if (certFile === undefined && keyFile === undefined) {
+    // Most likely a rollout step with the certificate left out: said now, not found in a mixed fleet.
+    if (acceptPlaintext)
+      throw new ConfigError([
+        'GRPC_TLS_ACCEPT_PLAINTEXT is set without GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE',
+      ]);
+    return undefined;
+  }
   const problems: string[] = [];
   if (certFile === undefined) problems.push('GRPC_TLS_KEY_FILE is set without GRPC_TLS_CERT_FILE');
   if (keyFile === undefined) problems.push('GRPC_TLS_CERT_FILE is set without GRPC_TLS_KEY_FILE');
@@ -103,7 +123,7 @@ export function grpcServerTlsOf(
   if (x509 && Date.parse(x509.validTo) <= now.getTime())
     problems.push(`the certificate in GRPC_TLS_CERT_FILE expired on ${new Date(x509.validTo).toISOString()}`);
   if (problems.length > 0 || !cert || !key || !x509) throw new ConfigError(problems);
-  return { cert, key, notAfter: new Date(x509.validTo) };
+  return { cert, key, notAfter: new Date(x509.validTo), acceptPlaintext };
 }
 
 /** The credentials a gRPC server binds with: TLS with its certificate, else plaintext. */
@@ -114,18 +134,32 @@ export function grpcServerCredentials(tls: GrpcServerTls | undefined): ServerCre
     : ServerCredentials.createInsecure();
 }
 
-/** The metric of when the certificate a gRPC server serves expires (see registerGrpcTlsMetric). */
+/** The metric of when the certificate a gRPC server serves expires (see registerGrpcTlsMetrics). */
 export const GRPC_TLS_EXPIRY_METRIC = 'grpc_server_tls_certificate_expiry_timestamp_seconds';
+
+/** The metric of the connections a server accepting both transports took, by transport. */
+export const GRPC_CONNECTIONS_METRIC = 'grpc_server_connections_by_transport_total';
 
 /**
  * Exports when the certificate this gRPC server was started with expires (0 for plaintext), so
  * that a renewal the running server has not taken up (it reads its certificate at start) pages
- * before callers start refusing it.
+ * before callers start refusing it; returns what counts the connections of a server accepting
+ * TLS and plaintext, so that a rollout can tell when no caller speaks plaintext any more.
  */
-export function registerGrpcTlsMetric(registry: Registry, tls: GrpcServerTls | undefined): void {
+export function registerGrpcTlsMetrics(
+  registry: Registry,
+  tls: GrpcServerTls | undefined,
+): (transport: GrpcTransport) => void {
   new Gauge({
     name: GRPC_TLS_EXPIRY_METRIC,
     help: 'When the TLS certificate this gRPC server serves expires, in seconds since the epoch (0: plaintext)',
     registers: [registry],
   }).set(tls ? Math.floor(tls.notAfter.getTime() / 1000) : 0);
+  const connections = new Counter({
+    name: GRPC_CONNECTIONS_METRIC,
+    help: 'Connections this gRPC server took by the transport the caller spoke, while it accepts both TLS and plaintext (GRPC_TLS_ACCEPT_PLAINTEXT)',
+    labelNames: ['transport'],
+    registers: [registry],
+  });
+  return (transport) => connections.inc({ transport });
 }

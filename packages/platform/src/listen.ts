@@ -1,6 +1,11 @@
 import type { Server as HttpServer, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Server as GrpcServer } from '@grpc/grpc-js';
+import {
+  type EitherTransportListener,
+  type GrpcTransport,
+  listenEitherTransport,
+} from './grpc-either-transport';
 import { type GrpcServerTls, grpcServerCredentials } from './grpc-tls';
 import { within } from './within';
 
@@ -69,13 +74,26 @@ export function closeServer(server: HttpServer): Promise<void> {
   });
 }
 
-/** Binds a gRPC server, over TLS with `tls` (see `grpcServerTlsOf`), and resolves with the bound port. */
-export function bindGrpc(
+// The listeners of gRPC servers that accept TLS and plaintext, which their shutdown closes first.
+const eitherTransport = new WeakMap<GrpcServer, EitherTransportListener>();
+
+/**
+ * Binds a gRPC server, over TLS with `tls` (see `grpcServerTlsOf`), and resolves with the bound
+ * port. When `tls` accepts plaintext too, each connection is told to `onConnection` by its transport.
+ */
+export async function bindGrpc(
   server: GrpcServer,
   host: string,
   port: number,
   tls?: GrpcServerTls,
+  onConnection?: (transport: GrpcTransport) => void,
 ): Promise<number> {
+  if (tls?.acceptPlaintext) {
+    const credentials = { tls: grpcServerCredentials(tls), plaintext: grpcServerCredentials(undefined) };
+    const listener = await listenEitherTransport(server, host, port, credentials, onConnection);
+    eitherTransport.set(server, listener);
+    return listener.port;
+  }
   return new Promise((resolve, reject) =>
     server.bindAsync(`${host}:${port}`, grpcServerCredentials(tls), (err, bound) =>
       err ? reject(err) : resolve(bound),
@@ -85,6 +103,7 @@ export function bindGrpc(
 
 /** Lets in-flight calls finish for up to `graceMs`, then cancels what is left and stops. */
 export async function closeGrpcServer(server: GrpcServer, graceMs: number): Promise<void> {
+  eitherTransport.get(server)?.close();
   await within(new Promise<void>((resolve) => server.tryShutdown(() => resolve())), graceMs);
   server.forceShutdown();
 }

@@ -121,14 +121,20 @@ spec:
             {{- end }}
             {{- end }}
             {{- if $root.Values.grpcTls.enabled }}
-            {{- /* Every service calls over TLS; the gRPC servers also serve with the certificate. */}}
+            {{- /* Every service calls over TLS (but in a rollout's first step); the gRPC servers serve with the certificate. */}}
+            {{- if $root.Values.grpcTls.clients }}
             - name: GRPC_TLS_CA_FILE
               value: /etc/outreach/grpc-tls/ca.crt
+            {{- end }}
             {{- if $v.grpcPort }}
             - name: GRPC_TLS_CERT_FILE
               value: /etc/outreach/grpc-tls/tls.crt
             - name: GRPC_TLS_KEY_FILE
               value: /etc/outreach/grpc-tls/tls.key
+            {{- if $root.Values.grpcTls.acceptPlaintext }}
+            - name: GRPC_TLS_ACCEPT_PLAINTEXT
+              value: "true"
+            {{- end }}
             {{- end }}
             {{- end }}
             {{- range $k, $val := $v.extraEnv }}
