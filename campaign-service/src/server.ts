@@ -2,7 +2,6 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import {
   addGrpcHealth,
-  bindGrpc,
   type Clock,
   ConfigError,
   closeGrpcServer,
@@ -33,9 +32,9 @@ import {
   randomBase62,
   registerConsumerLag,
   registerDependencyMetrics,
-  registerGrpcTlsMetrics,
   registerPoolMetrics,
   runPeriodically,
+  serveGrpc,
   streamNames,
   systemClock,
 } from '@outreach/platform';
@@ -213,8 +212,13 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     );
     addCampaignService(grpc, domain, metrics);
     addGrpcHealth(grpc, lifecycle);
-    const countConnection = registerGrpcTlsMetrics(metrics.registry, serverTls);
-    ports.grpc = await bindGrpc(grpc, config.HOST, config.CAMPAIGN_GRPC_PORT, serverTls, countConnection);
+    ports.grpc = await serveGrpc(grpc, {
+      host: config.HOST,
+      port: config.CAMPAIGN_GRPC_PORT,
+      tls: serverTls,
+      registry: metrics.registry,
+      logger,
+    });
 
     const app = buildHttpApp({
       domain,

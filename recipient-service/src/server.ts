@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { type CampaignSnapshot, loadCampaignsProto, loadHealthProto, subjects } from '@outreach/contracts';
 import {
-  bindGrpc,
   type Clock,
   closeGrpcServer,
   connectNats,
@@ -29,9 +28,9 @@ import {
   type RunningService,
   registerConsumerLag,
   registerDependencyMetrics,
-  registerGrpcTlsMetrics,
   registerPoolMetrics,
   runOnDemand,
+  serveGrpc,
   streamNames,
   systemClock,
 } from '@outreach/platform';
@@ -222,8 +221,13 @@ export async function start(
       }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );
-    const countConnection = registerGrpcTlsMetrics(metrics.registry, serverTls);
-    ports.grpc = await bindGrpc(server, config.HOST, config.RECIPIENT_GRPC_PORT, serverTls, countConnection);
+    ports.grpc = await serveGrpc(server, {
+      host: config.HOST,
+      port: config.RECIPIENT_GRPC_PORT,
+      tls: serverTls,
+      registry: metrics.registry,
+      logger,
+    });
     serving = true;
 
     // gRPC stops accepting and drains first, then the consumers, NATS and the pool.

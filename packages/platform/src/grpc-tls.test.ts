@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,19 +9,18 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from './config';
 import { callUnary, createGrpcServer, internalClient } from './grpc';
-import type { GrpcTransport } from './grpc-either-transport';
 import {
   GRPC_CONNECTIONS_METRIC,
   GRPC_TLS_EXPIRY_METRIC,
   type GrpcServerTls,
   grpcClientCredentials,
   grpcServerTlsOf,
-  registerGrpcTlsMetrics,
+  renewedGrpcServerTls,
 } from './grpc-tls';
-import { bindGrpc, closeGrpcServer } from './listen';
+import { closeGrpcServer, serveGrpc } from './listen';
 
-// TEST-ONLY certificates (scripts/make-test-certs.sh): a CA, a server certificate it signed for
-// 127.0.0.1, and a CA that signed nothing here.
+// TEST-ONLY certificates (scripts/make-test-certs.sh): a CA and a server certificate it signed for
+// 127.0.0.1; another CA and the certificate it signed for the same names (a renewal).
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/tls');
 const fixture = (name: string) => path.join(FIXTURES, name);
 const SERVER = { GRPC_TLS_CERT_FILE: fixture('server.crt'), GRPC_TLS_KEY_FILE: fixture('server.key') };
@@ -38,75 +37,134 @@ function problemsOf(f: () => unknown): string[] {
   throw new Error('no ConfigError');
 }
 
-/** A health server over `tls`, and clients of it: trusting its CA, plaintext, and trusting another CA. */
-async function healthServer(tls: GrpcServerTls | undefined, onConnection?: (t: GrpcTransport) => void) {
+/** Log lines written to a pino logger, parsed. */
+function capturedLogger() {
+  const lines: { level: number; msg: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+/**
+ * A health server served with `tls` (serveGrpc), its metrics and logs, and clients of it: one
+ * trusting its CA, a plaintext one and one trusting the other CA; `client()` makes more.
+ */
+async function healthServer(tls: GrpcServerTls | undefined, certificateCheckMs?: number) {
   const { Health } = loadHealthProto().grpc.health.v1;
-  const server = createGrpcServer(TOKEN, pino({ level: 'silent' }));
+  const { logger, lines } = capturedLogger();
+  const server = createGrpcServer(TOKEN, logger);
   server.addService(Health.service, {
     Check: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { status: 'SERVING' }),
   });
-  const port = await bindGrpc(server, '127.0.0.1', 0, tls, onConnection);
-  const client = (caFile?: string) =>
-    internalClient(
+  const registry = new Registry();
+  const port = await serveGrpc(server, {
+    host: '127.0.0.1',
+    port: 0,
+    tls,
+    registry,
+    logger,
+    certificateCheckMs,
+  });
+  const made: ReturnType<typeof internalClient>[] = [];
+  const client = (caFile?: string) => {
+    const c = internalClient(
       Health,
       `127.0.0.1:${port}`,
       { token: TOKEN, credentials: grpcClientCredentials({ GRPC_TLS_CA_FILE: caFile }) },
       {},
     );
-  const clients = {
-    trusting: client(fixture('ca.crt')),
-    plaintext: client(),
-    other: client(fixture('other-ca.crt')),
+    made.push(c);
+    return c;
   };
+  const metric = async (name: string) =>
+    Object.fromEntries(
+      ((await registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [
+        v.labels.transport ?? '',
+        v.value,
+      ]),
+    );
   return {
-    server,
     port,
-    clients,
+    lines,
+    client,
+    clients: {
+      trusting: client(fixture('ca.crt')),
+      plaintext: client(),
+      other: client(fixture('other-ca.crt')),
+    },
+    /** Connections by transport. */
+    connections: () => metric(GRPC_CONNECTIONS_METRIC),
+    /** The expiry exported, in seconds. */
+    expiry: async () => (await metric(GRPC_TLS_EXPIRY_METRIC))[''],
     /** The status a client's Check gets: SERVING, or the gRPC error code. */
-    check: async (c: (typeof clients)[keyof typeof clients]) =>
+    check: async (c: ReturnType<typeof internalClient>) =>
       callUnary<object, { status: string }>(c, 'Check', { service: '' }, { deadlineMs: 3000 }).then(
         (res) => res.status,
         (err) => err.code as number,
       ),
     close: async () => {
-      for (const c of Object.values(clients)) c.close();
+      for (const c of made) c.close();
       await closeGrpcServer(server, 1000);
     },
   };
 }
 
+/** Resolves once `f` holds, polling; fails after `ms`. */
+async function until(f: () => Promise<boolean> | boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await f())) {
+    if (Date.now() > end) throw new Error('never held');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Replaces a file with a copy of another in one step, as the kubelet updates a mounted Secret. */
+function replaceFile(file: string, from: string): void {
+  copyFileSync(from, `${file}.new`);
+  renameSync(`${file}.new`, file);
+}
+
+const epochSeconds = (tls: GrpcServerTls | undefined) => Math.floor((tls?.notAfter.getTime() ?? 0) / 1000);
+
 describe('gRPC over TLS', () => {
   it('serves calls to a client trusting its CA, and refuses plaintext and clients trusting another CA', async () => {
-    const { check, clients, close } = await healthServer(grpcServerTlsOf(SERVER));
+    const tls = grpcServerTlsOf(SERVER);
+    const { check, clients, close, connections, expiry } = await healthServer(tls);
     try {
       expect(await check(clients.trusting)).toBe('SERVING');
       expect(await check(clients.plaintext)).toBe(status.UNAVAILABLE);
       expect(await check(clients.other)).toBe(status.UNAVAILABLE);
+      // The plaintext caller is counted, though refused: a caller a rollout left behind shows.
+      expect((await connections()).plaintext).toBeGreaterThanOrEqual(1);
+      expect(await expiry()).toBe(epochSeconds(tls));
+    } finally {
+      await close();
+    }
+  });
+
+  it('serves plaintext with no TLS metric but an expiry of 0', async () => {
+    const { check, clients, close, connections, expiry } = await healthServer(undefined);
+    try {
+      expect(await check(clients.plaintext)).toBe('SERVING');
+      expect(await check(clients.trusting)).toBe(status.UNAVAILABLE);
+      expect(await connections()).toEqual({});
+      expect(await expiry()).toBe(0);
     } finally {
       await close();
     }
   });
 
   it('with GRPC_TLS_ACCEPT_PLAINTEXT serves TLS and plaintext callers on one port, counting each, and still checks certificates', async () => {
-    const registry = new Registry();
     const tls = grpcServerTlsOf({ ...SERVER, GRPC_TLS_ACCEPT_PLAINTEXT: true });
-    const { check, clients, close, port } = await healthServer(tls, registerGrpcTlsMetrics(registry, tls));
-    const counted = async () =>
-      Object.fromEntries(
-        ((await registry.getSingleMetric(GRPC_CONNECTIONS_METRIC)?.get())?.values ?? []).map((v) => [
-          v.labels.transport,
-          v.value,
-        ]),
-      );
+    const { check, clients, close, connections, port } = await healthServer(tls);
     try {
       expect(await check(clients.trusting)).toBe('SERVING');
       expect(await check(clients.plaintext)).toBe('SERVING');
       // Calls go on over the connection each made.
       expect(await check(clients.trusting)).toBe('SERVING');
       expect(await check(clients.plaintext)).toBe('SERVING');
-      expect(await counted()).toEqual({ tls: 1, plaintext: 1 });
+      expect(await connections()).toEqual({ tls: 1, plaintext: 1 });
       expect(await check(clients.other)).toBe(status.UNAVAILABLE);
-      expect((await counted()).tls).toBeGreaterThanOrEqual(2);
+      expect((await connections()).tls).toBeGreaterThanOrEqual(2);
       // A caller that resets before saying anything costs the server nothing.
       const reset = connect(port, '127.0.0.1');
       await new Promise((resolve) => reset.once('connect', resolve));
@@ -127,6 +185,43 @@ describe('gRPC over TLS', () => {
         .once('connect', () => resolve('connected')),
     );
     expect(refused).toBe('ECONNREFUSED');
+  });
+
+  it('serves a renewed certificate to new connections without a restart, keeping the one before while the files hold no valid pair', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-renewal-'));
+    const files = {
+      GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
+      GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
+    };
+    copyFileSync(fixture('server.crt'), files.GRPC_TLS_CERT_FILE);
+    copyFileSync(fixture('server.key'), files.GRPC_TLS_KEY_FILE);
+    const first = grpcServerTlsOf(files);
+    const renewal = grpcServerTlsOf({
+      GRPC_TLS_CERT_FILE: fixture('renewed.crt'),
+      GRPC_TLS_KEY_FILE: fixture('renewed.key'),
+    });
+    const { check, clients, client, close, expiry, lines } = await healthServer(first, 25);
+    try {
+      expect(await check(clients.trusting)).toBe('SERVING');
+      // Half written: the new certificate before its key. The certificate before is still served.
+      replaceFile(files.GRPC_TLS_CERT_FILE, fixture('renewed.crt'));
+      await until(() => lines.some((l) => l.level === 40));
+      await new Promise((resolve) => setTimeout(resolve, 150)); // several checks more
+      expect(await check(client(fixture('ca.crt')))).toBe('SERVING');
+      expect(await expiry()).toBe(epochSeconds(first));
+      replaceFile(files.GRPC_TLS_KEY_FILE, fixture('renewed.key'));
+      await until(async () => (await expiry()) === epochSeconds(renewal));
+      // New connections get the renewal (signed by the other CA); the one open goes on.
+      expect(await check(client(fixture('other-ca.crt')))).toBe('SERVING');
+      expect(await check(client(fixture('ca.crt')))).toBe(status.UNAVAILABLE);
+      expect(await check(clients.trusting)).toBe('SERVING');
+      const said = lines.filter((l) => l.level >= 30).map((l) => l.msg);
+      // The half-written files were reported once, not at every check while they lasted.
+      expect(said.filter((m) => m.startsWith('the gRPC certificate files hold no valid'))).toHaveLength(1);
+      expect(said).toContain('serving the renewed gRPC certificate');
+    } finally {
+      await close();
+    }
   });
 
   it('is off unless configured, and a server certificate is checked whole at start, every problem named', () => {
@@ -172,15 +267,12 @@ describe('gRPC over TLS', () => {
     expect(grpcClientCredentials({ GRPC_TLS_CA_FILE: fixture('ca.crt') })._isSecure()).toBe(true);
   });
 
-  it('exports when the certificate it serves expires, 0 for plaintext', async () => {
-    const withTls = new Registry();
+  it('reads the files again for a renewal: nothing while unchanged, the pair once renewed', () => {
     const tls = grpcServerTlsOf(SERVER);
-    registerGrpcTlsMetrics(withTls, tls);
-    const plain = new Registry();
-    registerGrpcTlsMetrics(plain, undefined);
-    const value = async (r: Registry) =>
-      (await r.getSingleMetric(GRPC_TLS_EXPIRY_METRIC)?.get())?.values[0].value;
-    expect(await value(withTls)).toBe(Math.floor((tls?.notAfter.getTime() ?? 0) / 1000));
-    expect(await value(plain)).toBe(0);
+    if (!tls) throw new Error('no TLS');
+    expect(renewedGrpcServerTls(tls)).toBeUndefined();
+    const renewed = renewedGrpcServerTls({ ...tls, cert: Buffer.from('before') });
+    expect(renewed?.cert.equals(tls.cert)).toBe(true);
+    expect(() => renewedGrpcServerTls(tls, new Date('2200-01-01T00:00:00Z'))).toThrow(ConfigError);
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/grpc-js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { ConfigError, type VarSpec } from './config';
-import type { GrpcTransport } from './grpc-either-transport';
+import type { GrpcTransport } from './grpc-tls-listener';
 
 /** What every gRPC client reads: whether it speaks TLS to the gRPC servers, and whom it trusts. */
 export const GRPC_TLS_CLIENT_CONFIG = {
@@ -17,7 +17,7 @@ export const GRPC_TLS_CLIENT_CONFIG = {
 export const GRPC_TLS_SERVER_CONFIG = {
   GRPC_TLS_CERT_FILE: {
     type: 'string',
-    doc: "PEM file of this gRPC server's certificate (chain first to last), for the host name its callers use; with GRPC_TLS_KEY_FILE it serves gRPC over TLS only (unset: plaintext). Read at start: a renewed certificate takes effect at the next restart",
+    doc: "PEM file of this gRPC server's certificate (chain first to last), for the host name its callers use; with GRPC_TLS_KEY_FILE it serves gRPC over TLS only (unset: plaintext). Checked for a renewal every 30 s, which new connections are then served with, no restart needed",
   },
   GRPC_TLS_KEY_FILE: {
     type: 'string',
@@ -35,6 +35,9 @@ export const GRPC_TLS_SERVER_CONFIG = {
 export interface GrpcServerTls {
   cert: Buffer;
   key: Buffer;
+  /** The files they were read from, read again for a renewal (see renewedGrpcServerTls). */
+  certFile: string;
+  keyFile: string;
   /** When the (first) certificate stops being valid. */
   notAfter: Date;
   /** Whether plaintext callers are accepted too, on the same port (GRPC_TLS_ACCEPT_PLAINTEXT). */
@@ -122,8 +125,28 @@ export function grpcServerTlsOf(
   }
   if (x509 && Date.parse(x509.validTo) <= now.getTime())
     problems.push(`the certificate in GRPC_TLS_CERT_FILE expired on ${new Date(x509.validTo).toISOString()}`);
-  if (problems.length > 0 || !cert || !key || !x509) throw new ConfigError(problems);
-  return { cert, key, notAfter: new Date(x509.validTo), acceptPlaintext };
+  if (problems.length > 0 || !cert || !key || !x509 || !certFile || !keyFile) throw new ConfigError(problems);
+  return { cert, key, certFile, keyFile, notAfter: new Date(x509.validTo), acceptPlaintext };
+}
+
+/**
+ * The server's certificate and key read again from their files: undefined while they hold what
+ * `current` does; a ConfigError naming every problem when they no longer hold a valid pair (a
+ * renewal half written, a certificate expired), which the server answers by keeping `current`.
+ */
+export function renewedGrpcServerTls(
+  current: GrpcServerTls,
+  now: Date = new Date(),
+): GrpcServerTls | undefined {
+  const again = grpcServerTlsOf(
+    {
+      GRPC_TLS_CERT_FILE: current.certFile,
+      GRPC_TLS_KEY_FILE: current.keyFile,
+      GRPC_TLS_ACCEPT_PLAINTEXT: current.acceptPlaintext,
+    },
+    now,
+  );
+  return again && !(again.cert.equals(current.cert) && again.key.equals(current.key)) ? again : undefined;
 }
 
 /** The credentials a gRPC server binds with: TLS with its certificate, else plaintext. */
@@ -137,29 +160,36 @@ export function grpcServerCredentials(tls: GrpcServerTls | undefined): ServerCre
 /** The metric of when the certificate a gRPC server serves expires (see registerGrpcTlsMetrics). */
 export const GRPC_TLS_EXPIRY_METRIC = 'grpc_server_tls_certificate_expiry_timestamp_seconds';
 
-/** The metric of the connections a server accepting both transports took, by transport. */
+/** The metric of the connections a gRPC server over TLS took, by transport. */
 export const GRPC_CONNECTIONS_METRIC = 'grpc_server_connections_by_transport_total';
 
+/** The metrics of a gRPC server's TLS, as the server updates them. */
+export interface GrpcTlsMetrics {
+  /** Sets the expiry exported to that of the certificate now served (at start, after a renewal). */
+  serving(tls: GrpcServerTls | undefined): void;
+  /** Counts one connection by the transport its caller spoke. */
+  connection(transport: GrpcTransport): void;
+}
+
 /**
- * Exports when the certificate this gRPC server was started with expires (0 for plaintext), so
- * that a renewal the running server has not taken up (it reads its certificate at start) pages
- * before callers start refusing it; returns what counts the connections of a server accepting
- * TLS and plaintext, so that a rollout can tell when no caller speaks plaintext any more.
+ * Exports when the certificate this gRPC server serves expires (0 for plaintext), so that a
+ * renewal it has not taken up pages before callers start refusing it, and counts connections by
+ * transport, so that a rollout can tell when no caller speaks plaintext any more.
  */
-export function registerGrpcTlsMetrics(
-  registry: Registry,
-  tls: GrpcServerTls | undefined,
-): (transport: GrpcTransport) => void {
-  new Gauge({
+export function registerGrpcTlsMetrics(registry: Registry): GrpcTlsMetrics {
+  const expiry = new Gauge({
     name: GRPC_TLS_EXPIRY_METRIC,
-    help: 'When the TLS certificate this gRPC server serves expires, in seconds since the epoch (0: plaintext)',
+    help: 'When the TLS certificate this gRPC server serves new connections with expires, in seconds since the epoch (0: plaintext)',
     registers: [registry],
-  }).set(tls ? Math.floor(tls.notAfter.getTime() / 1000) : 0);
+  });
   const connections = new Counter({
     name: GRPC_CONNECTIONS_METRIC,
-    help: 'Connections this gRPC server took by the transport the caller spoke, while it accepts both TLS and plaintext (GRPC_TLS_ACCEPT_PLAINTEXT)',
+    help: 'Connections this gRPC server over TLS took, by the transport the caller spoke (plaintext ones refused unless GRPC_TLS_ACCEPT_PLAINTEXT)',
     labelNames: ['transport'],
     registers: [registry],
   });
-  return (transport) => connections.inc({ transport });
+  return {
+    serving: (tls) => expiry.set(tls ? Math.floor(tls.notAfter.getTime() / 1000) : 0),
+    connection: (transport) => connections.inc({ transport }),
+  };
 }

@@ -1,12 +1,17 @@
 import type { Server as HttpServer, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Server as GrpcServer } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { ConfigError } from './config';
 import {
-  type EitherTransportListener,
-  type GrpcTransport,
-  listenEitherTransport,
-} from './grpc-either-transport';
-import { type GrpcServerTls, grpcServerCredentials } from './grpc-tls';
+  type GrpcServerTls,
+  grpcServerCredentials,
+  registerGrpcTlsMetrics,
+  renewedGrpcServerTls,
+} from './grpc-tls';
+import { type GrpcTlsListener, listenGrpcTls } from './grpc-tls-listener';
+import { runPeriodically } from './periodic';
 import { within } from './within';
 
 // An idle keep-alive connection is kept longer than a proxy in front keeps its own (ingress-nginx:
@@ -74,36 +79,91 @@ export function closeServer(server: HttpServer): Promise<void> {
   });
 }
 
-// The listeners of gRPC servers that accept TLS and plaintext, which their shutdown closes first.
-const eitherTransport = new WeakMap<GrpcServer, EitherTransportListener>();
+// How often a gRPC server over TLS reads its certificate files for a renewal: cert-manager
+// renews weeks ahead, and the kubelet takes a minute or two to update a mounted Secret.
+const CERTIFICATE_CHECK_MS = 30_000;
 
-/**
- * Binds a gRPC server, over TLS with `tls` (see `grpcServerTlsOf`), and resolves with the bound
- * port. When `tls` accepts plaintext too, each connection is told to `onConnection` by its transport.
- */
-export async function bindGrpc(
-  server: GrpcServer,
-  host: string,
-  port: number,
-  tls?: GrpcServerTls,
-  onConnection?: (transport: GrpcTransport) => void,
-): Promise<number> {
-  if (tls?.acceptPlaintext) {
-    const credentials = { tls: grpcServerCredentials(tls), plaintext: grpcServerCredentials(undefined) };
-    const listener = await listenEitherTransport(server, host, port, credentials, onConnection);
-    eitherTransport.set(server, listener);
-    return listener.port;
-  }
+// What the shutdown of a gRPC server over TLS stops before the server itself (see serveGrpc).
+const overTls = new WeakMap<GrpcServer, { listener: GrpcTlsListener; stopChecks: () => Promise<void> }>();
+
+/** Binds a gRPC server in plaintext and resolves with the bound port. */
+export function bindGrpc(server: GrpcServer, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) =>
-    server.bindAsync(`${host}:${port}`, grpcServerCredentials(tls), (err, bound) =>
+    server.bindAsync(`${host}:${port}`, grpcServerCredentials(undefined), (err, bound) =>
       err ? reject(err) : resolve(bound),
     ),
   );
 }
 
+/** Where and how serveGrpc serves. */
+export interface GrpcServing {
+  host: string;
+  port: number;
+  /** Its certificate (see grpcServerTlsOf); plaintext without. */
+  tls: GrpcServerTls | undefined;
+  registry: Registry;
+  logger: Logger;
+  /** How often the certificate files are read for a renewal (30 s; tests shorten it). */
+  certificateCheckMs?: number;
+}
+
+/**
+ * Serves a gRPC server, in plaintext or over TLS with its certificate, which it reads again
+ * every 30 s: once renewed, new connections are served with the new one, no restart needed,
+ * while files that no longer hold a valid pair leave it serving the one before (logged). Exports
+ * the TLS metrics (registerGrpcTlsMetrics) and resolves with the bound port; closeGrpcServer
+ * stops it all.
+ */
+export async function serveGrpc(server: GrpcServer, serving: GrpcServing): Promise<number> {
+  const { host, port, logger } = serving;
+  const metrics = registerGrpcTlsMetrics(serving.registry);
+  metrics.serving(serving.tls);
+  if (!serving.tls) return bindGrpc(server, host, port);
+  let current = serving.tls;
+  const listener = await listenGrpcTls(server, host, port, {
+    tls: grpcServerCredentials(current),
+    plaintext: current.acceptPlaintext ? grpcServerCredentials(undefined) : undefined,
+    onConnection: metrics.connection,
+  });
+  let lastProblems = '';
+  const checkRenewal = async () => {
+    let renewed: GrpcServerTls | undefined;
+    try {
+      renewed = renewedGrpcServerTls(current);
+      lastProblems = '';
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      // Once per new set of problems, not at every check while they last.
+      const problems = err.problems.join('\n');
+      if (problems !== lastProblems)
+        logger.warn(
+          { problems: err.problems },
+          'the gRPC certificate files hold no valid certificate and key; still serving the one before',
+        );
+      lastProblems = problems;
+      return;
+    }
+    if (!renewed) return;
+    listener.useTls(grpcServerCredentials(renewed));
+    current = renewed;
+    metrics.serving(renewed);
+    logger.info({ notAfter: renewed.notAfter.toISOString() }, 'serving the renewed gRPC certificate');
+  };
+  const stopChecks = runPeriodically(
+    checkRenewal,
+    serving.certificateCheckMs ?? CERTIFICATE_CHECK_MS,
+    logger,
+    'checking the gRPC certificate for a renewal failed',
+  );
+  overTls.set(server, { listener, stopChecks });
+  return listener.port;
+}
+
 /** Lets in-flight calls finish for up to `graceMs`, then cancels what is left and stops. */
 export async function closeGrpcServer(server: GrpcServer, graceMs: number): Promise<void> {
-  eitherTransport.get(server)?.close();
+  const tls = overTls.get(server);
+  tls?.listener.close();
+  await tls?.stopChecks();
   await within(new Promise<void>((resolve) => server.tryShutdown(() => resolve())), graceMs);
   server.forceShutdown();
 }
