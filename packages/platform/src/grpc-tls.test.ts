@@ -15,6 +15,7 @@ import {
   type GrpcServerTls,
   grpcClientCredentials,
   grpcServerTlsOf,
+  lastingProblems,
   renewedGrpcServerTls,
 } from './grpc-tls';
 import { closeGrpcServer, serveGrpc } from './listen';
@@ -274,5 +275,15 @@ describe('gRPC over TLS', () => {
     const renewed = renewedGrpcServerTls({ ...tls, cert: Buffer.from('before') });
     expect(renewed?.cert.equals(tls.cert)).toBe(true);
     expect(() => renewedGrpcServerTls(tls, new Date('2200-01-01T00:00:00Z'))).toThrow(ConfigError);
+  });
+
+  it('reports problems of the certificate files once two checks in a row found them, once while they last', () => {
+    const report = lastingProblems();
+    // A swap caught halfway, then fine again: nothing.
+    expect([report(['key is not the certificate’s']), report([])]).toEqual([false, false]);
+    expect([report(['expired']), report(['expired']), report(['expired'])]).toEqual([false, true, false]);
+    // Other problems are new; after a pass, the same ones are new again.
+    expect([report(['unreadable']), report(['unreadable'])]).toEqual([false, true]);
+    expect([report([]), report(['unreadable']), report(['unreadable'])]).toEqual([false, false, true]);
   });
 });

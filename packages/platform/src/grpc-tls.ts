@@ -157,6 +157,24 @@ export function grpcServerCredentials(tls: GrpcServerTls | undefined): ServerCre
     : ServerCredentials.createInsecure();
 }
 
+/**
+ * Tells which problems of a series of checks to report (each check passes its problems, none
+ * when it passed): those two checks in a row found, once while they last. A server reads its
+ * certificate and key one after the other, and the kubelet may swap the files in between.
+ */
+export function lastingProblems(): (problems: readonly string[]) => boolean {
+  let found = '';
+  let reported = '';
+  return (problems) => {
+    const now = problems.join('\n');
+    const report = now !== '' && now === found && now !== reported;
+    if (report) reported = now;
+    if (now === '') reported = '';
+    found = now;
+    return report;
+  };
+}
+
 /** The metric of when the certificate a gRPC server serves expires (see registerGrpcTlsMetrics). */
 export const GRPC_TLS_EXPIRY_METRIC = 'grpc_server_tls_certificate_expiry_timestamp_seconds';
 

@@ -7,6 +7,7 @@ import { ConfigError } from './config';
 import {
   type GrpcServerTls,
   grpcServerCredentials,
+  lastingProblems,
   registerGrpcTlsMetrics,
   renewedGrpcServerTls,
 } from './grpc-tls';
@@ -125,22 +126,19 @@ export async function serveGrpc(server: GrpcServer, serving: GrpcServing): Promi
     plaintext: current.acceptPlaintext ? grpcServerCredentials(undefined) : undefined,
     onConnection: metrics.connection,
   });
-  let lastProblems = '';
+  const worthLogging = lastingProblems();
   const checkRenewal = async () => {
     let renewed: GrpcServerTls | undefined;
     try {
       renewed = renewedGrpcServerTls(current);
-      lastProblems = '';
+      worthLogging([]);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      // Once per new set of problems, not at every check while they last.
-      const problems = err.problems.join('\n');
-      if (problems !== lastProblems)
+      if (worthLogging(err.problems))
         logger.warn(
           { problems: err.problems },
           'the gRPC certificate files hold no valid certificate and key; still serving the one before',
         );
-      lastProblems = problems;
       return;
     }
     if (!renewed) return;
