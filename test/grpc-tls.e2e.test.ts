@@ -98,6 +98,7 @@ describe('midway through turning TLS on', () => {
     const connections = async (service: string, transport: string) =>
       sum(await scrape(sys.metricsUrls[service]), 'grpc_server_connections_by_transport_total', {
         transport,
+        outcome: 'taken',
       });
     // The recipient service was called by the gateway (plaintext) and the link runtime and the
     // campaign service (TLS); the campaign service by the gateway and the recipient service.

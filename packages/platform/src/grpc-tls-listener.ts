@@ -16,8 +16,8 @@ export interface GrpcTlsListenerOptions {
   tls: ServerCredentials;
   /** Credentials for plaintext callers, who are refused without them. */
   plaintext?: ServerCredentials;
-  /** Told of each connection, by the transport its caller spoke (refused or not). */
-  onConnection?: (transport: GrpcTransport) => void;
+  /** Told of each connection: the transport its caller spoke, and whether it was taken or refused. */
+  onConnection?: (transport: GrpcTransport, taken: boolean) => void;
 }
 
 /** The listener of a gRPC server over TLS (see listenGrpcTls). */
@@ -57,8 +57,8 @@ export function listenGrpcTls(
       waiting.delete(socket);
       socket.setTimeout(0);
       const transport: GrpcTransport = first[0] === TLS_HANDSHAKE ? 'tls' : 'plaintext';
-      options.onConnection?.(transport);
       const injector = transport === 'tls' ? tls : plaintext;
+      options.onConnection?.(transport, injector !== undefined);
       if (!injector) return socket.destroy();
       socket.off('error', dropped);
       // Given back, so the server reads the connection from its first byte.

@@ -79,7 +79,7 @@ async function healthServer(tls: GrpcServerTls | undefined, certificateCheckMs?:
   const metric = async (name: string) =>
     Object.fromEntries(
       ((await registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [
-        v.labels.transport ?? '',
+        [v.labels.transport, v.labels.outcome].filter(Boolean).join(' '),
         v.value,
       ]),
     );
@@ -135,7 +135,8 @@ describe('gRPC over TLS', () => {
       expect(await check(clients.plaintext)).toBe(status.UNAVAILABLE);
       expect(await check(clients.other)).toBe(status.UNAVAILABLE);
       // The plaintext caller is counted, though refused: a caller a rollout left behind shows.
-      expect((await connections()).plaintext).toBeGreaterThanOrEqual(1);
+      expect((await connections())['plaintext refused']).toBeGreaterThanOrEqual(1);
+      expect((await connections())['tls taken']).toBeGreaterThanOrEqual(2);
       expect(await expiry()).toBe(epochSeconds(tls));
     } finally {
       await close();
@@ -163,9 +164,9 @@ describe('gRPC over TLS', () => {
       // Calls go on over the connection each made.
       expect(await check(clients.trusting)).toBe('SERVING');
       expect(await check(clients.plaintext)).toBe('SERVING');
-      expect(await connections()).toEqual({ tls: 1, plaintext: 1 });
+      expect(await connections()).toEqual({ 'tls taken': 1, 'plaintext taken': 1 });
       expect(await check(clients.other)).toBe(status.UNAVAILABLE);
-      expect((await connections()).tls).toBeGreaterThanOrEqual(2);
+      expect((await connections())['tls taken']).toBeGreaterThanOrEqual(2);
       // A caller that resets before saying anything costs the server nothing.
       const reset = connect(port, '127.0.0.1');
       await new Promise((resolve) => reset.once('connect', resolve));

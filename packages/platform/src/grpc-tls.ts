@@ -178,15 +178,15 @@ export function lastingProblems(): (problems: readonly string[]) => boolean {
 /** The metric of when the certificate a gRPC server serves expires (see registerGrpcTlsMetrics). */
 export const GRPC_TLS_EXPIRY_METRIC = 'grpc_server_tls_certificate_expiry_timestamp_seconds';
 
-/** The metric of the connections a gRPC server over TLS took, by transport. */
+/** The metric of the connections to a gRPC server over TLS, by transport and outcome. */
 export const GRPC_CONNECTIONS_METRIC = 'grpc_server_connections_by_transport_total';
 
 /** The metrics of a gRPC server's TLS, as the server updates them. */
 export interface GrpcTlsMetrics {
   /** Sets the expiry exported to that of the certificate now served (at start, after a renewal). */
   serving(tls: GrpcServerTls | undefined): void;
-  /** Counts one connection by the transport its caller spoke. */
-  connection(transport: GrpcTransport): void;
+  /** Counts one connection by the transport its caller spoke, taken or refused. */
+  connection(transport: GrpcTransport, taken: boolean): void;
 }
 
 /**
@@ -202,12 +202,12 @@ export function registerGrpcTlsMetrics(registry: Registry): GrpcTlsMetrics {
   });
   const connections = new Counter({
     name: GRPC_CONNECTIONS_METRIC,
-    help: 'Connections this gRPC server over TLS took, by the transport the caller spoke (plaintext ones refused unless GRPC_TLS_ACCEPT_PLAINTEXT)',
-    labelNames: ['transport'],
+    help: 'Connections to this gRPC server over TLS, by the transport the caller spoke and whether it was taken (outcome: taken, refused); plaintext ones are refused unless GRPC_TLS_ACCEPT_PLAINTEXT',
+    labelNames: ['transport', 'outcome'],
     registers: [registry],
   });
   return {
     serving: (tls) => expiry.set(tls ? Math.floor(tls.notAfter.getTime() / 1000) : 0),
-    connection: (transport) => connections.inc({ transport }),
+    connection: (transport, taken) => connections.inc({ transport, outcome: taken ? 'taken' : 'refused' }),
   };
 }
