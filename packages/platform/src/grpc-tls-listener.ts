@@ -55,7 +55,9 @@ export function listenGrpcTls(
     socket.once('close', () => waiting.delete(socket));
     socket.once('data', (first: Buffer) => {
       waiting.delete(socket);
+      // Its timer and listener both go: the server may set a timeout of its own on the socket.
       socket.setTimeout(0);
+      socket.off('timeout', dropped);
       const transport: GrpcTransport = first[0] === TLS_HANDSHAKE ? 'tls' : 'plaintext';
       const injector = transport === 'tls' ? tls : plaintext;
       options.onConnection?.(transport, injector !== undefined);
