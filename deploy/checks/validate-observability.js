@@ -68,6 +68,8 @@ const wanted = [
   'db_pool_waiting',
   'db_pool_total',
   'dependency_up',
+  'grpc_server_connections_by_transport_total',
+  'grpc_server_tls_certificate_expiry_timestamp_seconds',
 ];
 for (const m of wanted)
   if (!exprs.some((e) => new RegExp(`\\b${m}\\b`).test(e))) problems.push(`dashboard: no panel charts ${m}`);
