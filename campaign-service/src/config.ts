@@ -21,6 +21,13 @@ export const CONFIG_SPEC = {
   DASHBOARD_PORT: { type: 'int', default: 8082, min: 0, max: 65535, doc: 'admin HTTP API port' },
   CAMPAIGN_GRPC_PORT: { type: 'int', default: 50052, min: 0, max: 65535, doc: 'CampaignService gRPC port' },
   HOST: { type: 'string', default: '0.0.0.0', doc: 'address to listen on' },
+  OPERATOR_PROJECT_LIMIT: {
+    type: 'int',
+    default: 100,
+    min: 1,
+    max: 100000,
+    doc: "the most projects an operator may manage and still create another in the dashboard (the admin API's projects and memberships are not limited)",
+  },
   ADMIN_TOKEN: {
     type: 'string',
     secret: true,

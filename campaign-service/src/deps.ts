@@ -13,6 +13,8 @@ export interface CampaignDeps {
   natsPrefix: string;
   /** How many knowledge entries a system prompt carries (KNOWLEDGE_ENTRIES, as in the link runtime). */
   knowledgeEntries: number;
+  /** The most projects an operator may manage and still create another (OPERATOR_PROJECT_LIMIT). */
+  operatorProjectLimit: number;
   /** Called after a transaction that wrote outbox rows committed; publishes them now. */
   afterCommit: () => void;
   /** Who the changes made with these deps are recorded as made by (the project's activity). */

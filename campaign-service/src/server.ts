@@ -149,6 +149,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       logger,
       natsPrefix: config.NATS_PREFIX,
       knowledgeEntries: config.KNOWLEDGE_ENTRIES,
+      operatorProjectLimit: config.OPERATOR_PROJECT_LIMIT,
       afterCommit: () => relay.kick(),
     };
     const recipientClient = opened.add(

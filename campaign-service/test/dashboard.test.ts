@@ -198,6 +198,8 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       PUBLIC_BASE_URL: 'https://links.example.test',
       // Behind an Ingress: sign-ins are counted by the client address it forwards.
       TRUST_PROXY: 'true',
+      // Low enough for a test to reach, high enough for the others' operators never to.
+      OPERATOR_PROJECT_LIMIT: '5',
     };
     envOf = () => env;
     svc = await start(env, { clock });
@@ -1917,6 +1919,50 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(home.text).toContain('>Gamma</a>');
     expect(home.text).toContain('>Delta</a>');
     expect(home.text).toContain('<a class="button" href="/dashboard/projects/new">New project</a>');
+  });
+
+  it('refuses a new project to an operator who manages the most allowed, on the form and when sent, however many are sent at once', async () => {
+    const owned = [];
+    for (let i = 0; i < 4; i += 1) owned.push((await admin('POST', '/projects', { name: `Many ${i}` })).id);
+    await createOperatorFromEnv(envOf(), {
+      email: 'many@example.com',
+      password: 'many-password-12',
+      projectIds: owned,
+    });
+    const a = new Agent(base);
+    await a.signIn('many@example.com', 'many-password-12');
+    const formOf = async () => {
+      const page = await a.get('/dashboard/projects/new');
+      return {
+        page,
+        fields: Object.fromEntries(
+          Object.entries(formFieldsOf(page.text, '/dashboard/projects')).map(([k, v]) => [k, v[0]]),
+        ),
+      };
+    };
+    // Four of five: two forms sent at once (each its own), and only one project is made.
+    const [one, two] = [await formOf(), await formOf()];
+    const sent = await Promise.all([
+      a.post('/dashboard/projects', { ...one.fields, name: 'Many 4' }),
+      a.post('/dashboard/projects', { ...two.fields, name: 'Many 5' }),
+    ]);
+    expect(sent.map((r) => r.status).sort()).toEqual([303, 409]);
+    const refused = sent.find((r) => r.status === 409);
+    expect(refused?.text).toContain('You manage 5 projects, the most one operator may.');
+    expect(refused?.text).toContain('An Outreach administrator can create the project for you.');
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM operator_projects m JOIN operators o ON o.id = m.operator_id
+        WHERE o.email = 'many@example.com'`,
+    );
+    expect(rows[0].n).toBe(5);
+    // The form says so before a name is typed, and offers none.
+    const { page } = await formOf();
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('You manage 5 projects, the most one operator may.');
+    expect(page.text).not.toContain('action="/dashboard/projects"');
+    // The admin API is not limited.
+    const more = await admin('POST', '/projects', { name: 'Many 6' });
+    expect(more.id).toMatch(/^prj_/);
   });
 
   it("renames a project from its Operators page, refusing bad names in words and another project's with 404", async () => {

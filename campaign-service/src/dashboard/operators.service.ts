@@ -198,17 +198,42 @@ export async function addMembership(
   });
 }
 
+/** The refusal of a new project to an operator who manages `limit` projects or more. */
+export function projectLimitReached(limit: number, projects: number): AppError {
+  return new AppError('conflict', `You manage ${projects} projects, the most one operator may.`, {
+    details: { reason: 'project_limit', limit, projects },
+    hint: 'An Outreach administrator can create the project for you.',
+  });
+}
+
+/** How many projects the operator manages. */
+export async function countOperatorProjects(db: Pool | PoolClient, operatorId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM operator_projects WHERE operator_id = $1',
+    [operatorId],
+  );
+  return rows[0].n;
+}
+
 /**
  * Creates a project (as the admin API's `createProject` does) with the operator as its member, in
  * one transaction: a project never stays without its operator. 409 when the account was deleted
- * meanwhile (removed from its last project just then).
+ * meanwhile (removed from its last project just then), or when the operator already manages
+ * `operatorProjectLimit` projects (counted under the operator's row lock, so that creations sent
+ * at once cannot pass it together).
  */
 export async function createOperatorProject(
-  deps: OperatorDeps & { actor?: string },
+  deps: OperatorDeps & { actor?: string; operatorProjectLimit: number },
   operatorId: string,
   input: { name: string },
 ): Promise<Project> {
   return withTransaction(deps.pool, async (client) => {
+    const locked = await client.query('SELECT 1 FROM operators WHERE id = $1 FOR UPDATE', [operatorId]);
+    if (locked.rowCount === 1) {
+      const projects = await countOperatorProjects(client, operatorId);
+      if (projects >= deps.operatorProjectLimit)
+        throw projectLimitReached(deps.operatorProjectLimit, projects);
+    }
     const project = await insertProject(client, deps, input);
     const { rowCount } = await client.query(
       `INSERT INTO operator_projects (operator_id, project_id, created_at)

@@ -22,6 +22,7 @@ import {
   addProjectOperator,
   createOperatorProject,
   listProjectOperators,
+  projectLimitReached,
   removeProjectOperator,
 } from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
@@ -73,6 +74,10 @@ ${
   const newProjectPage = async (ctx: Context, v: { name?: string; errors?: FieldErrors } = {}) => {
     const pc = await baseContext(deps, ctx);
     const errors = v.errors ?? {};
+    // Said before the name is typed rather than after it is sent (the POST checks it again).
+    const managed = pc.projects?.length ?? 0;
+    const limit = deps.domain.operatorProjectLimit;
+    const refusal = managed >= limit ? projectLimitReached(limit, managed) : undefined;
     sendPage(
       ctx,
       layout(
@@ -84,16 +89,20 @@ ${
         ])}
 <h1>New project</h1>
 <p>A project holds its own devices, campaigns, API keys and billing. You become its operator, and can add colleagues on its Operators page.</p>
-${withErrorSummary(
-  errors,
-  html`<form method="post" action="/dashboard/projects">
+${
+  refusal
+    ? html`${notice('warn', refusal.message)}<p>${refusal.hint}</p>`
+    : withErrorSummary(
+        errors,
+        html`<form method="post" action="/dashboard/projects">
   ${csrfField(pc)}${onceField()}
   ${field({ name: 'name', label: 'Project name', value: v.name, required: true, hint: NAME_HINT, error: errors.name, attrs: html` maxlength="200" autocomplete="off"` })}
   <div class="actions"><button type="submit">Create project</button></div>
 </form>`,
-)}`,
+      )
+}`,
       ),
-      Object.keys(errors).length ? 400 : 200,
+      Object.keys(errors).length ? (refusal ? 409 : 400) : 200,
     );
   };
 
