@@ -121,7 +121,7 @@ spec:
             {{- end }}
             {{- end }}
             {{- if $root.Values.grpcTls.enabled }}
-            {{- /* Every service calls over TLS (but in a rollout's first step); the gRPC servers serve with the certificate. */}}
+            {{- /* Every service calls over TLS (unless clients: false, a rollout's first step); the gRPC servers serve with the certificate. */}}
             {{- if $root.Values.grpcTls.clients }}
             - name: GRPC_TLS_CA_FILE
               value: /etc/outreach/grpc-tls/ca.crt
