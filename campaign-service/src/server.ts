@@ -6,16 +6,13 @@ import {
   ConfigError,
   closeGrpcServer,
   closeServer,
-  connectNats,
   createGrpcServer,
   createLogger,
   createMetrics,
   createPool,
-  ensureStreams,
   grpcClientCredentials,
   grpcServerTlsOf,
   internalTokensOf,
-  keepStreams,
   Lifecycle,
   type Logger,
   listen,
@@ -25,6 +22,7 @@ import {
   natsCheck,
   Opened,
   OutboxRelay,
+  openJetStream,
   openMetrics,
   postgresCheck,
   pruneAppliedPeriodically,
@@ -120,14 +118,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       (p) => p.end(),
     );
     await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
-    const nc = opened.add('nats', await connectNats(config.NATS_URL, 'campaign-service', logger), (c) =>
-      c.drain(),
-    );
-    const jsm = await nc.jetstreamManager();
-    const streamOptions = { replicas: config.NATS_STREAM_REPLICAS };
-    await ensureStreams(jsm, config.NATS_PREFIX, streamOptions);
-    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger, streamOptions));
-    const js = nc.jetstream();
+    const { nc, jsm, js } = await openJetStream(opened, config, 'campaign-service', logger);
 
     // Stopped after the servers: what their last requests committed is still published.
     const relay = opened.add(

@@ -4,15 +4,12 @@ import { loadRecipientsProto } from '@outreach/contracts';
 import {
   type Clock,
   closeServer,
-  connectNats,
   createLogger,
   createPool,
   createRedis,
-  ensureStreams,
   grpcClientCredentials,
   internalClient,
   internalTokensOf,
-  keepStreams,
   Lifecycle,
   type Logger,
   listen,
@@ -21,6 +18,7 @@ import {
   monitorDependencies,
   natsCheck,
   Opened,
+  openJetStream,
   openMetrics,
   postgresCheck,
   type RunningService,
@@ -97,16 +95,9 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       (r) => r.quit(),
     );
     // One publish per start: skip the stack trace nats.js captures for every request by default.
-    const nc = opened.add(
-      'nats',
-      await connectNats(config.NATS_URL, 'link-runtime', logger, { noAsyncTraces: true }),
-      (c) => c.drain(),
-    );
-    const jsm = await nc.jetstreamManager();
-    const streamOptions = { replicas: config.NATS_STREAM_REPLICAS };
-    await ensureStreams(jsm, config.NATS_PREFIX, streamOptions);
-    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger, streamOptions));
-    const js = nc.jetstream();
+    const { nc, jsm, js } = await openJetStream(opened, config, 'link-runtime', logger, {
+      noAsyncTraces: true,
+    });
 
     const proto = loadRecipientsProto();
     const recipientClient = opened.add(

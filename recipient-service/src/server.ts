@@ -3,17 +3,14 @@ import { type CampaignSnapshot, loadCampaignsProto, loadHealthProto, subjects } 
 import {
   type Clock,
   closeGrpcServer,
-  connectNats,
   createLogger,
   createMetrics,
   createPool,
-  ensureStreams,
   grpcClientCredentials,
   grpcHealthCheck,
   grpcServerTlsOf,
   internalClient,
   internalTokensOf,
-  keepStreams,
   Lifecycle,
   type Logger,
   loadConfig,
@@ -22,6 +19,7 @@ import {
   natsCheck,
   Opened,
   OutboxRelay,
+  openJetStream,
   openMetrics,
   postgresCheck,
   pruneAppliedPeriodically,
@@ -101,14 +99,7 @@ export async function start(
       (p) => p.end(),
     );
     await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
-    const nc = opened.add('nats', await connectNats(config.NATS_URL, 'recipient-service', logger), (c) =>
-      c.drain(),
-    );
-    const jsm = await nc.jetstreamManager();
-    const streamOptions = { replicas: config.NATS_STREAM_REPLICAS };
-    await ensureStreams(jsm, config.NATS_PREFIX, streamOptions);
-    opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger, streamOptions));
-    const js = nc.jetstream();
+    const { nc, jsm, js } = await openJetStream(opened, config, 'recipient-service', logger);
     const prefix = config.NATS_PREFIX;
     const CampaignService = loadCampaignsProto().outreach.v1.CampaignService;
     const campaignClient = opened.add(

@@ -20,6 +20,7 @@ import {
 import type { Logger } from 'pino';
 import type { VarSpec } from './config';
 import { errorCodes, untilReachable } from './first-connect';
+import type { Opened } from './lifecycle';
 import { runPeriodically } from './periodic';
 import { inSpan, linksTo } from './trace-context';
 
@@ -197,6 +198,35 @@ export function keepStreams(
     logger,
     'checking the JetStream streams failed',
   );
+}
+
+/** What `openJetStream` connects with. */
+export interface JetStreamSettings {
+  NATS_URL: string;
+  NATS_PREFIX: string;
+  NATS_STREAM_REPLICAS: number;
+}
+
+/**
+ * Connects a service to NATS (`connectNats`), creates or updates the streams (`ensureStreams`) and
+ * keeps them (`keepStreams`), each registered with `opened`, so that the stop ends the keeper and
+ * then drains the connection.
+ */
+export async function openJetStream(
+  opened: Opened,
+  config: JetStreamSettings,
+  name: string,
+  logger: Logger,
+  connectOptions: Pick<ConnectionOptions, 'noAsyncTraces'> = {},
+): Promise<{ nc: NatsConnection; jsm: JetStreamManager; js: JetStreamClient }> {
+  const nc = opened.add('nats', await connectNats(config.NATS_URL, name, logger, connectOptions), (c) =>
+    c.drain(),
+  );
+  const jsm = await nc.jetstreamManager();
+  const streamOptions = { replicas: config.NATS_STREAM_REPLICAS };
+  await ensureStreams(jsm, config.NATS_PREFIX, streamOptions);
+  opened.addStop('stream keeper', keepStreams(jsm, config.NATS_PREFIX, logger, streamOptions));
+  return { nc, jsm, js: nc.jetstream() };
 }
 
 /** Deletes a prefix's streams (and with them their consumers): for tests and benchmarks. */
