@@ -226,6 +226,38 @@ describe('gRPC over TLS', () => {
     }
   });
 
+  it('fails to serve over TLS on a port already taken, saying so, and checks no certificate afterwards', async () => {
+    const taken = await healthServer(grpcServerTlsOf(SERVER));
+    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-taken-'));
+    const files = {
+      GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
+      GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
+    };
+    copyFileSync(fixture('server.crt'), files.GRPC_TLS_CERT_FILE);
+    copyFileSync(fixture('server.key'), files.GRPC_TLS_KEY_FILE);
+    const { logger, lines } = capturedLogger();
+    const server = createGrpcServer(TOKEN, logger);
+    try {
+      const err = await serveGrpc(server, {
+        host: '127.0.0.1',
+        port: taken.port,
+        tls: grpcServerTlsOf(files),
+        registry: new Registry(),
+        logger,
+        certificateCheckMs: 10,
+      }).catch((e: NodeJS.ErrnoException) => e);
+      expect((err as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
+      // A renewal now would be logged by any check left running.
+      replaceFile(files.GRPC_TLS_CERT_FILE, fixture('renewed.crt'));
+      replaceFile(files.GRPC_TLS_KEY_FILE, fixture('renewed.key'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(lines).toEqual([]);
+    } finally {
+      server.forceShutdown();
+      await taken.close();
+    }
+  });
+
   it('is off unless configured, and a server certificate is checked whole at start, every problem named', () => {
     expect(grpcServerTlsOf({})).toBeUndefined();
     expect(grpcServerTlsOf({ GRPC_TLS_CERT_FILE: '', GRPC_TLS_KEY_FILE: '' })).toBeUndefined();
