@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -221,6 +221,38 @@ describe('gRPC over TLS', () => {
       // The half-written files were reported once, not at every check while they lasted.
       expect(said.filter((m) => m.startsWith('the gRPC certificate files hold no valid'))).toHaveLength(1);
       expect(said).toContain('serving the renewed gRPC certificate');
+    } finally {
+      await close();
+    }
+  });
+
+  it('takes up a renewal written as the kubelet updates a mounted Secret: a new directory, then one symlink swapped', async () => {
+    // <dir>/tls.crt -> ..data/tls.crt, ..data -> ..<version>: the layout of a Secret volume.
+    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-secret-'));
+    const version = (name: string, crt: string, key: string) => {
+      mkdirSync(path.join(dir, name));
+      copyFileSync(fixture(crt), path.join(dir, name, 'tls.crt'));
+      copyFileSync(fixture(key), path.join(dir, name, 'tls.key'));
+      symlinkSync(name, path.join(dir, '..data_tmp'));
+      renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+    };
+    version('..v1', 'server.crt', 'server.key');
+    for (const f of ['tls.crt', 'tls.key']) symlinkSync(path.join('..data', f), path.join(dir, f));
+    const files = {
+      GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
+      GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
+    };
+    const renewal = grpcServerTlsOf({
+      GRPC_TLS_CERT_FILE: fixture('renewed.crt'),
+      GRPC_TLS_KEY_FILE: fixture('renewed.key'),
+    });
+    const { check, client, close, expiry, lines } = await healthServer(grpcServerTlsOf(files), 25);
+    try {
+      expect(await check(client(fixture('ca.crt')))).toBe('SERVING');
+      version('..v2', 'renewed.crt', 'renewed.key');
+      await until(async () => (await expiry()) === epochSeconds(renewal));
+      expect(await check(client(fixture('other-ca.crt')))).toBe('SERVING');
+      expect(lines.filter((l) => l.level >= 40)).toEqual([]);
     } finally {
       await close();
     }
