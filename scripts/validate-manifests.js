@@ -109,6 +109,12 @@ check(`every object matches its Kubernetes schema (${objects.length} objects)`, 
 const byKind = (kind) => objects.filter((o) => o.kind === kind);
 /** An object's (or, given a pod template, its pods') component label. */
 const componentOf = (o) => o.metadata?.labels?.['app.kubernetes.io/component'];
+/** A service's container in its Deployment (named for it, else the first); undefined without one. */
+function containerOf(svc) {
+  const d = byKind('Deployment').find((o) => componentOf(o) === svc);
+  if (!d) return undefined;
+  return d.spec.template.spec.containers.find((x) => x.name === svc) ?? d.spec.template.spec.containers[0];
+}
 
 /** A Kubernetes quantity ("256Mi", "1Gi", "500M", a number) in bytes; undefined when absent. */
 function quantityBytes(q) {
@@ -224,11 +230,7 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
 // with a certificate, plaintext only to one without, or one that takes both (a rollout's steps).
 {
   const problems = [];
-  const envOf = (svc) => {
-    const d = byKind('Deployment').find((o) => componentOf(o) === svc);
-    const c = d?.spec.template.spec.containers.find((x) => x.name === svc);
-    return new Map((c?.env ?? []).map((e) => [e.name, e.value]));
-  };
+  const envOf = (svc) => new Map((containerOf(svc)?.env ?? []).map((e) => [e.name, e.value]));
   for (const server of Object.keys(SERVICES).filter((svc) => SERVICES[svc].grpc)) {
     const env = envOf(server);
     const servesTls = env.has('GRPC_TLS_CERT_FILE');
@@ -385,11 +387,6 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
 {
   const problems = [];
   const servers = Object.keys(SERVICES).filter((svc) => SERVICES[svc].grpc);
-  const containerOf = (svc) => {
-    const d = byKind('Deployment').find((o) => componentOf(o) === svc);
-    if (!d) return undefined;
-    return d.spec.template.spec.containers.find((x) => x.name === svc) ?? d.spec.template.spec.containers[0];
-  };
   const stored = (ref) => {
     const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref?.name);
     const value = secret?.data?.[ref?.key];

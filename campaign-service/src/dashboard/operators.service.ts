@@ -207,7 +207,7 @@ export function projectLimitReached(limit: number, projects: number): AppError {
 }
 
 /** How many projects the operator manages. */
-export async function countOperatorProjects(db: Pool | PoolClient, operatorId: string): Promise<number> {
+async function countOperatorProjects(db: Pool | PoolClient, operatorId: string): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM operator_projects WHERE operator_id = $1',
     [operatorId],

@@ -25,6 +25,7 @@ import { closeGrpcServer, serveGrpc } from './listen';
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/tls');
 const fixture = (name: string) => path.join(FIXTURES, name);
 const SERVER = { GRPC_TLS_CERT_FILE: fixture('server.crt'), GRPC_TLS_KEY_FILE: fixture('server.key') };
+const RENEWED = { GRPC_TLS_CERT_FILE: fixture('renewed.crt'), GRPC_TLS_KEY_FILE: fixture('renewed.key') };
 const TOKEN = 'test-internal-token-0123456789abcdef';
 
 /** The problems a ConfigError thrown by `f` names. */
@@ -118,6 +119,18 @@ async function until(f: () => Promise<boolean> | boolean, ms = 3000): Promise<vo
   }
 }
 
+/** The server certificate and key copied into a directory of their own, where a test may renew them. */
+function serverFilesToRenew() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-files-'));
+  const files = {
+    GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
+    GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
+  };
+  copyFileSync(fixture('server.crt'), files.GRPC_TLS_CERT_FILE);
+  copyFileSync(fixture('server.key'), files.GRPC_TLS_KEY_FILE);
+  return files;
+}
+
 /** Replaces a file with a copy of another in one step, as the kubelet updates a mounted Secret. */
 function replaceFile(file: string, from: string): void {
   copyFileSync(from, `${file}.new`);
@@ -190,18 +203,9 @@ describe('gRPC over TLS', () => {
   });
 
   it('serves a renewed certificate to new connections without a restart, keeping the one before while the files hold no valid pair', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-renewal-'));
-    const files = {
-      GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
-      GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
-    };
-    copyFileSync(fixture('server.crt'), files.GRPC_TLS_CERT_FILE);
-    copyFileSync(fixture('server.key'), files.GRPC_TLS_KEY_FILE);
+    const files = serverFilesToRenew();
     const first = grpcServerTlsOf(files);
-    const renewal = grpcServerTlsOf({
-      GRPC_TLS_CERT_FILE: fixture('renewed.crt'),
-      GRPC_TLS_KEY_FILE: fixture('renewed.key'),
-    });
+    const renewal = grpcServerTlsOf(RENEWED);
     const { check, clients, client, close, expiry, lines } = await healthServer(first, 25);
     try {
       expect(await check(clients.trusting)).toBe('SERVING');
@@ -242,10 +246,7 @@ describe('gRPC over TLS', () => {
       GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
       GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
     };
-    const renewal = grpcServerTlsOf({
-      GRPC_TLS_CERT_FILE: fixture('renewed.crt'),
-      GRPC_TLS_KEY_FILE: fixture('renewed.key'),
-    });
+    const renewal = grpcServerTlsOf(RENEWED);
     const { check, client, close, expiry, lines } = await healthServer(grpcServerTlsOf(files), 25);
     try {
       expect(await check(client(fixture('ca.crt')))).toBe('SERVING');
@@ -260,13 +261,7 @@ describe('gRPC over TLS', () => {
 
   it('fails to serve over TLS on a port already taken, saying so, and checks no certificate afterwards', async () => {
     const taken = await healthServer(grpcServerTlsOf(SERVER));
-    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-taken-'));
-    const files = {
-      GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
-      GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
-    };
-    copyFileSync(fixture('server.crt'), files.GRPC_TLS_CERT_FILE);
-    copyFileSync(fixture('server.key'), files.GRPC_TLS_KEY_FILE);
+    const files = serverFilesToRenew();
     const { logger, lines } = capturedLogger();
     const server = createGrpcServer(TOKEN, logger);
     try {
