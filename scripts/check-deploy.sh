@@ -193,6 +193,31 @@ else
   not_ok "a TLS rollout's first step has both gRPC servers take plaintext too, and no caller speak TLS yet" \
     "$(grep -n 'GRPC_TLS' <<<"$out")"
 fi
+out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.caBundle.configMap=outreach-grpc-ca --set grpcTls.caBundle.key=bundle.pem 2>&1)
+trusting=$(node -e '
+  const YAML = require("yaml");
+  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+  const got = docs.filter((d) => d.kind === "Deployment").filter((d) => {
+    const pod = d.spec.template.spec;
+    const c = pod.containers[0];
+    const ca = c.env?.find((e) => e.name === "GRPC_TLS_CA_FILE")?.value;
+    const mount = c.volumeMounts?.find((m) => m.mountPath === "/etc/outreach/grpc-ca");
+    const volume = pod.volumes?.find((v) => v.name === mount?.name);
+    return ca === "/etc/outreach/grpc-ca/bundle.pem" && volume?.configMap?.name === "outreach-grpc-ca";
+  });
+  console.log(got.map((d) => d.metadata.labels["app.kubernetes.io/component"]).sort().join(" "));
+' <<<"$out")
+if [[ $trusting == "campaign-service gateway link-runtime recipient-service" ]] &&
+  res=$(node scripts/validate-manifests.js /dev/stdin --label=ca-bundle --expect-trial --expect-network-policies <<<"$out"); then
+  ok "with grpcTls.caBundle every service trusts the CAs of that ConfigMap's key, mounted, and the render validates"
+else
+  not_ok "with grpcTls.caBundle every service trusts the CAs of that ConfigMap's key, mounted, and the render validates" \
+    "trusting: '$trusting'" "$(grep -n 'GRPC_TLS_CA_FILE\|grpc-ca' <<<"$out" | head -n 12)" "${res:-}"
+fi
+check_fails "values.schema.json refuses a grpcTls.caBundle.key that is a path" \
+  "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.caBundle.configMap=outreach-grpc-ca --set grpcTls.caBundle.key=../tls/ca.crt
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
@@ -349,6 +374,8 @@ if [[ -f $OUT/defaults.yaml ]]; then
     // A gateway calling over TLS servers that serve plaintext.
     const gatewayEnv = d.spec.template.spec.containers[0].env;
     gatewayEnv.push({ name: "GRPC_TLS_CA_FILE", value: "/etc/outreach/grpc-tls/ca.crt" });
+    // A file given to a service outside every volume of its pod.
+    linkPod.spec.template.spec.containers[0].env.push({ name: "SAFETY_RULES_FILE", value: "/etc/rules/rules.json" });
     fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
   ' "$OUT/defaults.yaml" "$OUT/broken.yaml"
   broken=$(node scripts/validate-manifests.js "$OUT/broken.yaml" --label=broken --expect-trial --expect-network-policies)
@@ -357,10 +384,11 @@ if [[ -f $OUT/defaults.yaml ]]; then
     grep -q 'max_connections is 100; the services may open' <<<"$broken" &&
     grep -q 'no --maxmemory under its' <<<"$broken" && grep -q 'not noeviction' <<<"$broken" &&
     grep -q 'link-runtime: no INTERNAL_TOKEN from a Secret' <<<"$broken" &&
-    grep -q 'gateway calls over TLS, recipient-service serves plaintext only' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN and a caller speaking TLS to a plaintext server"
+    grep -q 'gateway calls over TLS, recipient-service serves plaintext only' <<<"$broken" &&
+    grep -q 'SAFETY_RULES_FILE=/etc/rules/rules.json lies in no volume it mounts' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN, a caller speaking TLS to a plaintext server and a file outside the pod's volumes"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN and a caller speaking TLS to a plaintext server" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN, a caller speaking TLS to a plaintext server and a file outside the pod's volumes" "$broken"
   fi
 fi
 

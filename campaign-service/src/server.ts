@@ -10,7 +10,6 @@ import {
   createLogger,
   createMetrics,
   createPool,
-  grpcClientCredentials,
   grpcServerTlsOf,
   internalTokensOf,
   Lifecycle,
@@ -22,6 +21,7 @@ import {
   natsCheck,
   Opened,
   OutboxRelay,
+  openInternalCaller,
   openJetStream,
   openMetrics,
   postgresCheck,
@@ -92,7 +92,6 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('campaign-service', config.LOG_LEVEL);
   const { token: internalToken, alsoAccepted: internalTokenAlsoAccepted } = internalTokensOf(config);
-  const caller = { token: internalToken, credentials: grpcClientCredentials(config) };
   const serverTls = grpcServerTlsOf(config);
   let adminToken = config.ADMIN_TOKEN;
   // It opens every project, and wrong tries are not slowed: only its length keeps it from guesses.
@@ -112,6 +111,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
   const opened = new Opened();
   try {
+    const caller = openInternalCaller(opened, config, internalToken, logger);
     const pool = opened.add(
       'postgres',
       schemaPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger),

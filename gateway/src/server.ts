@@ -8,7 +8,6 @@ import {
   createMetrics,
   createRedis,
   ensureStreams,
-  grpcClientCredentials,
   internalTokensOf,
   Lifecycle,
   type Logger,
@@ -17,6 +16,7 @@ import {
   monitorDependencies,
   natsCheck,
   Opened,
+  openInternalCaller,
   openMetrics,
   type RunningService,
   redisCheck,
@@ -61,7 +61,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       createBackends(
         { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
         config.GRPC_DEADLINE_MS,
-        { token: internalToken, credentials: grpcClientCredentials(config) },
+        openInternalCaller(opened, config, internalToken, logger),
       ),
       (b) => b.close(),
     );

@@ -7,7 +7,6 @@ import {
   createLogger,
   createPool,
   createRedis,
-  grpcClientCredentials,
   internalClient,
   internalTokensOf,
   Lifecycle,
@@ -18,6 +17,7 @@ import {
   monitorDependencies,
   natsCheck,
   Opened,
+  openInternalCaller,
   openJetStream,
   openMetrics,
   postgresCheck,
@@ -102,10 +102,11 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
     const proto = loadRecipientsProto();
     const recipientClient = opened.add(
       'recipient client',
-      internalClient(proto.outreach.v1.RecipientService, config.RECIPIENT_SERVICE_ADDR, {
-        token: internalToken,
-        credentials: grpcClientCredentials(config),
-      }),
+      internalClient(
+        proto.outreach.v1.RecipientService,
+        config.RECIPIENT_SERVICE_ADDR,
+        openInternalCaller(opened, config, internalToken, logger),
+      ),
       (c) => c.close(),
     );
     const recipients = new RecipientCache(

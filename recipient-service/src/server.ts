@@ -6,7 +6,6 @@ import {
   createLogger,
   createMetrics,
   createPool,
-  grpcClientCredentials,
   grpcHealthCheck,
   grpcServerTlsOf,
   internalClient,
@@ -19,6 +18,7 @@ import {
   natsCheck,
   Opened,
   OutboxRelay,
+  openInternalCaller,
   openJetStream,
   openMetrics,
   postgresCheck,
@@ -85,7 +85,6 @@ export async function start(
   const config = loadConfig(CONFIG_SPEC, env);
   const logger = options.logger ?? createLogger('recipient-service', config.LOG_LEVEL);
   const { token: internalToken, alsoAccepted: internalTokenAlsoAccepted } = internalTokensOf(config);
-  const caller = { token: internalToken, credentials: grpcClientCredentials(config) };
   const serverTls = grpcServerTlsOf(config);
   const clock = options.clock ?? systemClock;
   const safetyRules = loadSafetyRules(config.SAFETY_RULES_FILE);
@@ -93,6 +92,7 @@ export async function start(
   const ports: Record<string, number> = {};
   const opened = new Opened();
   try {
+    const caller = openInternalCaller(opened, config, internalToken, logger);
     const pool = opened.add(
       'postgres',
       createPool('recipient-service', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger),

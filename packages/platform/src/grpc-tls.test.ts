@@ -1,5 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,16 +16,17 @@ import { loadHealthProto } from '@outreach/contracts';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from './config';
-import { callUnary, createGrpcServer, internalClient } from './grpc';
+import { callUnary, createGrpcServer, type InternalCaller, internalClient } from './grpc';
+import { caBundleOf, grpcClientTransport, openInternalCaller } from './grpc-client-tls';
 import {
   GRPC_CONNECTIONS_METRIC,
   GRPC_TLS_EXPIRY_METRIC,
   type GrpcServerTls,
-  grpcClientCredentials,
   grpcServerTlsOf,
   lastingProblems,
   renewedGrpcServerTls,
 } from './grpc-tls';
+import { Lifecycle, Opened } from './lifecycle';
 import { closeGrpcServer, serveGrpc } from './listen';
 
 // TEST-ONLY certificates (scripts/make-test-certs.sh): a CA and a server certificate it signed for
@@ -71,7 +80,7 @@ async function healthServer(tls: GrpcServerTls | undefined, certificateCheckMs?:
     const c = internalClient(
       Health,
       `127.0.0.1:${port}`,
-      { token: TOKEN, credentials: grpcClientCredentials({ GRPC_TLS_CA_FILE: caFile }) },
+      { token: TOKEN, credentials: grpcClientTransport({ GRPC_TLS_CA_FILE: caFile }).credentials },
       {},
     );
     made.push(c);
@@ -318,14 +327,14 @@ describe('gRPC over TLS', () => {
     expect(problemsOf(() => grpcServerTlsOf(SERVER, new Date('2200-01-01T00:00:00Z')))[0]).toMatch(
       /^the certificate in GRPC_TLS_CERT_FILE expired on 2126-/,
     );
-    expect(problemsOf(() => grpcClientCredentials({ GRPC_TLS_CA_FILE: fixture('server.key') }))).toEqual([
+    expect(problemsOf(() => grpcClientTransport({ GRPC_TLS_CA_FILE: fixture('server.key') }))).toEqual([
       `GRPC_TLS_CA_FILE (${fixture('server.key')}) holds no PEM certificate`,
     ]);
-    expect(problemsOf(() => grpcClientCredentials({ GRPC_TLS_CA_FILE: missing }))[0]).toMatch(
+    expect(problemsOf(() => grpcClientTransport({ GRPC_TLS_CA_FILE: missing }))[0]).toMatch(
       /^GRPC_TLS_CA_FILE \(.*missing\.crt\) cannot be read/,
     );
-    expect(grpcClientCredentials({})._isSecure()).toBe(false);
-    expect(grpcClientCredentials({ GRPC_TLS_CA_FILE: fixture('ca.crt') })._isSecure()).toBe(true);
+    expect(grpcClientTransport({}).credentials._isSecure()).toBe(false);
+    expect(grpcClientTransport({ GRPC_TLS_CA_FILE: fixture('ca.crt') }).credentials._isSecure()).toBe(true);
   });
 
   it('reads the files again for a renewal: nothing while unchanged, the pair once renewed', () => {
@@ -345,5 +354,109 @@ describe('gRPC over TLS', () => {
     // Other problems are new; after a pass, the same ones are new again.
     expect([report(['unreadable']), report(['unreadable'])]).toEqual([false, true]);
     expect([report([]), report(['unreadable']), report(['unreadable'])]).toEqual([false, false, true]);
+  });
+});
+
+describe('gRPC clients over TLS', () => {
+  /** Writes the fixtures `names`, one after the other, over `file` in one step. */
+  const writeCa = (file: string, ...names: string[]) => {
+    writeFileSync(`${file}.new`, Buffer.concat(names.map((n) => readFileSync(fixture(n)))));
+    renameSync(`${file}.new`, file);
+  };
+  const caFileOf = (...names: string[]) => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'grpc-ca-')), 'ca.crt');
+    writeCa(file, ...names);
+    return file;
+  };
+
+  it('trusts a changed CA file for new connections without a restart: both CAs while the servers move, then the new one alone', async () => {
+    const first = await healthServer(grpcServerTlsOf(SERVER));
+    const renewed = await healthServer(grpcServerTlsOf(RENEWED));
+    const caFile = caFileOf('ca.crt');
+    const { logger, lines } = capturedLogger();
+    const opened = new Opened();
+    const caller = openInternalCaller(opened, { GRPC_TLS_CA_FILE: caFile }, TOKEN, logger, 25);
+    const { Health } = loadHealthProto().grpc.health.v1;
+    const made: ReturnType<typeof internalClient>[] = [];
+    // A client of its own connection, as one of a pod started after the change would make.
+    const newClient = (server: { port: number }, from: InternalCaller = caller) => {
+      const c = internalClient(Health, `127.0.0.1:${server.port}`, from, {
+        'grpc.use_local_subchannel_pool': 1,
+      });
+      made.push(c);
+      return c;
+    };
+    const changes = () =>
+      lines.filter((l) => l.msg === 'new gRPC connections trust the changed CA file').length;
+    try {
+      const openBefore = newClient(first);
+      expect(await first.check(openBefore)).toBe('SERVING');
+      expect(await renewed.check(newClient(renewed))).toBe(status.UNAVAILABLE);
+      // Step 1 of a CA rotation: both CAs, while the servers move to certificates of the new one.
+      writeCa(caFile, 'ca.crt', 'other-ca.crt');
+      await until(() => changes() === 1);
+      expect(await renewed.check(newClient(renewed))).toBe('SERVING');
+      expect(await first.check(newClient(first))).toBe('SERVING');
+      // Step 2: the new CA alone.
+      writeCa(caFile, 'other-ca.crt');
+      await until(() => changes() === 2);
+      expect(await renewed.check(newClient(renewed))).toBe('SERVING');
+      expect(await first.check(newClient(first))).toBe(status.UNAVAILABLE);
+      // The connection made before the changes goes on.
+      expect(await first.check(openBefore)).toBe('SERVING');
+      // A file without a valid bundle leaves the one before trusted, and is reported once.
+      writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n');
+      await until(() => lines.some((l) => l.level === 40));
+      await new Promise((resolve) => setTimeout(resolve, 150)); // several checks more
+      expect(await renewed.check(newClient(renewed))).toBe('SERVING');
+      expect(lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([
+        'the gRPC CA file holds no valid certificate; new connections still trust the CA before',
+      ]);
+      expect(changes()).toBe(2);
+      // A caller made without the checks (reading the file once) would have stayed on the first CA.
+      const unchecked = {
+        token: TOKEN,
+        credentials: grpcClientTransport({ GRPC_TLS_CA_FILE: fixture('ca.crt') }).credentials,
+      };
+      expect(await renewed.check(newClient(renewed, unchecked))).toBe(status.UNAVAILABLE);
+    } finally {
+      for (const c of made) c.close();
+      const lifecycle = new Lifecycle(logger, 1000);
+      opened.handTo(lifecycle);
+      await lifecycle.shutdown('test');
+      await first.close();
+      await renewed.close();
+    }
+  });
+
+  it('stops reading the CA file once closed', async () => {
+    const caFile = caFileOf('ca.crt');
+    const { logger, lines } = capturedLogger();
+    const opened = new Opened();
+    openInternalCaller(opened, { GRPC_TLS_CA_FILE: caFile }, TOKEN, logger, 10);
+    const lifecycle = new Lifecycle(logger, 1000);
+    opened.handTo(lifecycle);
+    await lifecycle.shutdown('test');
+    const before = lines.length;
+    writeCa(caFile, 'other-ca.crt');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lines.slice(before)).toEqual([]);
+  });
+
+  it('checks every certificate of a CA bundle, naming the one that does not parse', () => {
+    expect(caBundleOf(caFileOf('ca.crt', 'other-ca.crt')).certificates.map((c) => c.subject)).toEqual([
+      'CN=Outreach test CA',
+      'CN=Another test CA',
+    ]);
+    const file = caFileOf('ca.crt');
+    writeFileSync(
+      file,
+      `${readFileSync(file, 'latin1')}-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n`,
+    );
+    expect(problemsOf(() => caBundleOf(file))).toEqual([
+      `GRPC_TLS_CA_FILE (${file}): certificate 2 of 2 cannot be parsed`,
+    ]);
+    // In plaintext there is no file to read again.
+    expect(grpcClientTransport({}).reread()).toBeUndefined();
   });
 });

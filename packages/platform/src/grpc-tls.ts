@@ -1,17 +1,14 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/grpc-js';
+import { ServerCredentials } from '@grpc/grpc-js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { ConfigError, type VarSpec } from './config';
 import type { GrpcTransport } from './grpc-tls-listener';
 
-/** What every gRPC client reads: whether it speaks TLS to the gRPC servers, and whom it trusts. */
-export const GRPC_TLS_CLIENT_CONFIG = {
-  GRPC_TLS_CA_FILE: {
-    type: 'string',
-    doc: "PEM file of the CA that signed the gRPC servers' certificates: gRPC calls between the services then go over TLS, each server's certificate checked against it and against the host name of the address called (unset: plaintext)",
-  },
-} as const satisfies Record<string, VarSpec>;
+// How often the gRPC servers read their certificate files and the clients their CA file for a
+// change: cert-manager renews weeks ahead, and the kubelet takes a minute or two to update a
+// mounted Secret.
+export const GRPC_TLS_CHECK_MS = 30_000;
 
 /** What the gRPC servers (campaign and recipient services) read: their own certificate. */
 export const GRPC_TLS_SERVER_CONFIG = {
@@ -67,20 +64,6 @@ function certificateIn(
     problems.push(`${name} (${file}) holds no PEM certificate`);
     return undefined;
   }
-}
-
-/**
- * The credentials of the gRPC clients: TLS trusting GRPC_TLS_CA_FILE when it is set, else
- * plaintext. A file that is missing or holds no certificate fails the start, naming it.
- */
-export function grpcClientCredentials(config: { GRPC_TLS_CA_FILE?: string | undefined }): ChannelCredentials {
-  const file = config.GRPC_TLS_CA_FILE || undefined;
-  if (file === undefined) return credentials.createInsecure();
-  const problems: string[] = [];
-  const ca = readNamed('GRPC_TLS_CA_FILE', file, problems);
-  if (ca) certificateIn('GRPC_TLS_CA_FILE', file, ca, problems);
-  if (problems.length > 0 || !ca) throw new ConfigError(problems);
-  return credentials.createSsl(ca);
 }
 
 /**

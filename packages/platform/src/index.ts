@@ -8,6 +8,7 @@ export * from './dependencies';
 export * from './errors';
 export * from './first-connect';
 export * from './grpc';
+export * from './grpc-client-tls';
 export * from './grpc-health';
 export * from './grpc-tls';
 export * from './grpc-tls-listener';

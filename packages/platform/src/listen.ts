@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError } from './config';
 import {
+  GRPC_TLS_CHECK_MS,
   type GrpcServerTls,
   grpcServerCredentials,
   lastingProblems,
@@ -80,10 +81,6 @@ export function closeServer(server: HttpServer): Promise<void> {
   });
 }
 
-// How often a gRPC server over TLS reads its certificate files for a renewal: cert-manager
-// renews weeks ahead, and the kubelet takes a minute or two to update a mounted Secret.
-const CERTIFICATE_CHECK_MS = 30_000;
-
 // What the shutdown of a gRPC server over TLS stops before the server itself (see serveGrpc).
 const overTls = new WeakMap<GrpcServer, { listener: GrpcTlsListener; stopChecks: () => Promise<void> }>();
 
@@ -149,7 +146,7 @@ export async function serveGrpc(server: GrpcServer, serving: GrpcServing): Promi
   };
   const stopChecks = runPeriodically(
     checkRenewal,
-    serving.certificateCheckMs ?? CERTIFICATE_CHECK_MS,
+    serving.certificateCheckMs ?? GRPC_TLS_CHECK_MS,
     logger,
     'checking the gRPC certificate for a renewal failed',
   );

@@ -124,7 +124,11 @@ spec:
             {{- /* Every service calls over TLS (unless clients: false, a rollout's first step); the gRPC servers serve with the certificate. */}}
             {{- if $root.Values.grpcTls.clients }}
             - name: GRPC_TLS_CA_FILE
+              {{- with $root.Values.grpcTls.caBundle.configMap }}
+              value: /etc/outreach/grpc-ca/{{ $root.Values.grpcTls.caBundle.key }}
+              {{- else }}
               value: /etc/outreach/grpc-tls/ca.crt
+              {{- end }}
             {{- end }}
             {{- if $v.grpcPort }}
             - name: GRPC_TLS_CERT_FILE
@@ -197,6 +201,11 @@ spec:
             - name: grpc-tls
               mountPath: /etc/outreach/grpc-tls
               readOnly: true
+            {{- if and $root.Values.grpcTls.clients $root.Values.grpcTls.caBundle.configMap }}
+            - name: grpc-ca
+              mountPath: /etc/outreach/grpc-ca
+              readOnly: true
+            {{- end }}
             {{- end }}
             {{- with $v.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
@@ -209,6 +218,11 @@ spec:
         - name: grpc-tls
           secret:
             secretName: {{ $root.Values.grpcTls.secretName }}
+        {{- if and $root.Values.grpcTls.clients $root.Values.grpcTls.caBundle.configMap }}
+        - name: grpc-ca
+          configMap:
+            name: {{ $root.Values.grpcTls.caBundle.configMap }}
+        {{- end }}
         {{- end }}
         {{- with $v.extraVolumes }}
         {{- toYaml . | nindent 8 }}
