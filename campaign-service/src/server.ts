@@ -41,6 +41,7 @@ import { buildHttpApp } from './app';
 import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
 import { secureCookiesFor } from './dashboard/auth.pages';
+import { pruneInvitations } from './dashboard/invitations.service';
 import { pruneSessions } from './dashboard/sessions.service';
 import type { CampaignDeps } from './deps';
 import { CAMPAIGN_OUTBOX } from './events/outbox';
@@ -157,14 +158,18 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
         config.USAGE_DEDUP_RETENTION_DAYS,
       ),
     );
-    // Sessions nobody comes back to would stay for good (a sign-in forgets only its own operator's).
+    // Sessions nobody comes back to would stay for good (a sign-in forgets only its own operator's),
+    // and so would the addresses of invitations no one used.
     opened.addStop(
       'session pruning',
       runPeriodically(
-        async () => void (await pruneSessions({ pool, clock })),
+        async () => {
+          await pruneSessions({ pool, clock });
+          await pruneInvitations({ pool, clock });
+        },
         SESSION_PRUNE_MS,
         logger,
-        'session pruning failed',
+        'session and invitation pruning failed',
       ),
     );
     const scheduler = opened.add(

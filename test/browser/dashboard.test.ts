@@ -630,6 +630,37 @@ describeWithChromium('test/browser/dashboard.test.ts')(
         await expectAccessibleWith(phone, 'operators, rename refused', ['heading-order', 'landmark-unique']);
         await shot(phone, '17-project-rename-refused');
 
+        // A colleague is invited: the link, shown once, opens a page where they choose their password.
+        await phone.getByLabel('E-mail address').fill('invited-colleague@example.com');
+        await phone.getByRole('button', { name: 'Add operator' }).click();
+        await phone.getByText('invited-colleague@example.com is invited').waitFor();
+        await expectAccessibleWith(phone, 'operators, invitation made', ['heading-order', 'landmark-unique']);
+        await shot(phone, '18-invitation-made');
+        const link = (await phone.locator('#invite-link').textContent()) ?? '';
+        const theirs = await phoneContext(sys.adminUrl);
+        try {
+          const colleague = await theirs.newPage();
+          await colleague.goto(link);
+          await colleague.getByRole('heading', { name: 'Join Second project, renamed' }).waitFor();
+          await expectAccessible(colleague, 'invitation');
+          await colleague.locator('#f-password').fill('colleague-password-1');
+          await colleague.locator('#f-confirmPassword').fill('colleague-password-2');
+          await colleague.getByRole('button', { name: 'Create my account' }).click();
+          await hasText(
+            colleague.locator('#f-confirmPassword-err'),
+            'Type the password again, exactly as above.',
+          );
+          await expectAccessible(colleague, 'invitation, refused');
+          await shot(colleague, '19-invitation-refused');
+          await colleague.locator('#f-password').fill('colleague-password-1');
+          await colleague.locator('#f-confirmPassword').fill('colleague-password-1');
+          await colleague.getByRole('button', { name: 'Create my account' }).click();
+          await colleague.waitForURL('**/dashboard/p/*/campaigns');
+          await hasText(colleague.locator('header .project'), 'Second project, renamed');
+        } finally {
+          await theirs.close();
+        }
+
         // The home page lists both, with the way to another.
         await phone.goto('/dashboard');
         await expectAccessible(phone, 'projects');

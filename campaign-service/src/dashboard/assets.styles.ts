@@ -82,6 +82,8 @@ table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{padding:.5rem .6rem;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}
 /* A long name wraps in its cell instead of widening the table; figures stay whole. */
 td{overflow-wrap:anywhere}
+/* A button's word is never broken letter by letter: the table scrolls sideways instead. */
+td button{overflow-wrap:normal;white-space:nowrap}
 td.num{overflow-wrap:normal}
 th{background:var(--panel)}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import { type DashboardDeps, dash, formOf, sendPage } from './context';
 import { readCookie, writeCookie } from './forms';
 import { html } from './html';
@@ -24,7 +25,7 @@ export const LOGIN_CSRF_COOKIE = 'outreach_signin_csrf';
 export const DEVICE_COOKIE = 'outreach_device';
 
 /** Sets the known-device cookie (renewed at every sign-in from the device). */
-export function writeDeviceCookie(ctx: Parameters<Router.Middleware>[0], token: string, secure: boolean) {
+export function writeDeviceCookie(ctx: Context, token: string, secure: boolean) {
   writeCookie(ctx, DEVICE_COOKIE, token, {
     secure,
     maxAgeSeconds: Math.floor(KNOWN_DEVICE_MAX_AGE_MS / 1000),
@@ -43,6 +44,38 @@ export function secureCookiesFor(publicBaseUrl: string): boolean {
 /** A same-site path to continue to after sign-in; anything else becomes the dashboard home. */
 export function safeNext(next: string | undefined): string {
   return next && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(next) && !next.startsWith('//') ? next : '/dashboard';
+}
+
+/**
+ * The double-submit token of a form sent without a session (sign-in, an invitation's), set in its
+ * cookie. The cookie's token is kept while it holds one of ours (24 random bytes in base64url): a
+ * new one per page would leave every such page loaded before the last unable to send, as when
+ * several tabs reload onto sign-in once a session ends. Rewriting it only renews its lifetime;
+ * the double submit still holds, since another site can neither read nor set the cookie.
+ */
+export function sessionlessFormToken(ctx: Context, secure: boolean): string {
+  const held = readCookie(ctx, LOGIN_CSRF_COOKIE);
+  const token = held && /^[\w-]{32}$/.test(held) ? held : randomBytes(24).toString('base64url');
+  writeCookie(ctx, LOGIN_CSRF_COOKIE, token, { secure, maxAgeSeconds: 3600 });
+  return token;
+}
+
+/**
+ * Signs the operator in on this browser, as a sign-in that passed does: a fresh session (a
+ * planted id can never become an authenticated one) and the known-device cookie.
+ */
+export async function startSession(ctx: Context, deps: DashboardDeps, operatorId: string): Promise<void> {
+  const secure = deps.secureCookies ?? true;
+  writeDeviceCookie(
+    ctx,
+    await rememberDevice(deps.domain, operatorId, readCookie(ctx, DEVICE_COOKIE)),
+    secure,
+  );
+  const old = dash(ctx).sessionId;
+  if (old) await deleteSession(deps.domain, old);
+  const { id } = await createSession(deps.domain, operatorId);
+  writeCookie(ctx, SESSION_COOKIE, id, { secure, maxAgeSeconds: Math.floor(SESSION_MAX_AGE_MS / 1000) });
+  writeCookie(ctx, LOGIN_CSRF_COOKIE, '', { secure, maxAgeSeconds: 0 });
 }
 
 /** Sign-in and sign-out. */
@@ -71,16 +104,7 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
 </form>`,
     );
 
-  // The cookie's token is kept while it holds one of ours (24 random bytes in base64url): a new
-  // one per page would leave every sign-in page loaded before the last unable to sign in, as when
-  // several tabs reload onto sign-in once a session ends. Rewriting it only renews its lifetime;
-  // the double submit still holds, since another site can neither read nor set the cookie.
-  const loginToken = (ctx: Parameters<Router.Middleware>[0]) => {
-    const held = readCookie(ctx, LOGIN_CSRF_COOKIE);
-    const token = held && /^[\w-]{32}$/.test(held) ? held : randomBytes(24).toString('base64url');
-    writeCookie(ctx, LOGIN_CSRF_COOKIE, token, { secure, maxAgeSeconds: 3600 });
-    return token;
-  };
+  const loginToken = (ctx: Context) => sessionlessFormToken(ctx, secure);
 
   r.get('/sign-in', async (ctx) => {
     if (dash(ctx).operator) return ctx.redirect(safeNext(ctx.query.next as string | undefined));
@@ -111,13 +135,7 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
       );
     }
     await clearSignInFailures(deps.domain, email, ctx.ip, device);
-    writeDeviceCookie(ctx, await rememberDevice(deps.domain, operator.id, device), secure);
-    // A fresh session id at every sign-in: a planted id can never become an authenticated one.
-    const old = dash(ctx).sessionId;
-    if (old) await deleteSession(deps.domain, old);
-    const { id } = await createSession(deps.domain, operator.id);
-    writeCookie(ctx, SESSION_COOKIE, id, { secure, maxAgeSeconds: Math.floor(SESSION_MAX_AGE_MS / 1000) });
-    writeCookie(ctx, LOGIN_CSRF_COOKIE, '', { secure, maxAgeSeconds: 0 });
+    await startSession(ctx, deps, operator.id);
     ctx.status = 303;
     ctx.redirect(safeNext(form.get('next')));
   });

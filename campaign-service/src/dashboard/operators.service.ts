@@ -23,7 +23,8 @@ export interface Operator {
   createdAt: string;
 }
 
-interface OperatorRow {
+/** An operator as stored. */
+export interface OperatorRow {
   id: string;
   email: string;
   password_hash: string;
@@ -31,7 +32,8 @@ interface OperatorRow {
   created_at: Date;
 }
 
-const toOperator = (r: OperatorRow): Operator => ({
+/** An operator row without its password hash. */
+export const toOperator = (r: OperatorRow): Operator => ({
   id: r.id,
   email: r.email,
   timeZone: r.time_zone ?? 'UTC',
@@ -41,7 +43,8 @@ const toOperator = (r: OperatorRow): Operator => ({
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function invalid(pointer: string, rule: string, message: string): AppError {
+/** A refusal of one form field (`pointer`), as the dashboard's forms show it. */
+export function invalid(pointer: string, rule: string, message: string): AppError {
   return new AppError('invalid_request', `${pointer.slice(1)} ${message}.`, {
     details: { problems: [{ pointer, rule, message }] },
   });
@@ -51,7 +54,8 @@ function invalid(pointer: string, rule: string, message: string): AppError {
 // another one: on the Operators page, and as who made a change in the project's activity.
 const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}]/u;
 
-function checkedEmail(raw: string): string {
+/** The address trimmed; 400 unless it is one, short enough and free of hidden characters. */
+export function checkedEmail(raw: string): string {
   const email = raw.trim();
   if (!EMAIL.test(email) || email.length > 254 || HIDDEN_CHARACTERS.test(email))
     throw invalid('/email', 'format', 'must be an e-mail address');
@@ -61,7 +65,8 @@ function checkedEmail(raw: string): string {
 /** What the project's activity says of an operator whose account was deleted. */
 export const FORMER_OPERATOR = 'a former operator';
 
-function checkPassword(password: string): void {
+/** 400 unless the password is long enough. */
+export function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
     throw invalid('/password', 'minLength', `must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
@@ -97,10 +102,11 @@ export async function createOperator(
 }
 
 /**
- * Gives the e-mail's operator access to a project, as an operator of that project (`byOperatorId`)
- * asks in the dashboard: a new account gets `password`; an existing one keeps its own, which no
- * other operator may set (else any operator could take over the accounts, and so the projects, of
- * another). `created` says which.
+ * Gives the e-mail's existing account access to a project, as an operator of that project
+ * (`byOperatorId`) asks in the dashboard; null when the address has no account (the dashboard
+ * invites it then: see `inviteOperator`). The account keeps its own password, which no other
+ * operator may set (else any operator could take over the accounts, and so the projects, of
+ * another).
  *
  * An existing account is added only when every project it manages is one the asking operator
  * manages too. Addresses are not verified, so an account may have been made by another
@@ -109,33 +115,23 @@ export async function createOperator(
  */
 export async function addProjectOperator(
   deps: OperatorDeps & { actor?: string },
-  input: { email: string; password: string; projectId: string; byOperatorId: string },
-): Promise<{ operator: Operator; created: boolean }> {
+  input: { email: string; projectId: string; byOperatorId: string },
+): Promise<Operator | null> {
   const email = checkedEmail(input.email);
-  const byEmail = () =>
-    deps.pool.query<OperatorRow>('SELECT * FROM operators WHERE lower(email) = lower($1)', [email]);
-  let row = (await byEmail()).rows[0];
-  let created = false;
-  if (!row) {
-    checkPassword(input.password);
-    const { rows } = await deps.pool.query<OperatorRow>(
-      `INSERT INTO operators (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (lower(email)) DO NOTHING RETURNING *`,
-      [newId('opr'), email, await hashPassword(input.password), deps.clock()],
-    );
-    // Created a moment ago by someone else: theirs stands.
-    row = rows[0] ?? (await byEmail()).rows[0];
-    created = rows.length > 0;
-  }
-  if (!created && !(await managesAllProjectsOf(deps, input.byOperatorId, row.id)))
+  const { rows } = await deps.pool.query<OperatorRow>(
+    'SELECT * FROM operators WHERE lower(email) = lower($1)',
+    [email],
+  );
+  if (!rows[0]) return null;
+  if (!(await managesAllProjectsOf(deps, input.byOperatorId, rows[0].id)))
     throw invalid(
       '/email',
       'foreign_account',
       'already has an account that manages projects you do not; only an Outreach administrator can add it here',
     );
-  const operator = toOperator(row);
+  const operator = toOperator(rows[0]);
   await addMembership(deps, operator.id, input.projectId);
-  return { operator, created };
+  return operator;
 }
 
 /** Whether `operatorId` manages every project that `otherId` manages. */
@@ -372,6 +368,11 @@ export async function removeProjectOperator(
         hint: 'Add another operator first.',
       });
     await client.query('DELETE FROM operator_projects WHERE project_id = $1 AND operator_id = $2', [
+      projectId,
+      operatorId,
+    ]);
+    // What they were trusted with here goes with them: a link they passed on no longer works.
+    await client.query('DELETE FROM operator_invitations WHERE project_id = $1 AND invited_by = $2', [
       projectId,
       operatorId,
     ]);

@@ -17,6 +17,7 @@ import { NAME_MESSAGES } from './device-errors';
 import { actOnce, onceField } from './form-once';
 import type { FieldErrors } from './forms';
 import { html } from './html';
+import { inviteOperator, listInvitations, withdrawInvitation } from './invitations.service';
 import { breadcrumbs, csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
 import {
   addProjectOperator,
@@ -25,9 +26,17 @@ import {
   projectLimitReached,
   removeProjectOperator,
 } from './operators.service';
-import { MIN_PASSWORD_LENGTH } from './passwords';
 import { setFlash, takeFlash } from './sessions.service';
 import { formatInstant } from './time';
+
+// What the Operators page may say after a change (`?done=`).
+const MEMBERS_DONE = ['invited', 'granted', 'removed', 'withdrawn', 'renamed'] as const;
+type MembersDone = (typeof MEMBERS_DONE)[number];
+
+/** The session's one-time slot after a change of the operators: whom it was, and a new invitation's link. */
+interface MembersFlash {
+  member?: { email: string; projectId: string; link?: string; expiresAt?: string };
+}
 
 /** What the new-project and rename forms hint about a name. */
 const NAME_HINT = 'Up to 200 characters; operators see it in the header of every page of the project.';
@@ -134,14 +143,17 @@ ${
     extra: {
       errors?: Record<string, string>;
       email?: string;
-      done?: 'added' | 'granted' | 'removed' | 'renamed';
+      done?: MembersDone;
       who?: string;
+      /** The invitation just made, from the session's one-time slot: its link is shown only then. */
+      invited?: { email: string; link: string; expiresAt: string };
       renameErrors?: FieldErrors;
       renameValue?: string;
     } = {},
   ) => {
     const pc = await projectContext(deps, ctx, 'members');
     const members = await listProjectOperators(deps.domain, pc.project.id);
+    const invitations = await listInvitations(deps.domain, pc.project.id);
     const tz = pc.operator?.timeZone ?? 'UTC';
     sendPage(
       ctx,
@@ -153,11 +165,26 @@ ${
           ['Operators', null],
         ])}
 <h1>Operators</h1>
-${extra.done === 'added' ? notice('ok', `${extra.who ?? 'The new operator'} can now sign in and manage this project.`) : ''}
+${
+  extra.invited
+    ? html`<section class="notice ok" aria-labelledby="invite-title">
+<h2 id="invite-title">${extra.invited.email} is invited</h2>
+<p><strong>Pass this link on to them privately: it is shown only once.</strong> Whoever opens it chooses the account's password and manages this project. It works once, until ${formatInstant(extra.invited.expiresAt, tz)}.</p>
+<div class="secret"><output id="invite-link">${extra.invited.link}</output><button type="button" data-copy="invite-link" hidden>Copy</button></div>
+<p id="invite-link-copied" role="status" class="meta"></p>
+</section>`
+    : extra.done === 'invited'
+      ? notice(
+          'ok',
+          'The invitation was made. Its link was shown only once: if no one copied it, invite the address again for a new link (the one before stops working).',
+        )
+      : ''
+}
+${extra.done === 'withdrawn' ? notice('ok', `The invitation of ${extra.who ?? 'that address'} was withdrawn: its link no longer works.`) : ''}
 ${extra.done === 'granted' ? notice('ok', `${extra.who ?? 'The operator'} already had an account and can now manage this project too; their password is unchanged.`) : ''}
 ${extra.done === 'removed' ? notice('ok', `${extra.who ?? 'The operator'} can no longer manage this project.`) : ''}
 ${extra.done === 'renamed' ? notice('ok', 'Project renamed.') : ''}
-<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Operators, scrolls sideways"><table><caption class="visually-hidden">Operators of this project</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${members.map(
           (m) =>
@@ -168,14 +195,24 @@ ${extra.done === 'renamed' ? notice('ok', 'Project renamed.') : ''}
             }</td></tr>`,
         )}</tbody></table></div>
 ${members.length === 1 ? html`<p class="meta">A project keeps at least one operator: add another before removing this one.</p>` : ''}
+${
+  invitations.length
+    ? html`<h2>Invitations</h2>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Invitations, scrolls sideways"><table><caption class="visually-hidden">Invitations open</caption>
+<thead><tr><th scope="col"><span class="visually-hidden">Actions</span></th><th scope="col">E-mail</th><th scope="col">Invited by</th><th scope="col">Link works until</th></tr></thead>
+<tbody>${invitations.map(
+        (i) =>
+          html`<tr><td><form method="post" action="${projectPath(pc.project.id)}/invitations/${i.id}/withdraw" data-confirm="Withdraw the invitation of ${i.email}? Its link stops working at once.">${csrfField(pc)}<button type="submit" class="danger">Withdraw<span class="visually-hidden"> the invitation of ${i.email}</span></button></form></td><td>${i.email}</td><td>${i.invitedBy}</td><td>${formatInstant(i.expiresAt.toISOString(), tz)}</td></tr>`,
+      )}</tbody></table></div>`
+    : ''
+}
 <h2>Add an operator</h2>
-<p>Creates the account with the initial password you enter if it is new. An existing account keeps its own password, and is added only if you manage every project it manages; an Outreach administrator can add any other.</p>
+<p>An address with an account is added at once, keeping its own password, if you manage every project it manages; an Outreach administrator can add any other. For a new address you get an invitation link to pass on: whoever opens it chooses the password, so no one else knows it.</p>
 ${withErrorSummary(
   extra.errors ?? {},
   html`<form method="post" action="${projectPath(pc.project.id)}/members">
   ${csrfField(pc)}
   ${field({ name: 'email', label: 'E-mail address', type: 'email', value: extra.email, required: true, error: extra.errors?.email })}
-  ${field({ name: 'password', label: 'Initial password (new accounts)', type: 'password', hint: `At least ${MIN_PASSWORD_LENGTH} characters; share it privately. Not used for an existing operator.`, error: extra.errors?.password, attrs: html` autocomplete="new-password"` })}
   <div class="actions"><button type="submit">Add operator</button></div>
 </form>`,
 )}
@@ -195,22 +232,20 @@ ${withErrorSummary(
   };
 
   r.get('/p/:pid/members', async (ctx) => {
-    const done =
-      ctx.query.done === 'added' ||
-      ctx.query.done === 'granted' ||
-      ctx.query.done === 'removed' ||
-      ctx.query.done === 'renamed'
-        ? ctx.query.done
-        : undefined;
-    // The address comes only once, from the session (a reload names no one, and says no more).
+    const done = MEMBERS_DONE.find((d) => d === ctx.query.done);
+    // The address (and a new invitation's link) comes only once, from the session: a reload names
+    // no one, and says no more.
     const sessionId = dash(ctx).sessionId;
     const flash =
-      done && done !== 'renamed' && sessionId
-        ? await takeFlash<{ member?: { email: string; projectId: string } }>(deps.domain, sessionId)
-        : null;
+      done && done !== 'renamed' && sessionId ? await takeFlash<MembersFlash>(deps.domain, sessionId) : null;
+    const here = flash?.member?.projectId === ctx.params.pid ? flash.member : undefined;
     await membersPage(ctx, {
       done,
-      who: flash?.member?.projectId === ctx.params.pid ? flash.member.email : undefined,
+      who: here?.email,
+      invited:
+        done === 'invited' && here?.link && here.expiresAt
+          ? { email: here.email, link: here.link, expiresAt: here.expiresAt }
+          : undefined,
     });
   });
   r.post('/p/:pid/name', async (ctx) => {
@@ -239,24 +274,37 @@ ${withErrorSummary(
     });
     ctx.redirect(`${projectPath(pc.project.id)}/members?done=removed`);
   });
+  r.post('/p/:pid/invitations/:iid/withdraw', async (ctx) => {
+    const pc = await projectContext(deps, ctx, 'members');
+    const { email } = await withdrawInvitation(deps.domain, pc.project.id, ctx.params.iid);
+    await setFlash(deps.domain, dash(ctx).sessionId!, {
+      member: { email, projectId: pc.project.id },
+    } satisfies MembersFlash);
+    ctx.status = 303;
+    ctx.redirect(`${projectPath(pc.project.id)}/members?done=withdrawn`);
+  });
   r.post('/p/:pid/members', async (ctx) => {
     const pc = await projectContext(deps, ctx, 'members');
     const form = formOf(ctx);
+    const asked = { email: form.get('email'), projectId: pc.project.id, byOperatorId: operatorOf(ctx).id };
     try {
-      const { operator, created } = await addProjectOperator(actingAs(deps.domain, pc), {
-        email: form.get('email'),
-        password: form.get('password'),
-        projectId: pc.project.id,
-        byOperatorId: operatorOf(ctx).id,
-      });
-      // Post/redirect/get, so a reload neither sends the form again nor reports an account just
-      // created as one that already existed. The address waits in the session's one-time slot,
-      // not in the URL, where it would stay in the history and the logs.
-      await setFlash(deps.domain, dash(ctx).sessionId!, {
-        member: { email: operator.email, projectId: pc.project.id },
-      });
+      const operator = await addProjectOperator(actingAs(deps.domain, pc), asked);
+      const invitation = operator ? undefined : await inviteOperator(deps.domain, asked);
+      // Post/redirect/get, so a reload neither sends the form again nor makes another link. The
+      // address and the link wait in the session's one-time slot (sealed), not in the URL, where
+      // they would stay in the history and the logs.
+      const member: MembersFlash['member'] = invitation
+        ? {
+            email: invitation.email,
+            projectId: pc.project.id,
+            // The host the operator reached the dashboard at: the colleague opens the same.
+            link: `${ctx.protocol}://${ctx.host}/dashboard/join/${invitation.token}`,
+            expiresAt: invitation.expiresAt.toISOString(),
+          }
+        : { email: operator!.email, projectId: pc.project.id };
+      await setFlash(deps.domain, dash(ctx).sessionId!, { member } satisfies MembersFlash);
       ctx.status = 303;
-      ctx.redirect(`${projectPath(pc.project.id)}/members?done=${created ? 'added' : 'granted'}`);
+      ctx.redirect(`${projectPath(pc.project.id)}/members?done=${invitation ? 'invited' : 'granted'}`);
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_request') {
         const problems =

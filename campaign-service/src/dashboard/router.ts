@@ -14,6 +14,7 @@ import { registerDeviceRoutes } from './devices.pages';
 import { formPageOf } from './form-once';
 import { FORM_BYTES, OPERATOR_FORM_BYTES, readCookie, readForm } from './forms';
 import { html } from './html';
+import { JOIN_PATH, registerJoinRoutes } from './join.pages';
 import { layout, notice } from './layout';
 import { getOperator } from './operators.service';
 import { registerProjectRoutes } from './projects.pages';
@@ -64,7 +65,8 @@ function guard(deps: DashboardDeps): Middleware {
         state.form = await readForm(ctx, state.session ? OPERATOR_FORM_BYTES : FORM_BYTES);
       }
       const presented = ctx.get('x-csrf-token') || state.form?.get('_csrf');
-      if (ctx.path === '/dashboard/sign-in') {
+      // No session exists yet on these forms: theirs is the sign-in form's double-submit token.
+      if (ctx.path === '/dashboard/sign-in' || JOIN_PATH.test(ctx.path)) {
         const expected = readCookie(ctx, LOGIN_CSRF_COOKIE);
         if (!expected || !csrfMatches(expected, presented)) throw csrfRefusal();
       } else {
@@ -72,7 +74,7 @@ function guard(deps: DashboardDeps): Middleware {
         if (!csrfMatches(state.session.csrfToken, presented)) throw csrfRefusal();
       }
     }
-    if (!state.operator && !PUBLIC_PATHS.has(ctx.path)) {
+    if (!state.operator && !PUBLIC_PATHS.has(ctx.path) && !JOIN_PATH.test(ctx.path)) {
       if (SAFE_METHODS.has(ctx.method) && !wantsJson(ctx)) {
         ctx.redirect(`/dashboard/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
         return;
@@ -141,6 +143,7 @@ export function dashboardRoutes(deps: DashboardDeps): Middleware {
     ctx.body = APP_JS;
   });
   registerAuthRoutes(r, deps);
+  registerJoinRoutes(r, deps);
   registerProjectRoutes(r, deps);
   registerCampaignRoutes(r, deps);
   registerDeviceRoutes(r, deps);

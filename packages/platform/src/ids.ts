@@ -35,7 +35,7 @@ export function randomBase62(length: number): string {
 }
 
 /** Resource id prefixes; clients must treat ids as opaque. */
-export type IdPrefix = 'prj' | 'cmp' | 'rcp' | 'dev' | 'key' | 'top' | 'cnv' | 'usb' | 'opr' | 'req';
+export type IdPrefix = 'prj' | 'cmp' | 'rcp' | 'dev' | 'key' | 'top' | 'cnv' | 'usb' | 'opr' | 'inv' | 'req';
 
 // Base62 characters after an id's prefix and underscore.
 const ID_BODY_LENGTH = 20;

@@ -1,0 +1,212 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError, newId, withTransaction } from '@outreach/platform';
+import { recordActivity } from '../activity/activity.service';
+import {
+  checkedEmail,
+  checkPassword,
+  type Operator,
+  type OperatorDeps,
+  type OperatorRow,
+  toOperator,
+} from './operators.service';
+import { hashPassword } from './passwords';
+
+/** How long an invitation link works. */
+export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+
+/** The most invitations a project may have open at once: each is a way in, and they are passed on by hand. */
+export const MAX_OPEN_INVITATIONS = 50;
+
+/** An invitation as the project's Operators page lists it (never with its link). */
+export interface Invitation {
+  id: string;
+  email: string;
+  /** The inviting operator's address. */
+  invitedBy: string;
+  expiresAt: Date;
+}
+
+/** An invitation as its link opens it. */
+export interface OpenInvitation {
+  email: string;
+  projectName: string;
+  invitedBy: string;
+  expiresAt: Date;
+}
+
+const TOKEN = /^[\w-]{43}$/;
+const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+
+function invitationGone(): AppError {
+  return new AppError(
+    'not_found',
+    'This invitation link does not work: it was used, withdrawn or replaced, or it expired.',
+    {
+      details: { reason: 'invitation_gone' },
+      hint: 'Ask the operator who invited you for a new link.',
+    },
+  );
+}
+
+/**
+ * Invites an address with no account to manage a project: returns the link's token (256 random
+ * bits, stored only hashed), shown once to the inviting operator to pass on. Inviting the same
+ * address to the project again replaces its link. 409 once the project has MAX_OPEN_INVITATIONS
+ * open, or when the address got an account meanwhile (it is then added as an account).
+ */
+export async function inviteOperator(
+  deps: OperatorDeps,
+  input: { email: string; projectId: string; byOperatorId: string },
+): Promise<{ token: string; email: string; expiresAt: Date }> {
+  const email = checkedEmail(input.email);
+  const token = randomBytes(32).toString('base64url');
+  const now = deps.clock();
+  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
+  return withTransaction(deps.pool, async (client) => {
+    // Invitations sent at once are counted one after the other.
+    await client.query('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [input.projectId]);
+    const open = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM operator_invitations
+       WHERE project_id = $1 AND expires_at > $2 AND lower(email) <> lower($3)`,
+      [input.projectId, now, email],
+    );
+    if (open.rows[0].n >= MAX_OPEN_INVITATIONS)
+      throw new AppError(
+        'conflict',
+        `This project has ${MAX_OPEN_INVITATIONS} invitations open, the most it may.`,
+        {
+          details: { reason: 'invitation_limit', limit: MAX_OPEN_INVITATIONS },
+          hint: 'Withdraw invitations no one will use, or wait for them to expire.',
+        },
+      );
+    const { rowCount } = await client.query(
+      `INSERT INTO operator_invitations (id, project_id, email, token_hash, invited_by, created_at, expires_at)
+       SELECT $1, $2, $3, $4, $5, $6, $7
+       WHERE NOT EXISTS (SELECT 1 FROM operators WHERE lower(email) = lower($3))
+       ON CONFLICT (project_id, lower(email)) DO UPDATE
+         SET email = EXCLUDED.email, token_hash = EXCLUDED.token_hash, invited_by = EXCLUDED.invited_by,
+             created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+      [newId('inv'), input.projectId, email, hashToken(token), input.byOperatorId, now, expiresAt],
+    );
+    if (rowCount === 0)
+      throw new AppError('conflict', 'This address got an account a moment ago.', {
+        details: { reason: 'account_exists' },
+        hint: 'Add it again: it is then added as the account it is.',
+      });
+    return { token, email, expiresAt };
+  });
+}
+
+/** The project's invitations still open, soonest to expire first. */
+export async function listInvitations(deps: OperatorDeps, projectId: string): Promise<Invitation[]> {
+  const { rows } = await deps.pool.query<{ id: string; email: string; invited_by: string; expires_at: Date }>(
+    `SELECT i.id, i.email, o.email AS invited_by, i.expires_at
+     FROM operator_invitations i JOIN operators o ON o.id = i.invited_by
+     WHERE i.project_id = $1 AND i.expires_at > $2 ORDER BY i.expires_at, i.id`,
+    [projectId, deps.clock()],
+  );
+  return rows.map((r) => ({ id: r.id, email: r.email, invitedBy: r.invited_by, expiresAt: r.expires_at }));
+}
+
+/** Withdraws an invitation: its link stops working at once. Returns its address; 404 when it is not open. */
+export async function withdrawInvitation(
+  deps: Pick<OperatorDeps, 'pool'>,
+  projectId: string,
+  invitationId: string,
+): Promise<{ email: string }> {
+  const { rows } = await deps.pool.query<{ email: string }>(
+    'DELETE FROM operator_invitations WHERE project_id = $1 AND id = $2 RETURNING email',
+    [projectId, invitationId],
+  );
+  if (!rows[0])
+    throw new AppError('not_found', 'This invitation is no longer open.', {
+      details: { projectId, invitationId },
+    });
+  return rows[0];
+}
+
+/** What an invitation link opens: the address, the project and who invited; 404 when it does not work. */
+export async function openInvitation(deps: OperatorDeps, token: string): Promise<OpenInvitation> {
+  if (!TOKEN.test(token)) throw invitationGone();
+  const { rows } = await deps.pool.query<{
+    email: string;
+    project_name: string;
+    invited_by: string;
+    expires_at: Date;
+  }>(
+    `SELECT i.email, p.name AS project_name, o.email AS invited_by, i.expires_at
+     FROM operator_invitations i JOIN projects p ON p.id = i.project_id JOIN operators o ON o.id = i.invited_by
+     WHERE i.token_hash = $1 AND i.expires_at > $2`,
+    [hashToken(token), deps.clock()],
+  );
+  const r = rows[0];
+  if (!r) throw invitationGone();
+  return { email: r.email, projectName: r.project_name, invitedBy: r.invited_by, expiresAt: r.expires_at };
+}
+
+/**
+ * Uses an invitation link: creates the invited address's account with the password its holder
+ * chose, makes it an operator of the project (recorded in the project's activity as added by the
+ * inviting operator) and deletes the invitation, all at once; a link works once. 404 when it does
+ * not work; 409 when the address got an account meanwhile, which keeps its own password.
+ */
+export async function acceptInvitation(
+  deps: OperatorDeps,
+  token: string,
+  password: string,
+): Promise<{ operator: Operator; projectId: string }> {
+  if (!TOKEN.test(token)) throw invitationGone();
+  checkPassword(password);
+  const passwordHash = await hashPassword(password);
+  return withTransaction(deps.pool, async (client) => {
+    const now = deps.clock();
+    const { rows } = await client.query<{
+      id: string;
+      project_id: string;
+      email: string;
+      invited_by: string;
+    }>(
+      `SELECT i.id, i.project_id, i.email, o.email AS invited_by
+       FROM operator_invitations i JOIN operators o ON o.id = i.invited_by
+       WHERE i.token_hash = $1 AND i.expires_at > $2 FOR UPDATE OF i`,
+      [hashToken(token), now],
+    );
+    const invitation = rows[0];
+    if (!invitation) throw invitationGone();
+    const created = await client.query<OperatorRow>(
+      `INSERT INTO operators (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (lower(email)) DO NOTHING RETURNING *`,
+      [newId('opr'), invitation.email, passwordHash, now],
+    );
+    if (!created.rows[0])
+      throw new AppError('conflict', `${invitation.email} has an account already.`, {
+        details: { reason: 'account_exists' },
+        hint: 'Sign in with it, and ask the operator who invited you to add it to the project.',
+      });
+    const operator = toOperator(created.rows[0]);
+    await client.query(
+      'INSERT INTO operator_projects (operator_id, project_id, created_at) VALUES ($1, $2, $3)',
+      [operator.id, invitation.project_id, now],
+    );
+    await client.query('DELETE FROM operator_invitations WHERE id = $1', [invitation.id]);
+    await recordActivity(
+      client,
+      { clock: deps.clock, actor: invitation.invited_by },
+      {
+        projectId: invitation.project_id,
+        action: 'operator.added',
+        targetId: operator.id,
+        targetName: operator.email,
+      },
+    );
+    return { operator, projectId: invitation.project_id };
+  });
+}
+
+/** Deletes the invitations past their expiry (their addresses with them). */
+export async function pruneInvitations(deps: OperatorDeps): Promise<number> {
+  const { rowCount } = await deps.pool.query('DELETE FROM operator_invitations WHERE expires_at <= $1', [
+    deps.clock(),
+  ]);
+  return rowCount ?? 0;
+}
