@@ -218,6 +218,29 @@ fi
 check_fails "values.schema.json refuses a grpcTls.caBundle.key that is a path" \
   "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
   --set grpcTls.caBundle.configMap=outreach-grpc-ca --set grpcTls.caBundle.key=../tls/ca.crt
+out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.clientCertificates=true --set grpcTls.requireClientCertificates=true 2>&1)
+mutual=$(node -e '
+  const YAML = require("yaml");
+  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+  const env = (d) => Object.fromEntries((d.spec.template.spec.containers[0].env ?? []).map((e) => [e.name, e.value]));
+  const deployments = docs.filter((d) => d.kind === "Deployment" && env(d).GRPC_TLS_CA_FILE);
+  const presenting = deployments.filter((d) => env(d).GRPC_TLS_CLIENT_CERT_FILE === "/etc/outreach/grpc-tls/tls.crt" &&
+    env(d).GRPC_TLS_CLIENT_KEY_FILE === "/etc/outreach/grpc-tls/tls.key");
+  const requiring = deployments.filter((d) => env(d).GRPC_TLS_CLIENT_CA_FILE === env(d).GRPC_TLS_CA_FILE);
+  const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
+  console.log(`${presenting.map(name).sort().join(" ")} / ${requiring.map(name).sort().join(" ")}`);
+' <<<"$out")
+if [[ $mutual == "campaign-service gateway link-runtime recipient-service / campaign-service recipient-service" ]] &&
+  res=$(node scripts/validate-manifests.js /dev/stdin --label=mutual-tls --expect-trial --expect-network-policies <<<"$out"); then
+  ok "with mutual TLS every service presents the certificate and both gRPC servers require one of the CA the callers trust, and the render validates"
+else
+  not_ok "with mutual TLS every service presents the certificate and both gRPC servers require one of the CA the callers trust, and the render validates" \
+    "presenting / requiring: '$mutual'" "${res:-}"
+fi
+check_fails "values.schema.json refuses gRPC servers requiring client certificates the callers do not present" \
+  "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.requireClientCertificates=true
 check_fails "values.schema.json refuses an unknown top-level key" \
   "$HELM" template outreach "$CHART" --set replicaCount=3
 check_fails "validate-manifests.js refuses a dashboard left on the links' host when it has hosts of its own" \
@@ -374,6 +397,9 @@ if [[ -f $OUT/defaults.yaml ]]; then
     // A gateway calling over TLS servers that serve plaintext.
     const gatewayEnv = d.spec.template.spec.containers[0].env;
     gatewayEnv.push({ name: "GRPC_TLS_CA_FILE", value: "/etc/outreach/grpc-tls/ca.crt" });
+    // A server requiring client certificates that the gateway does not present.
+    const recipientPod = docs.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-recipient-service"));
+    recipientPod.spec.template.spec.containers[0].env.push({ name: "GRPC_TLS_CLIENT_CA_FILE", value: "/tmp/ca.crt" });
     // A file given to a service outside every volume of its pod.
     linkPod.spec.template.spec.containers[0].env.push({ name: "SAFETY_RULES_FILE", value: "/etc/rules/rules.json" });
     fs.writeFileSync(process.argv[2], docs.map((o) => YAML.stringify(o)).join("---\n"));
@@ -385,10 +411,11 @@ if [[ -f $OUT/defaults.yaml ]]; then
     grep -q 'no --maxmemory under its' <<<"$broken" && grep -q 'not noeviction' <<<"$broken" &&
     grep -q 'link-runtime: no INTERNAL_TOKEN from a Secret' <<<"$broken" &&
     grep -q 'gateway calls over TLS, recipient-service serves plaintext only' <<<"$broken" &&
-    grep -q 'SAFETY_RULES_FILE=/etc/rules/rules.json lies in no volume it mounts' <<<"$broken"; then
-    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN, a caller speaking TLS to a plaintext server and a file outside the pod's volumes"
+    grep -q 'SAFETY_RULES_FILE=/etc/rules/rules.json lies in no volume it mounts' <<<"$broken" &&
+    grep -q 'gateway presents no client certificate, recipient-service requires one' <<<"$broken"; then
+    ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN, a caller speaking TLS to a plaintext server or without the client certificate it requires, and a file outside the pod's volumes"
   else
-    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN, a caller speaking TLS to a plaintext server and a file outside the pod's volumes" "$broken"
+    not_ok "validate-manifests.js catches a missing probe, a schema error, a missing route, a closed gRPC caller, a small trial max_connections, a trial Redis without maxmemory, a service without INTERNAL_TOKEN, a caller speaking TLS to a plaintext server or without the client certificate it requires, and a file outside the pod's volumes" "$broken"
   fi
 fi
 

@@ -2,12 +2,14 @@
 # Makes the TEST-ONLY certificates in test/fixtures/tls (committed, so tests need no openssl):
 # a CA, a server certificate it signs for 127.0.0.1 and localhost, valid for a century, and a
 # second CA with a server certificate of its own for the same names, valid for 80 years (a
-# renewal, told apart by its CA and its expiry). Never use them outside tests: their keys are public.
+# renewal, told apart by its CA and its expiry). Each is made for client authentication too, as
+# the chart's one certificate is presented by the callers under mutual TLS. Never use them outside
+# tests: their keys are public.
 set -euo pipefail
 dir="$(cd "$(dirname "$0")/.." && pwd)/test/fixtures/tls"
 mkdir -p "$dir"
 cd "$dir"
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > server.ext
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' > server.ext
 # ca name, server name, days
 make_pair() {
   openssl req -x509 -newkey rsa:2048 -nodes -days "$3" -subj "/CN=$1" -keyout ca-pair.key -out "$4" 2>/dev/null

@@ -227,7 +227,8 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
 
 // ---- gRPC transport --------------------------------------------------------------------------
 // Every caller must speak what both gRPC servers take: TLS (GRPC_TLS_CA_FILE) only to a server
-// with a certificate, plaintext only to one without, or one that takes both (a rollout's steps).
+// with a certificate, plaintext only to one without, or one that takes both (a rollout's steps);
+// and over TLS, a client certificate to a server that requires one (mutual TLS).
 {
   const problems = [];
   const envOf = (svc) => new Map((containerOf(svc)?.env ?? []).map((e) => [e.name, e.value]));
@@ -235,11 +236,14 @@ for (const [svc, spec] of Object.entries(SERVICES)) {
     const env = envOf(server);
     const servesTls = env.has('GRPC_TLS_CERT_FILE');
     const takesPlaintext = !servesTls || env.get('GRPC_TLS_ACCEPT_PLAINTEXT') === 'true';
+    const asksCertificate = env.has('GRPC_TLS_CLIENT_CA_FILE');
     for (const caller of Object.keys(SERVICES)) {
       const callsTls = envOf(caller).has('GRPC_TLS_CA_FILE');
       if (callsTls && !servesTls) problems.push(`${caller} calls over TLS, ${server} serves plaintext only`);
       if (!callsTls && !takesPlaintext)
         problems.push(`${caller} calls in plaintext, ${server} serves TLS only`);
+      if (callsTls && asksCertificate && !envOf(caller).has('GRPC_TLS_CLIENT_CERT_FILE'))
+        problems.push(`${caller} presents no client certificate, ${server} requires one`);
     }
   }
   check('every gRPC caller speaks what the gRPC servers take', problems);

@@ -1,8 +1,9 @@
 /**
- * The whole system with every gRPC call between the services over TLS (GRPC_TLS_*): the API,
- * the admin API's recipient views and the link pages all reach the recipient and campaign
- * services through it, and the servers export when their certificate expires. Then the same
- * midway through a rollout that turns TLS on: servers taking both, callers speaking either.
+ * The whole system with every gRPC call between the services over mutual TLS (GRPC_TLS_*): the
+ * API, the admin API's recipient views and the link pages all reach the recipient and campaign
+ * services through it, each caller presenting its certificate, and the servers export when their
+ * certificate expires. Then the same midway through a rollout that turns TLS on: servers taking
+ * both, callers speaking either.
  */
 import path from 'node:path';
 import { createProject, eventually, type ProjectFixture } from './support/fixtures';
@@ -16,6 +17,12 @@ const SERVER_TLS = {
   GRPC_TLS_KEY_FILE: path.join(TLS, 'server.key'),
 };
 const CALLS_TLS = { GRPC_TLS_CA_FILE: path.join(TLS, 'ca.crt') };
+// Mutual TLS: every caller presents the certificate, and the servers require one of the CA.
+const MUTUAL_TLS = {
+  GRPC_TLS_CLIENT_CERT_FILE: path.join(TLS, 'server.crt'),
+  GRPC_TLS_CLIENT_KEY_FILE: path.join(TLS, 'server.key'),
+  GRPC_TLS_CLIENT_CA_FILE: path.join(TLS, 'ca.crt'),
+};
 
 /**
  * Creates a recipient through the API, reads it back, lists it through the admin API and opens
@@ -56,17 +63,17 @@ function activeProject(sys: TestSystem): Promise<ProjectFixture> {
   });
 }
 
-describe('every call over TLS', () => {
+describe('every call over mutual TLS', () => {
   let sys: TestSystem;
   let fx: ProjectFixture;
 
   beforeAll(async () => {
-    sys = await startSystem({ ...CALLS_TLS, ...SERVER_TLS }, { metrics: true });
+    sys = await startSystem({ ...CALLS_TLS, ...SERVER_TLS, ...MUTUAL_TLS }, { metrics: true });
     fx = await activeProject(sys);
   }, 60_000);
   afterAll(() => sys?.stop());
 
-  it('creates, reads and opens a link with every call between the services over TLS', async () => {
+  it('creates, reads and opens a link with every call between the services over TLS, each caller presenting its certificate', async () => {
     await createReadAndOpen(sys, fx);
     for (const service of ['campaign-service', 'recipient-service']) {
       const expiry = sum(

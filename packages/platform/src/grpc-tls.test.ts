@@ -17,8 +17,9 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from './config';
 import { callUnary, createGrpcServer, type InternalCaller, internalClient } from './grpc';
-import { caBundleOf, grpcClientTransport, openInternalCaller } from './grpc-client-tls';
+import { grpcClientTransport, openInternalCaller } from './grpc-client-tls';
 import {
+  caBundleOf,
   GRPC_CONNECTIONS_METRIC,
   GRPC_TLS_EXPIRY_METRIC,
   type GrpcServerTls,
@@ -76,11 +77,17 @@ async function healthServer(tls: GrpcServerTls | undefined, certificateCheckMs?:
     certificateCheckMs,
   });
   const made: ReturnType<typeof internalClient>[] = [];
-  const client = (caFile?: string) => {
+  // `identity`: the certificate and key it presents (files of the fixtures).
+  const client = (caFile?: string, identity?: { cert: string; key: string }) => {
+    const config = {
+      GRPC_TLS_CA_FILE: caFile,
+      GRPC_TLS_CLIENT_CERT_FILE: identity && fixture(identity.cert),
+      GRPC_TLS_CLIENT_KEY_FILE: identity && fixture(identity.key),
+    };
     const c = internalClient(
       Health,
       `127.0.0.1:${port}`,
-      { token: TOKEN, credentials: grpcClientTransport({ GRPC_TLS_CA_FILE: caFile }).credentials },
+      { token: TOKEN, credentials: grpcClientTransport(config).credentials },
       {},
     );
     made.push(c);
@@ -410,7 +417,7 @@ describe('gRPC clients over TLS', () => {
       await new Promise((resolve) => setTimeout(resolve, 150)); // several checks more
       expect(await renewed.check(newClient(renewed))).toBe('SERVING');
       expect(lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([
-        'the gRPC CA file holds no valid certificate; new connections still trust the CA before',
+        'the gRPC client TLS files hold nothing valid; new connections still use what they held before',
       ]);
       expect(changes()).toBe(2);
       // A caller made without the checks (reading the file once) would have stayed on the first CA.
@@ -444,19 +451,130 @@ describe('gRPC clients over TLS', () => {
   });
 
   it('checks every certificate of a CA bundle, naming the one that does not parse', () => {
-    expect(caBundleOf(caFileOf('ca.crt', 'other-ca.crt')).certificates.map((c) => c.subject)).toEqual([
-      'CN=Outreach test CA',
-      'CN=Another test CA',
-    ]);
+    expect(
+      caBundleOf('GRPC_TLS_CA_FILE', caFileOf('ca.crt', 'other-ca.crt')).certificates.map((c) => c.subject),
+    ).toEqual(['CN=Outreach test CA', 'CN=Another test CA']);
     const file = caFileOf('ca.crt');
     writeFileSync(
       file,
       `${readFileSync(file, 'latin1')}-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n`,
     );
-    expect(problemsOf(() => caBundleOf(file))).toEqual([
+    expect(problemsOf(() => caBundleOf('GRPC_TLS_CA_FILE', file))).toEqual([
       `GRPC_TLS_CA_FILE (${file}): certificate 2 of 2 cannot be parsed`,
     ]);
     // In plaintext there is no file to read again.
     expect(grpcClientTransport({}).reread()).toBeUndefined();
+  });
+
+  it('with GRPC_TLS_CLIENT_CA_FILE refuses callers without a certificate its CAs signed, and takes up a changed client CA', async () => {
+    const clientCa = caFileOf('ca.crt');
+    const tls = grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: clientCa });
+    const { check, client, close, lines } = await healthServer(tls, 25);
+    const own = { cert: 'server.crt', key: 'server.key' };
+    const othersCa = { cert: 'renewed.crt', key: 'renewed.key' };
+    try {
+      const before = client(fixture('ca.crt'), own);
+      expect(await check(before)).toBe('SERVING');
+      expect(await check(client(fixture('ca.crt')))).toBe(status.UNAVAILABLE);
+      expect(await check(client(fixture('ca.crt'), othersCa))).toBe(status.UNAVAILABLE);
+      // The callers move to certificates of the other CA: the server asks for those from now on.
+      writeCa(clientCa, 'other-ca.crt');
+      await until(() =>
+        lines.some((l) => l.msg === 'asking new gRPC callers for certificates of the changed client CA file'),
+      );
+      expect(await check(client(fixture('ca.crt'), othersCa))).toBe('SERVING');
+      expect(await check(client(fixture('ca.crt'), own))).toBe(status.UNAVAILABLE);
+      // The connection made before goes on.
+      expect(await check(before)).toBe('SERVING');
+    } finally {
+      await close();
+    }
+  });
+
+  it('presents a renewed client certificate to new connections without a restart', async () => {
+    const server = await healthServer(
+      grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('other-ca.crt') }),
+    );
+    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-client-cert-'));
+    const files = {
+      GRPC_TLS_CLIENT_CERT_FILE: path.join(dir, 'tls.crt'),
+      GRPC_TLS_CLIENT_KEY_FILE: path.join(dir, 'tls.key'),
+    };
+    copyFileSync(fixture('server.crt'), files.GRPC_TLS_CLIENT_CERT_FILE);
+    copyFileSync(fixture('server.key'), files.GRPC_TLS_CLIENT_KEY_FILE);
+    const { logger, lines } = capturedLogger();
+    const opened = new Opened();
+    const caller = openInternalCaller(
+      opened,
+      { GRPC_TLS_CA_FILE: fixture('ca.crt'), ...files },
+      TOKEN,
+      logger,
+      25,
+    );
+    const { Health } = loadHealthProto().grpc.health.v1;
+    const made: ReturnType<typeof internalClient>[] = [];
+    const newClient = () => {
+      const c = internalClient(Health, `127.0.0.1:${server.port}`, caller, {
+        'grpc.use_local_subchannel_pool': 1,
+      });
+      made.push(c);
+      return c;
+    };
+    try {
+      expect(await server.check(newClient())).toBe(status.UNAVAILABLE);
+      replaceFile(files.GRPC_TLS_CLIENT_CERT_FILE, fixture('renewed.crt'));
+      replaceFile(files.GRPC_TLS_CLIENT_KEY_FILE, fixture('renewed.key'));
+      await until(() =>
+        lines.some((l) => l.msg === 'new gRPC connections present the renewed client certificate'),
+      );
+      expect(await server.check(newClient())).toBe('SERVING');
+      expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    } finally {
+      for (const c of made) c.close();
+      const lifecycle = new Lifecycle(logger, 1000);
+      opened.handTo(lifecycle);
+      await lifecycle.shutdown('test');
+      await server.close();
+    }
+  });
+
+  it('checks client certificates and client CAs whole at start, every problem named', () => {
+    expect(problemsOf(() => grpcServerTlsOf({ GRPC_TLS_CLIENT_CA_FILE: fixture('ca.crt') }))).toEqual([
+      'GRPC_TLS_CLIENT_CA_FILE is set without GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE',
+    ]);
+    expect(
+      problemsOf(() => grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('server.key') })),
+    ).toEqual([`GRPC_TLS_CLIENT_CA_FILE (${fixture('server.key')}) holds no PEM certificate`]);
+    expect(grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('ca.crt') })?.clientCa?.file).toBe(
+      fixture('ca.crt'),
+    );
+    const cert = fixture('server.crt');
+    expect(problemsOf(() => grpcClientTransport({ GRPC_TLS_CLIENT_CERT_FILE: cert }))).toEqual([
+      'GRPC_TLS_CLIENT_CERT_FILE is set without GRPC_TLS_CA_FILE',
+      'GRPC_TLS_CLIENT_CERT_FILE is set without GRPC_TLS_CLIENT_KEY_FILE',
+    ]);
+    expect(
+      problemsOf(() =>
+        grpcClientTransport({
+          GRPC_TLS_CA_FILE: fixture('ca.crt'),
+          GRPC_TLS_CLIENT_CERT_FILE: cert,
+          GRPC_TLS_CLIENT_KEY_FILE: fixture('renewed.key'),
+        }),
+      ),
+    ).toEqual([
+      'GRPC_TLS_CLIENT_KEY_FILE is not the private key of the certificate in GRPC_TLS_CLIENT_CERT_FILE',
+    ]);
+    expect(
+      problemsOf(() =>
+        grpcClientTransport(
+          {
+            GRPC_TLS_CA_FILE: fixture('ca.crt'),
+            GRPC_TLS_CLIENT_CERT_FILE: cert,
+            GRPC_TLS_CLIENT_KEY_FILE: fixture('server.key'),
+          },
+          () => new Date('2200-01-01T00:00:00Z'),
+        ),
+      )[0],
+    ).toMatch(/^the certificate in GRPC_TLS_CLIENT_CERT_FILE expired on 2126-/);
   });
 });

@@ -26,6 +26,10 @@ export const GRPC_TLS_SERVER_CONFIG = {
     default: false,
     doc: 'with GRPC_TLS_CERT_FILE, also accept plaintext gRPC on the same port, for the rollout that turns TLS on or off: callers may then speak either while their pods change',
   },
+  GRPC_TLS_CLIENT_CA_FILE: {
+    type: 'string',
+    doc: "with GRPC_TLS_CERT_FILE, PEM file of the CA (or CAs) that signed the callers' certificates: every caller over TLS must then present a certificate it signed (mutual TLS), or its connection is refused (unset: none asked). Checked for a change every 30 s, like the certificate",
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** A gRPC server's certificate and key, as `grpcServerTlsOf` read and checked them. */
@@ -39,6 +43,8 @@ export interface GrpcServerTls {
   notAfter: Date;
   /** Whether plaintext callers are accepted too, on the same port (GRPC_TLS_ACCEPT_PLAINTEXT). */
   acceptPlaintext: boolean;
+  /** The CAs a caller's certificate must be signed by (GRPC_TLS_CLIENT_CA_FILE); none asked without. */
+  clientCa?: { file: string; pem: Buffer };
 }
 
 /** Reads a file a variable names; a problem naming the variable when it cannot. */
@@ -66,54 +72,128 @@ function certificateIn(
   }
 }
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
 /**
- * A gRPC server's certificate and key (GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE), or undefined when
- * neither is set. One without the other, an unreadable file, a file that is no PEM certificate or
- * key, a key that is not the certificate's, or a certificate no longer valid fails the start,
- * every problem named at once; so does GRPC_TLS_ACCEPT_PLAINTEXT without a certificate.
+ * The CA bundle in the file variable `name` names: every certificate in it parsed, so that a
+ * bundle with one good certificate and one cut short is named at once rather than trusted
+ * halfway; a ConfigError naming the problems otherwise.
+ */
+export function caBundleOf(name: string, file: string): { pem: Buffer; certificates: X509Certificate[] } {
+  const problems: string[] = [];
+  const pem = readNamed(name, file, problems);
+  if (!pem) throw new ConfigError(problems);
+  const blocks = pem.toString('latin1').match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new ConfigError([`${name} (${file}) holds no PEM certificate`]);
+  const certificates: X509Certificate[] = [];
+  blocks.forEach((block, i) => {
+    try {
+      certificates.push(new X509Certificate(block));
+    } catch {
+      problems.push(`${name} (${file}): certificate ${i + 1} of ${blocks.length} cannot be parsed`);
+    }
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { pem, certificates };
+}
+
+/** A certificate and its private key, read from the files two variables name, and checked. */
+export interface KeyPair {
+  cert: Buffer;
+  key: Buffer;
+  /** When the (first) certificate stops being valid. */
+  notAfter: Date;
+}
+
+/**
+ * The certificate and key in the files the variables `names` name, or undefined with the problems
+ * added: a file unreadable, no PEM certificate or key in it, a key not the certificate's, or a
+ * certificate no longer valid.
+ */
+export function keyPairIn(
+  names: { cert: string; key: string },
+  files: { cert: string; key: string },
+  problems: string[],
+  now: Date,
+): KeyPair | undefined {
+  const before = problems.length;
+  const cert = readNamed(names.cert, files.cert, problems);
+  const key = readNamed(names.key, files.key, problems);
+  const x509 = cert ? certificateIn(names.cert, files.cert, cert, problems) : undefined;
+  if (key) {
+    try {
+      const privateKey = createPrivateKey(key);
+      if (x509 && !x509.checkPrivateKey(privateKey))
+        problems.push(`${names.key} is not the private key of the certificate in ${names.cert}`);
+    } catch {
+      problems.push(`${names.key} (${files.key}) holds no PEM private key`);
+    }
+  }
+  if (x509 && Date.parse(x509.validTo) <= now.getTime())
+    problems.push(`the certificate in ${names.cert} expired on ${new Date(x509.validTo).toISOString()}`);
+  if (problems.length > before || !cert || !key || !x509) return undefined;
+  return { cert, key, notAfter: new Date(x509.validTo) };
+}
+
+/**
+ * A gRPC server's certificate and key (GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE), and the CAs of
+ * its callers' certificates (GRPC_TLS_CLIENT_CA_FILE), or undefined when none is set. One without
+ * the other, an unreadable file, a file that is no PEM certificate or key, a key that is not the
+ * certificate's, or a certificate no longer valid fails the start, every problem named at once; so
+ * do GRPC_TLS_ACCEPT_PLAINTEXT and GRPC_TLS_CLIENT_CA_FILE without a certificate.
  */
 export function grpcServerTlsOf(
   config: {
     GRPC_TLS_CERT_FILE?: string | undefined;
     GRPC_TLS_KEY_FILE?: string | undefined;
     GRPC_TLS_ACCEPT_PLAINTEXT?: boolean;
+    GRPC_TLS_CLIENT_CA_FILE?: string | undefined;
   },
   now: Date = new Date(),
 ): GrpcServerTls | undefined {
   const certFile = config.GRPC_TLS_CERT_FILE || undefined;
   const keyFile = config.GRPC_TLS_KEY_FILE || undefined;
+  const clientCaFile = config.GRPC_TLS_CLIENT_CA_FILE || undefined;
   const acceptPlaintext = config.GRPC_TLS_ACCEPT_PLAINTEXT === true;
   if (certFile === undefined && keyFile === undefined) {
     // Most likely a rollout step with the certificate left out: said now, not found in a mixed fleet.
-    if (acceptPlaintext)
-      throw new ConfigError([
-        'GRPC_TLS_ACCEPT_PLAINTEXT is set without GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE',
-      ]);
+    const without = [
+      acceptPlaintext && 'GRPC_TLS_ACCEPT_PLAINTEXT',
+      clientCaFile && 'GRPC_TLS_CLIENT_CA_FILE',
+    ].filter(Boolean);
+    if (without.length > 0)
+      throw new ConfigError(
+        without.map((v) => `${v} is set without GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE`),
+      );
     return undefined;
   }
   const problems: string[] = [];
   if (certFile === undefined) problems.push('GRPC_TLS_KEY_FILE is set without GRPC_TLS_CERT_FILE');
   if (keyFile === undefined) problems.push('GRPC_TLS_CERT_FILE is set without GRPC_TLS_KEY_FILE');
-  const cert = certFile ? readNamed('GRPC_TLS_CERT_FILE', certFile, problems) : undefined;
-  const key = keyFile ? readNamed('GRPC_TLS_KEY_FILE', keyFile, problems) : undefined;
-  const x509 = cert && certFile ? certificateIn('GRPC_TLS_CERT_FILE', certFile, cert, problems) : undefined;
-  if (key) {
+  const pair =
+    certFile && keyFile
+      ? keyPairIn(
+          { cert: 'GRPC_TLS_CERT_FILE', key: 'GRPC_TLS_KEY_FILE' },
+          { cert: certFile, key: keyFile },
+          problems,
+          now,
+        )
+      : undefined;
+  let clientCa: GrpcServerTls['clientCa'];
+  if (clientCaFile) {
     try {
-      const privateKey = createPrivateKey(key);
-      if (x509 && !x509.checkPrivateKey(privateKey))
-        problems.push('GRPC_TLS_KEY_FILE is not the private key of the certificate in GRPC_TLS_CERT_FILE');
-    } catch {
-      problems.push(`GRPC_TLS_KEY_FILE (${keyFile}) holds no PEM private key`);
+      clientCa = { file: clientCaFile, pem: caBundleOf('GRPC_TLS_CLIENT_CA_FILE', clientCaFile).pem };
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
     }
   }
-  if (x509 && Date.parse(x509.validTo) <= now.getTime())
-    problems.push(`the certificate in GRPC_TLS_CERT_FILE expired on ${new Date(x509.validTo).toISOString()}`);
-  if (problems.length > 0 || !cert || !key || !x509 || !certFile || !keyFile) throw new ConfigError(problems);
-  return { cert, key, certFile, keyFile, notAfter: new Date(x509.validTo), acceptPlaintext };
+  if (problems.length > 0 || !pair || !certFile || !keyFile) throw new ConfigError(problems);
+  return { ...pair, certFile, keyFile, acceptPlaintext, ...(clientCa ? { clientCa } : {}) };
 }
 
 /**
- * The server's certificate and key read again from their files: undefined while they hold what
+ * The server's certificate, key and client CAs read again from their files: undefined while they hold what
  * `current` does; a ConfigError naming every problem when they no longer hold a valid pair (a
  * renewal half written, a certificate expired), which the server answers by keeping `current`.
  */
@@ -126,18 +206,29 @@ export function renewedGrpcServerTls(
       GRPC_TLS_CERT_FILE: current.certFile,
       GRPC_TLS_KEY_FILE: current.keyFile,
       GRPC_TLS_ACCEPT_PLAINTEXT: current.acceptPlaintext,
+      GRPC_TLS_CLIENT_CA_FILE: current.clientCa?.file,
     },
     now,
   );
-  return again && !(again.cert.equals(current.cert) && again.key.equals(current.key)) ? again : undefined;
+  if (!again) return undefined;
+  const same =
+    again.cert.equals(current.cert) &&
+    again.key.equals(current.key) &&
+    (again.clientCa?.pem ?? Buffer.alloc(0)).equals(current.clientCa?.pem ?? Buffer.alloc(0));
+  return same ? undefined : again;
 }
 
-/** The credentials a gRPC server binds with: TLS with its certificate, else plaintext. */
+/**
+ * The credentials a gRPC server binds with: TLS with its certificate, asking every caller for a
+ * certificate its client CAs signed when it has them; else plaintext.
+ */
 export function grpcServerCredentials(tls: GrpcServerTls | undefined): ServerCredentials {
-  // Callers prove themselves with the internal token, not a client certificate.
-  return tls
-    ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
-    : ServerCredentials.createInsecure();
+  if (!tls) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(
+    tls.clientCa?.pem ?? null,
+    [{ cert_chain: tls.cert, private_key: tls.key }],
+    tls.clientCa !== undefined,
+  );
 }
 
 /**

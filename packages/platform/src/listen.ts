@@ -106,11 +106,11 @@ export interface GrpcServing {
 }
 
 /**
- * Serves a gRPC server, in plaintext or over TLS with its certificate, which it reads again
- * every 30 s: once renewed, new connections are served with the new one, no restart needed,
- * while files that no longer hold a valid pair leave it serving the one before (logged). Exports
- * the TLS metrics (registerGrpcTlsMetrics) and resolves with the bound port; closeGrpcServer
- * stops it all.
+ * Serves a gRPC server, in plaintext or over TLS with its certificate (and its callers' CAs),
+ * which it reads again every 30 s: once renewed, new connections are served with the new one, no
+ * restart needed, while files that no longer hold a valid pair leave it serving the one before
+ * (logged). Exports the TLS metrics (registerGrpcTlsMetrics) and resolves with the bound port;
+ * closeGrpcServer stops it all.
  */
 export async function serveGrpc(server: GrpcServer, serving: GrpcServing): Promise<number> {
   const { host, port, logger } = serving;
@@ -140,9 +140,12 @@ export async function serveGrpc(server: GrpcServer, serving: GrpcServing): Promi
     }
     if (!renewed) return;
     listener.useTls(grpcServerCredentials(renewed));
+    const certificateRenewed = !renewed.cert.equals(current.cert) || !renewed.key.equals(current.key);
     current = renewed;
     metrics.serving(renewed);
-    logger.info({ notAfter: renewed.notAfter.toISOString() }, 'serving the renewed gRPC certificate');
+    if (certificateRenewed)
+      logger.info({ notAfter: renewed.notAfter.toISOString() }, 'serving the renewed gRPC certificate');
+    else logger.info('asking new gRPC callers for certificates of the changed client CA file');
   };
   const stopChecks = runPeriodically(
     checkRenewal,

@@ -122,13 +122,20 @@ spec:
             {{- end }}
             {{- if $root.Values.grpcTls.enabled }}
             {{- /* Every service calls over TLS (unless clients: false, a rollout's first step); the gRPC servers serve with the certificate. */}}
+            {{- $caFile := "/etc/outreach/grpc-tls/ca.crt" }}
+            {{- with $root.Values.grpcTls.caBundle.configMap }}
+            {{- $caFile = printf "/etc/outreach/grpc-ca/%s" $root.Values.grpcTls.caBundle.key }}
+            {{- end }}
             {{- if $root.Values.grpcTls.clients }}
             - name: GRPC_TLS_CA_FILE
-              {{- with $root.Values.grpcTls.caBundle.configMap }}
-              value: /etc/outreach/grpc-ca/{{ $root.Values.grpcTls.caBundle.key }}
-              {{- else }}
-              value: /etc/outreach/grpc-tls/ca.crt
-              {{- end }}
+              value: {{ $caFile }}
+            {{- if $root.Values.grpcTls.clientCertificates }}
+            {{- /* Mutual TLS: the callers present the Secret's certificate, made for client authentication too. */}}
+            - name: GRPC_TLS_CLIENT_CERT_FILE
+              value: /etc/outreach/grpc-tls/tls.crt
+            - name: GRPC_TLS_CLIENT_KEY_FILE
+              value: /etc/outreach/grpc-tls/tls.key
+            {{- end }}
             {{- end }}
             {{- if $v.grpcPort }}
             - name: GRPC_TLS_CERT_FILE
@@ -138,6 +145,10 @@ spec:
             {{- if $root.Values.grpcTls.acceptPlaintext }}
             - name: GRPC_TLS_ACCEPT_PLAINTEXT
               value: "true"
+            {{- end }}
+            {{- if $root.Values.grpcTls.requireClientCertificates }}
+            - name: GRPC_TLS_CLIENT_CA_FILE
+              value: {{ $caFile }}
             {{- end }}
             {{- end }}
             {{- end }}
@@ -201,7 +212,7 @@ spec:
             - name: grpc-tls
               mountPath: /etc/outreach/grpc-tls
               readOnly: true
-            {{- if and $root.Values.grpcTls.clients $root.Values.grpcTls.caBundle.configMap }}
+            {{- if $root.Values.grpcTls.caBundle.configMap }}
             - name: grpc-ca
               mountPath: /etc/outreach/grpc-ca
               readOnly: true
@@ -218,7 +229,7 @@ spec:
         - name: grpc-tls
           secret:
             secretName: {{ $root.Values.grpcTls.secretName }}
-        {{- if and $root.Values.grpcTls.clients $root.Values.grpcTls.caBundle.configMap }}
+        {{- if $root.Values.grpcTls.caBundle.configMap }}
         - name: grpc-ca
           configMap:
             name: {{ $root.Values.grpcTls.caBundle.configMap }}
