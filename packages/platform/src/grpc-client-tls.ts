@@ -3,7 +3,7 @@ import { type ChannelCredentials, credentials, experimental } from '@grpc/grpc-j
 import type { Logger } from 'pino';
 import { ConfigError, type VarSpec } from './config';
 import type { InternalCaller } from './grpc';
-import { caBundleOf, GRPC_TLS_CHECK_MS, type KeyPair, keyPairIn, lastingProblems } from './grpc-tls';
+import { caBundleOf, GRPC_TLS_CHECK_MS, type KeyPair, keyPairIn, tlsFilesCheck } from './grpc-tls';
 import type { Opened } from './lifecycle';
 import { runPeriodically } from './periodic';
 
@@ -171,32 +171,25 @@ export function openInternalCaller(
 ): InternalCaller {
   const transport = grpcClientTransport(config);
   if (!config.GRPC_TLS_CA_FILE) return { token, credentials: transport.credentials };
-  const worthLogging = lastingProblems();
-  const check = async () => {
-    let change: ClientTlsChange | undefined;
-    try {
-      change = transport.reread();
-      worthLogging([]);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      if (worthLogging(err.problems))
-        logger.warn(
-          { problems: err.problems },
-          'the gRPC client TLS files hold nothing valid; new connections still use what they held before',
+  const check = tlsFilesCheck(
+    () => transport.reread(),
+    (change) => {
+      if (change.cas)
+        logger.info(
+          {
+            cas: change.cas.map((c) => ({ subject: c.subject, notAfter: new Date(c.validTo).toISOString() })),
+          },
+          'new gRPC connections trust the changed CA file',
         );
-      return;
-    }
-    if (change?.cas)
-      logger.info(
-        { cas: change.cas.map((c) => ({ subject: c.subject, notAfter: new Date(c.validTo).toISOString() })) },
-        'new gRPC connections trust the changed CA file',
-      );
-    if (change?.identity)
-      logger.info(
-        { notAfter: change.identity.notAfter.toISOString() },
-        'new gRPC connections present the renewed client certificate',
-      );
-  };
+      if (change.identity)
+        logger.info(
+          { notAfter: change.identity.notAfter.toISOString() },
+          'new gRPC connections present the renewed client certificate',
+        );
+    },
+    logger,
+    'the gRPC client TLS files hold nothing valid; new connections still use what they held before',
+  );
   opened.addStop(
     'grpc tls check',
     runPeriodically(check, checkMs, logger, 'checking the gRPC client TLS files failed'),

@@ -135,15 +135,21 @@ async function until(f: () => Promise<boolean> | boolean, ms = 3000): Promise<vo
   }
 }
 
-/** The server certificate and key copied into a directory of their own, where a test may renew them. */
-function serverFilesToRenew() {
+/**
+ * The server certificate and key copied into a directory of their own, where a test may renew
+ * them, named by the variables `cert` and `key` (a server's, unless told).
+ */
+function serverFilesToRenew<C extends string = 'GRPC_TLS_CERT_FILE', K extends string = 'GRPC_TLS_KEY_FILE'>(
+  cert = 'GRPC_TLS_CERT_FILE' as C,
+  key = 'GRPC_TLS_KEY_FILE' as K,
+): Record<C | K, string> {
   const dir = mkdtempSync(path.join(tmpdir(), 'grpc-tls-files-'));
-  const files = {
-    GRPC_TLS_CERT_FILE: path.join(dir, 'tls.crt'),
-    GRPC_TLS_KEY_FILE: path.join(dir, 'tls.key'),
-  };
-  copyFileSync(fixture('server.crt'), files.GRPC_TLS_CERT_FILE);
-  copyFileSync(fixture('server.key'), files.GRPC_TLS_KEY_FILE);
+  const files = { [cert]: path.join(dir, 'tls.crt'), [key]: path.join(dir, 'tls.key') } as Record<
+    C | K,
+    string
+  >;
+  copyFileSync(fixture('server.crt'), files[cert]);
+  copyFileSync(fixture('server.key'), files[key]);
   return files;
 }
 
@@ -495,13 +501,7 @@ describe('gRPC clients over TLS', () => {
     const server = await healthServer(
       grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('other-ca.crt') }),
     );
-    const dir = mkdtempSync(path.join(tmpdir(), 'grpc-client-cert-'));
-    const files = {
-      GRPC_TLS_CLIENT_CERT_FILE: path.join(dir, 'tls.crt'),
-      GRPC_TLS_CLIENT_KEY_FILE: path.join(dir, 'tls.key'),
-    };
-    copyFileSync(fixture('server.crt'), files.GRPC_TLS_CLIENT_CERT_FILE);
-    copyFileSync(fixture('server.key'), files.GRPC_TLS_CLIENT_KEY_FILE);
+    const files = serverFilesToRenew('GRPC_TLS_CLIENT_CERT_FILE', 'GRPC_TLS_CLIENT_KEY_FILE');
     const { logger, lines } = capturedLogger();
     const opened = new Opened();
     const caller = openInternalCaller(

@@ -1,6 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ServerCredentials } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { ConfigError, type VarSpec } from './config';
 import type { GrpcTransport } from './grpc-tls-listener';
@@ -246,6 +247,33 @@ export function lastingProblems(): (problems: readonly string[]) => boolean {
     if (now === '') reported = '';
     found = now;
     return report;
+  };
+}
+
+/**
+ * One check of TLS files, for `runPeriodically`: `reread` reads them again and returns what
+ * changed (undefined: nothing), handed to `changed`; when it throws a ConfigError (files holding
+ * nothing valid, which leaves what was in use), `warning` is logged with the problems once two
+ * checks in a row found them, and once only while they last (see lastingProblems).
+ */
+export function tlsFilesCheck<T>(
+  reread: () => T | undefined,
+  changed: (change: T) => void,
+  logger: Logger,
+  warning: string,
+): () => Promise<void> {
+  const worthLogging = lastingProblems();
+  return async () => {
+    let change: T | undefined;
+    try {
+      change = reread();
+      worthLogging([]);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      if (worthLogging(err.problems)) logger.warn({ problems: err.problems }, warning);
+      return;
+    }
+    if (change !== undefined) changed(change);
   };
 }
 

@@ -3,14 +3,13 @@ import type { Socket } from 'node:net';
 import type { Server as GrpcServer } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ConfigError } from './config';
 import {
   GRPC_TLS_CHECK_MS,
   type GrpcServerTls,
   grpcServerCredentials,
-  lastingProblems,
   registerGrpcTlsMetrics,
   renewedGrpcServerTls,
+  tlsFilesCheck,
 } from './grpc-tls';
 import { type GrpcTlsListener, listenGrpcTls } from './grpc-tls-listener';
 import { runPeriodically } from './periodic';
@@ -123,30 +122,20 @@ export async function serveGrpc(server: GrpcServer, serving: GrpcServing): Promi
     plaintext: current.acceptPlaintext ? grpcServerCredentials(undefined) : undefined,
     onConnection: metrics.connection,
   });
-  const worthLogging = lastingProblems();
-  const checkRenewal = async () => {
-    let renewed: GrpcServerTls | undefined;
-    try {
-      renewed = renewedGrpcServerTls(current);
-      worthLogging([]);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      if (worthLogging(err.problems))
-        logger.warn(
-          { problems: err.problems },
-          'the gRPC certificate files hold no valid certificate and key; still serving the one before',
-        );
-      return;
-    }
-    if (!renewed) return;
-    listener.useTls(grpcServerCredentials(renewed));
-    const certificateRenewed = !renewed.cert.equals(current.cert) || !renewed.key.equals(current.key);
-    current = renewed;
-    metrics.serving(renewed);
-    if (certificateRenewed)
-      logger.info({ notAfter: renewed.notAfter.toISOString() }, 'serving the renewed gRPC certificate');
-    else logger.info('asking new gRPC callers for certificates of the changed client CA file');
-  };
+  const checkRenewal = tlsFilesCheck(
+    () => renewedGrpcServerTls(current),
+    (renewed) => {
+      listener.useTls(grpcServerCredentials(renewed));
+      const certificateRenewed = !renewed.cert.equals(current.cert) || !renewed.key.equals(current.key);
+      current = renewed;
+      metrics.serving(renewed);
+      if (certificateRenewed)
+        logger.info({ notAfter: renewed.notAfter.toISOString() }, 'serving the renewed gRPC certificate');
+      else logger.info('asking new gRPC callers for certificates of the changed client CA file');
+    },
+    logger,
+    'the gRPC certificate files hold no valid certificate and key; still serving the one before',
+  );
   const stopChecks = runPeriodically(
     checkRenewal,
     serving.certificateCheckMs ?? GRPC_TLS_CHECK_MS,
