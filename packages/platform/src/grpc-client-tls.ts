@@ -141,7 +141,8 @@ export function grpcClientTransport(
   if (!caFile || !bundle) return { credentials: credentials.createInsecure(), reread: () => undefined };
   const files = new ClientTlsFiles(bundle.pem, identity);
   return {
-    // null, not undefined, without a certificate: grpc-js waits for an identity forever unless told there is none.
+    // null, not undefined, without a certificate: grpc-js fails every connection for want of an
+    // identity ("Failed to load credentials") unless told there is none.
     credentials: experimental.createCertificateProviderChannelCredentials(files, identity ? files : null),
     reread: () => {
       const again: string[] = [];

@@ -6,12 +6,12 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { ConfigError, type VarSpec } from './config';
 import type { GrpcTransport } from './grpc-tls-listener';
 
-// How often the gRPC servers read their certificate files and the clients their CA file for a
+// How often the gRPC servers and clients read their TLS files (certificates, keys, CAs) for a
 // change: cert-manager renews weeks ahead, and the kubelet takes a minute or two to update a
 // mounted Secret.
 export const GRPC_TLS_CHECK_MS = 30_000;
 
-/** What the gRPC servers (campaign and recipient services) read: their own certificate. */
+/** What the gRPC servers (campaign and recipient services) read: their own certificate, and their callers' CAs. */
 export const GRPC_TLS_SERVER_CONFIG = {
   GRPC_TLS_CERT_FILE: {
     type: 'string',
@@ -34,14 +34,10 @@ export const GRPC_TLS_SERVER_CONFIG = {
 } as const satisfies Record<string, VarSpec>;
 
 /** A gRPC server's certificate and key, as `grpcServerTlsOf` read and checked them. */
-export interface GrpcServerTls {
-  cert: Buffer;
-  key: Buffer;
+export interface GrpcServerTls extends KeyPair {
   /** The files they were read from, read again for a renewal (see renewedGrpcServerTls). */
   certFile: string;
   keyFile: string;
-  /** When the (first) certificate stops being valid. */
-  notAfter: Date;
   /** Whether plaintext callers are accepted too, on the same port (GRPC_TLS_ACCEPT_PLAINTEXT). */
   acceptPlaintext: boolean;
   /** The CAs a caller's certificate must be signed by (GRPC_TLS_CLIENT_CA_FILE); none asked without. */
@@ -194,9 +190,10 @@ export function grpcServerTlsOf(
 }
 
 /**
- * The server's certificate, key and client CAs read again from their files: undefined while they hold what
- * `current` does; a ConfigError naming every problem when they no longer hold a valid pair (a
- * renewal half written, a certificate expired), which the server answers by keeping `current`.
+ * The server's certificate, key and client CAs read again from their files: undefined while they
+ * hold what `current` does; a ConfigError naming every problem when they no longer hold a valid
+ * pair (a renewal half written, a certificate expired), which the server answers by keeping
+ * `current`.
  */
 export function renewedGrpcServerTls(
   current: GrpcServerTls,
