@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
 import { Client, Pool } from 'pg';
@@ -1808,6 +1810,69 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(refused.text).toContain('nina@example.com has an account already.');
     expect((await new Agent(base).signIn('nina@example.com', 'someone-chose-this')).status).toBe(401);
     expect((await new Agent(base).signIn('nina@example.com', 'nina-own-password')).status).toBe(303);
+  });
+
+  it('lets an administrator invite from the command line, with no password typed there', async () => {
+    const cli = path.resolve(__dirname, '../dist/dashboard/create-operator.js');
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [cli, ...args],
+          { env: { ...process.env, ...envOf() } },
+          (error, out, err) => resolve({ code: error ? (error.code as number) : 0, out, err }),
+        );
+      });
+    const invited = await run([
+      '--email',
+      'pat@example.com',
+      '--invite',
+      '--project',
+      p1,
+      '--base-url',
+      'https://admin.example.test/',
+    ]);
+    expect(invited.code).toBe(0);
+    const link =
+      /^https:\/\/admin\.example\.test(\/dashboard\/join\/[\w-]{43})$/m.exec(invited.out)?.[1] ?? '';
+    expect(link).not.toBe('');
+    const a = new Agent(base);
+    await a.signIn('alice@example.com', 'alice-password-1');
+    expect((await a.get(`/dashboard/p/${p1}/members`)).text).toContain(
+      '<td>pat@example.com</td><td>an Outreach administrator</td>',
+    );
+    const pat = new Agent(base);
+    expect((await pat.get(link)).text).toContain('an Outreach administrator invited you');
+    expect((await pat.join(link, 'pat-password-123')).status).toBe(303);
+    expect((await a.get(`/dashboard/p/${p1}/activity`)).text).toContain(
+      '<td>create-operator (an administrator)</td><td>Added the operator “pat@example.com” <code>',
+    );
+    // One project, no password: anything else is a usage error, and nothing is made.
+    for (const args of [
+      ['--email', 'quinn@example.com', '--invite', '--password', 'quinn-password-1', '--project', p1],
+      ['--email', 'quinn@example.com', '--invite', '--project', p1, '--project', p2],
+      ['--email', 'quinn@example.com', '--invite'],
+      ['--email', 'quinn@example.com'],
+    ]) {
+      const refused = await run(args);
+      expect([args, refused.code, refused.err]).toEqual([args, 2, expect.stringContaining('usage:')]);
+    }
+    const unknown = await run(['--email', 'quinn@example.com', '--invite', '--project', 'prj_nope']);
+    expect([unknown.code, unknown.err.trim()]).toEqual([1, 'Project not found.']);
+    const existing = await run(['--email', 'ALICE@example.com', '--invite', '--project', p1]);
+    expect([existing.code, existing.err.trim()]).toEqual([1, 'This address has an account.']);
+    expect((await db.query("SELECT 1 FROM operator_invitations WHERE email ILIKE 'quinn%'")).rowCount).toBe(
+      0,
+    );
+
+    // An existing account is added to more projects, its password untouched; an address without one is not.
+    const more = (await admin('POST', '/projects', { name: 'More for Pat' })).id;
+    const granted = await run(['--email', 'PAT@example.com', '--project', more]);
+    expect([granted.code, granted.out]).toEqual([0, expect.stringContaining(`projects: ${more}`)]);
+    expect((await pat.get(`/dashboard/p/${more}/campaigns`)).status).toBe(200);
+    expect((await new Agent(base).signIn('pat@example.com', 'pat-password-123')).status).toBe(303);
+    const nobody = await run(['--email', 'nobody@example.com', '--project', more]);
+    expect([nobody.code, nobody.err.trim()]).toEqual([1, 'No account has this address.']);
   });
 
   it('keeps at most 50 invitations of a project open', async () => {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import { recordActivity } from '../activity/activity.service';
 import {
+  ADMINISTRATOR,
   checkedEmail,
   checkPassword,
   type Operator,
@@ -17,11 +18,14 @@ export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 /** The most invitations a project may have open at once: each is a way in, and they are passed on by hand. */
 export const MAX_OPEN_INVITATIONS = 50;
 
+/** Who an invitation an administrator made (create-operator.js) says invited. */
+export const INVITED_BY_ADMINISTRATOR = 'an Outreach administrator';
+
 /** An invitation as the project's Operators page lists it (never with its link). */
 export interface Invitation {
   id: string;
   email: string;
-  /** The inviting operator's address. */
+  /** The inviting operator's address, or INVITED_BY_ADMINISTRATOR. */
   invitedBy: string;
   expiresAt: Date;
 }
@@ -49,14 +53,15 @@ function invitationGone(): AppError {
 }
 
 /**
- * Invites an address with no account to manage a project: returns the link's token (256 random
- * bits, stored only hashed), shown once to the inviting operator to pass on. Inviting the same
- * address to the project again replaces its link. 409 once the project has MAX_OPEN_INVITATIONS
- * open, or when the address got an account meanwhile (it is then added as an account).
+ * Invites an address with no account to manage a project, as its operator `byOperatorId` asks
+ * (an administrator when none): returns the link's token (256 random bits, stored only hashed),
+ * shown once to whoever invited, to pass on. Inviting the same address to the project again
+ * replaces its link. 404 when the project does not exist; 409 once it has MAX_OPEN_INVITATIONS
+ * open, or when the address has an account (which is added as the account it is).
  */
 export async function inviteOperator(
   deps: OperatorDeps,
-  input: { email: string; projectId: string; byOperatorId: string },
+  input: { email: string; projectId: string; byOperatorId?: string },
 ): Promise<{ token: string; email: string; expiresAt: Date }> {
   const email = checkedEmail(input.email);
   const token = randomBytes(32).toString('base64url');
@@ -64,7 +69,11 @@ export async function inviteOperator(
   const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
   return withTransaction(deps.pool, async (client) => {
     // Invitations sent at once are counted one after the other.
-    await client.query('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [input.projectId]);
+    const project = await client.query('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [input.projectId]);
+    if (project.rowCount === 0)
+      throw new AppError('not_found', 'Project not found.', {
+        details: { projectId: input.projectId },
+      });
     const open = await client.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM operator_invitations
        WHERE project_id = $1 AND expires_at > $2 AND lower(email) <> lower($3)`,
@@ -86,10 +95,10 @@ export async function inviteOperator(
        ON CONFLICT (project_id, lower(email)) DO UPDATE
          SET email = EXCLUDED.email, token_hash = EXCLUDED.token_hash, invited_by = EXCLUDED.invited_by,
              created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-      [newId('inv'), input.projectId, email, hashToken(token), input.byOperatorId, now, expiresAt],
+      [newId('inv'), input.projectId, email, hashToken(token), input.byOperatorId ?? null, now, expiresAt],
     );
     if (rowCount === 0)
-      throw new AppError('conflict', 'This address got an account a moment ago.', {
+      throw new AppError('conflict', 'This address has an account.', {
         details: { reason: 'account_exists' },
         hint: 'Add it again: it is then added as the account it is.',
       });
@@ -99,13 +108,23 @@ export async function inviteOperator(
 
 /** The project's invitations still open, soonest to expire first. */
 export async function listInvitations(deps: OperatorDeps, projectId: string): Promise<Invitation[]> {
-  const { rows } = await deps.pool.query<{ id: string; email: string; invited_by: string; expires_at: Date }>(
+  const { rows } = await deps.pool.query<{
+    id: string;
+    email: string;
+    invited_by: string | null;
+    expires_at: Date;
+  }>(
     `SELECT i.id, i.email, o.email AS invited_by, i.expires_at
-     FROM operator_invitations i JOIN operators o ON o.id = i.invited_by
+     FROM operator_invitations i LEFT JOIN operators o ON o.id = i.invited_by
      WHERE i.project_id = $1 AND i.expires_at > $2 ORDER BY i.expires_at, i.id`,
     [projectId, deps.clock()],
   );
-  return rows.map((r) => ({ id: r.id, email: r.email, invitedBy: r.invited_by, expiresAt: r.expires_at }));
+  return rows.map((r) => ({
+    id: r.id,
+    email: r.email,
+    invitedBy: r.invited_by ?? INVITED_BY_ADMINISTRATOR,
+    expiresAt: r.expires_at,
+  }));
 }
 
 /** Withdraws an invitation: its link stops working at once. Returns its address; 404 when it is not open. */
@@ -131,17 +150,22 @@ export async function openInvitation(deps: OperatorDeps, token: string): Promise
   const { rows } = await deps.pool.query<{
     email: string;
     project_name: string;
-    invited_by: string;
+    invited_by: string | null;
     expires_at: Date;
   }>(
     `SELECT i.email, p.name AS project_name, o.email AS invited_by, i.expires_at
-     FROM operator_invitations i JOIN projects p ON p.id = i.project_id JOIN operators o ON o.id = i.invited_by
+     FROM operator_invitations i JOIN projects p ON p.id = i.project_id LEFT JOIN operators o ON o.id = i.invited_by
      WHERE i.token_hash = $1 AND i.expires_at > $2`,
     [hashToken(token), deps.clock()],
   );
   const r = rows[0];
   if (!r) throw invitationGone();
-  return { email: r.email, projectName: r.project_name, invitedBy: r.invited_by, expiresAt: r.expires_at };
+  return {
+    email: r.email,
+    projectName: r.project_name,
+    invitedBy: r.invited_by ?? INVITED_BY_ADMINISTRATOR,
+    expiresAt: r.expires_at,
+  };
 }
 
 /**
@@ -164,10 +188,10 @@ export async function acceptInvitation(
       id: string;
       project_id: string;
       email: string;
-      invited_by: string;
+      invited_by: string | null;
     }>(
       `SELECT i.id, i.project_id, i.email, o.email AS invited_by
-       FROM operator_invitations i JOIN operators o ON o.id = i.invited_by
+       FROM operator_invitations i LEFT JOIN operators o ON o.id = i.invited_by
        WHERE i.token_hash = $1 AND i.expires_at > $2 FOR UPDATE OF i`,
       [hashToken(token), now],
     );
@@ -191,7 +215,7 @@ export async function acceptInvitation(
     await client.query('DELETE FROM operator_invitations WHERE id = $1', [invitation.id]);
     await recordActivity(
       client,
-      { clock: deps.clock, actor: invitation.invited_by },
+      { clock: deps.clock, actor: invitation.invited_by ?? ADMINISTRATOR },
       {
         projectId: invitation.project_id,
         action: 'operator.added',

@@ -62,6 +62,9 @@ export function checkedEmail(raw: string): string {
   return email;
 }
 
+/** Who the project's activity says acted through create-operator.js (an administrator on the server). */
+export const ADMINISTRATOR = 'create-operator (an administrator)';
+
 /** What the project's activity says of an operator whose account was deleted. */
 export const FORMER_OPERATOR = 'a former operator';
 
@@ -292,6 +295,27 @@ export async function getOperator(
 ): Promise<Operator | null> {
   const { rows } = await deps.pool.query<OperatorRow>('SELECT * FROM operators WHERE id = $1', [operatorId]);
   return rows.length ? toOperator(rows[0]) : null;
+}
+
+/**
+ * Gives the existing account of `email` access to projects, as an administrator does (no
+ * password changes); 404 when no account has the address, or a project does not exist.
+ */
+export async function grantProjects(
+  deps: OperatorDeps & { actor?: string },
+  email: string,
+  projectIds: string[],
+): Promise<Operator> {
+  const { rows } = await deps.pool.query<OperatorRow>(
+    'SELECT * FROM operators WHERE lower(email) = lower($1)',
+    [checkedEmail(email)],
+  );
+  if (!rows[0])
+    throw new AppError('not_found', 'No account has this address.', {
+      hint: 'Invite it instead (--invite).',
+    });
+  for (const projectId of projectIds) await addMembership(deps, rows[0].id, projectId);
+  return toOperator(rows[0]);
 }
 
 /** Remembers the operator's preferred time zone (used to show instants). */
