@@ -669,6 +669,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(await entriesOf()).toEqual([
       ['audited-colleague@example.com', 'Renamed the project “Audit third” (was “Audit second”)'],
       ['alice@example.com', 'Added the operator “audited-colleague@example.com”'],
+      ['alice@example.com', 'Invited “audited-colleague@example.com”'],
       ['alice@example.com', 'Renamed the project “Audit second” (was “Audit first”)'],
       ['alice@example.com', 'Created the project “Audit first”'],
     ]);
@@ -682,6 +683,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       ['alice@example.com', 'Removed the operator “a former operator”'],
       ['a former operator', 'Renamed the project “Audit third” (was “Audit second”)'],
       ['alice@example.com', 'Added the operator “a former operator”'],
+      ['alice@example.com', 'Invited “a former operator”'],
       ['alice@example.com', 'Renamed the project “Audit second” (was “Audit first”)'],
       ['alice@example.com', 'Created the project “Audit first”'],
     ]);
@@ -1735,10 +1737,10 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const list = (await a.get(members)).text;
     expect(list).toContain('<tr><td>Ivy@example.com</td>');
     expect(list).not.toContain('<h2>Invitations</h2>');
-    // Recorded as added by the inviting operator, once joined.
-    expect((await a.get(`/dashboard/p/${p1}/activity`)).text).toContain(
-      'Added the operator “Ivy@example.com”',
-    );
+    // Recorded as invited, then added, by the inviting operator.
+    const activity = (await a.get(`/dashboard/p/${p1}/activity`)).text;
+    expect(activity).toContain('<td>alice@example.com</td><td>Added the operator “Ivy@example.com” <code>');
+    expect(activity).toContain('<td>alice@example.com</td><td>Invited “Ivy@example.com” <code>');
   });
 
   it('ends an invitation withdrawn, replaced, expired, or whose inviter left the project, and refuses one for an address that got an account', async () => {
@@ -1797,6 +1799,13 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const removed = await a.post(`${members}/${leoId}/remove`, { _csrf: await a.csrf(members) });
     expect(removed.headers.get('location')).toBe(`${members}?done=removed`);
     expect(await gone(leos)).toBe(404);
+
+    // The activity keeps that they were invited, and by whom, not the addresses no one used.
+    const activity = (await a.get(`/dashboard/p/${p1}/activity`)).text;
+    for (const gone of ['jack@example.com', 'JACK@example.com', 'kate@example.com', 'mia@example.com'])
+      expect([gone, activity.includes(gone)]).toEqual([gone, false]);
+    expect(activity).toContain('<td>alice@example.com</td><td>Invited “an address invited” <code>');
+    expect(activity).toContain('<td>leo@example.com</td><td>Invited “an address invited” <code>');
 
     // An address that got an account after its invitation keeps that account's password.
     const nina = await a.invite(p1, 'nina@example.com');

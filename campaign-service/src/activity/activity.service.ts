@@ -16,6 +16,7 @@ export type ActivityAction =
   | 'api_key.revoked'
   | 'project.created'
   | 'project.renamed'
+  | 'operator.invited'
   | 'operator.added'
   | 'operator.removed';
 
@@ -35,6 +36,24 @@ export const UNNAMED_ACTOR = 'system';
 
 /** The actor of the admin API's changes: one shared token, no person. */
 export const ADMIN_API_ACTOR = 'admin API';
+
+/** What the activity says of an address invited once its invitation ended unused. */
+export const FORMER_INVITEE = 'an address invited';
+
+/**
+ * Forgets the addresses of invitations that ended unused (withdrawn, expired, ended with their
+ * inviter) in the activity: it keeps that someone was invited, by whom and when.
+ */
+export async function forgetInvitees(
+  client: Pick<PoolClient, 'query'>,
+  invitationIds: string[],
+): Promise<void> {
+  if (invitationIds.length === 0) return;
+  await client.query(
+    "UPDATE project_activity SET target_name = $2 WHERE action = 'operator.invited' AND target_id = ANY($1)",
+    [invitationIds, FORMER_INVITEE],
+  );
+}
 
 /** Records a change in the caller's transaction, so that it stands or falls with the change. */
 export async function recordActivity(

@@ -23,6 +23,7 @@ export const ACTIVITY_WORDS: Record<ActivityAction, string> = {
   'api_key.revoked': 'Revoked the API key',
   'project.created': 'Created the project',
   'project.renamed': 'Renamed the project',
+  'operator.invited': 'Invited',
   'operator.added': 'Added the operator',
   'operator.removed': 'Removed the operator',
 };

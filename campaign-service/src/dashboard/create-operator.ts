@@ -44,7 +44,9 @@ export async function inviteOperatorFromEnv(
   env: NodeJS.ProcessEnv,
   input: { email: string; projectId: string },
 ): Promise<{ path: string; email: string; expiresAt: Date }> {
-  const invitation = await withDatabase(env, (pool) => inviteOperator({ pool, clock: systemClock }, input));
+  const invitation = await withDatabase(env, (pool) =>
+    inviteOperator({ pool, clock: systemClock, actor: ADMINISTRATOR }, input),
+  );
   return {
     path: `/dashboard/join/${invitation.token}`,
     email: invitation.email,

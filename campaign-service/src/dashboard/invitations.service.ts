@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, newId, withTransaction } from '@outreach/platform';
-import { recordActivity } from '../activity/activity.service';
+import { forgetInvitees, recordActivity } from '../activity/activity.service';
 import {
   ADMINISTRATOR,
   checkedEmail,
@@ -60,7 +60,7 @@ function invitationGone(): AppError {
  * open, or when the address has an account (which is added as the account it is).
  */
 export async function inviteOperator(
-  deps: OperatorDeps,
+  deps: OperatorDeps & { actor?: string },
   input: { email: string; projectId: string; byOperatorId?: string },
 ): Promise<{ token: string; email: string; expiresAt: Date }> {
   const email = checkedEmail(input.email);
@@ -88,20 +88,28 @@ export async function inviteOperator(
           hint: 'Withdraw invitations no one will use, or wait for them to expire.',
         },
       );
-    const { rowCount } = await client.query(
+    const { rows } = await client.query<{ id: string }>(
       `INSERT INTO operator_invitations (id, project_id, email, token_hash, invited_by, created_at, expires_at)
        SELECT $1, $2, $3, $4, $5, $6, $7
        WHERE NOT EXISTS (SELECT 1 FROM operators WHERE lower(email) = lower($3))
        ON CONFLICT (project_id, lower(email)) DO UPDATE
          SET email = EXCLUDED.email, token_hash = EXCLUDED.token_hash, invited_by = EXCLUDED.invited_by,
-             created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+             created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+       RETURNING id`,
       [newId('inv'), input.projectId, email, hashToken(token), input.byOperatorId ?? null, now, expiresAt],
     );
-    if (rowCount === 0)
+    if (!rows[0])
       throw new AppError('conflict', 'This address has an account.', {
         details: { reason: 'account_exists' },
         hint: 'Add it again: it is then added as the account it is.',
       });
+    // Its address stays while the invitation is open, and goes once it ends unused (forgetInvitees).
+    await recordActivity(client, deps, {
+      projectId: input.projectId,
+      action: 'operator.invited',
+      targetId: rows[0].id,
+      targetName: email,
+    });
     return { token, email, expiresAt };
   });
 }
@@ -133,15 +141,18 @@ export async function withdrawInvitation(
   projectId: string,
   invitationId: string,
 ): Promise<{ email: string }> {
-  const { rows } = await deps.pool.query<{ email: string }>(
-    'DELETE FROM operator_invitations WHERE project_id = $1 AND id = $2 RETURNING email',
-    [projectId, invitationId],
-  );
-  if (!rows[0])
-    throw new AppError('not_found', 'This invitation is no longer open.', {
-      details: { projectId, invitationId },
-    });
-  return rows[0];
+  return withTransaction(deps.pool, async (client) => {
+    const { rows } = await client.query<{ email: string }>(
+      'DELETE FROM operator_invitations WHERE project_id = $1 AND id = $2 RETURNING email',
+      [projectId, invitationId],
+    );
+    if (!rows[0])
+      throw new AppError('not_found', 'This invitation is no longer open.', {
+        details: { projectId, invitationId },
+      });
+    await forgetInvitees(client, [invitationId]);
+    return rows[0];
+  });
 }
 
 /** What an invitation link opens: the address, the project and who invited; 404 when it does not work. */
@@ -213,6 +224,11 @@ export async function acceptInvitation(
       [operator.id, invitation.project_id, now],
     );
     await client.query('DELETE FROM operator_invitations WHERE id = $1', [invitation.id]);
+    // From now on the entry names an operator: it goes with the account (forgetInActivity).
+    await client.query(
+      "UPDATE project_activity SET target_id = $2 WHERE action = 'operator.invited' AND target_id = $1",
+      [invitation.id, operator.id],
+    );
     await recordActivity(
       client,
       { clock: deps.clock, actor: invitation.invited_by ?? ADMINISTRATOR },
@@ -227,10 +243,17 @@ export async function acceptInvitation(
   });
 }
 
-/** Deletes the invitations past their expiry (their addresses with them). */
+/** Deletes the invitations past their expiry, their addresses with them, in the activity too. */
 export async function pruneInvitations(deps: OperatorDeps): Promise<number> {
-  const { rowCount } = await deps.pool.query('DELETE FROM operator_invitations WHERE expires_at <= $1', [
-    deps.clock(),
-  ]);
-  return rowCount ?? 0;
+  return withTransaction(deps.pool, async (client) => {
+    const { rows } = await client.query<{ id: string }>(
+      'DELETE FROM operator_invitations WHERE expires_at <= $1 RETURNING id',
+      [deps.clock()],
+    );
+    await forgetInvitees(
+      client,
+      rows.map((r) => r.id),
+    );
+    return rows.length;
+  });
 }

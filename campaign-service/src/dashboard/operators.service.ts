@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
-import { recordActivity } from '../activity/activity.service';
+import { forgetInvitees, recordActivity } from '../activity/activity.service';
 import { insertProject, type Project } from '../projects/projects.service';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
 
@@ -396,10 +396,14 @@ export async function removeProjectOperator(
       operatorId,
     ]);
     // What they were trusted with here goes with them: a link they passed on no longer works.
-    await client.query('DELETE FROM operator_invitations WHERE project_id = $1 AND invited_by = $2', [
-      projectId,
-      operatorId,
-    ]);
+    const ended = await client.query<{ id: string }>(
+      'DELETE FROM operator_invitations WHERE project_id = $1 AND invited_by = $2 RETURNING id',
+      [projectId, operatorId],
+    );
+    await forgetInvitees(
+      client,
+      ended.rows.map((r) => r.id),
+    );
     await recordActivity(client, deps, {
       projectId,
       action: 'operator.removed',

@@ -289,7 +289,7 @@ ${withErrorSummary(
     const asked = { email: form.get('email'), projectId: pc.project.id, byOperatorId: operatorOf(ctx).id };
     try {
       const operator = await addProjectOperator(actingAs(deps.domain, pc), asked);
-      const invitation = operator ? undefined : await inviteOperator(deps.domain, asked);
+      const invitation = operator ? undefined : await inviteOperator(actingAs(deps.domain, pc), asked);
       // Post/redirect/get, so a reload neither sends the form again nor makes another link. The
       // address and the link wait in the session's one-time slot (sealed), not in the URL, where
       // they would stay in the history and the logs.
