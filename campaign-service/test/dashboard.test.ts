@@ -1884,6 +1884,55 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect([nobody.code, nobody.err.trim()]).toEqual([1, 'No account has this address.']);
   });
 
+  it("lets the admin API invite a project's first operator, and add an existing account to a project", async () => {
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}/admin/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const first = (await admin('POST', '/projects', { name: 'Provisioned' })).id;
+    const invited = await call(`/projects/${first}/invitations`, { email: 'rae@example.com' });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toEqual({
+      email: 'rae@example.com',
+      path: expect.stringMatching(/^\/dashboard\/join\/[\w-]{43}$/),
+      expiresAt: new Date(now.getTime() + 7 * 24 * 3600_000).toISOString(),
+    });
+    const rae = new Agent(base);
+    expect((await rae.get(invited.body.path)).text).toContain('an Outreach administrator invited you');
+    const joined = await rae.join(invited.body.path, 'rae-password-123');
+    expect(joined.headers.get('location')).toBe(`/dashboard/p/${first}/campaigns`);
+    const activity = (await rae.get(`/dashboard/p/${first}/activity`)).text;
+    expect(activity).toContain('<td>admin API</td><td>Invited “rae@example.com” <code>');
+    expect(activity).toContain('<td>admin API</td><td>Added the operator “rae@example.com” <code>');
+
+    // An address with an account is not invited but added, its password untouched.
+    const again = await call(`/projects/${first}/invitations`, { email: 'RAE@example.com' });
+    expect([again.status, again.body.details]).toEqual([409, { reason: 'account_exists' }]);
+    const second = (await admin('POST', '/projects', { name: 'Provisioned too' })).id;
+    const added = await call(`/projects/${second}/operators`, { email: 'RAE@example.com' });
+    expect([added.status, added.body.email]).toEqual([200, 'rae@example.com']);
+    expect((await rae.get(`/dashboard/p/${second}/campaigns`)).status).toBe(200);
+    expect((await new Agent(base).signIn('rae@example.com', 'rae-password-123')).status).toBe(303);
+
+    // Refusals in the error model.
+    const nobody = await call(`/projects/${second}/operators`, { email: 'nobody@example.com' });
+    expect([nobody.status, nobody.body.code, nobody.body.error]).toEqual([
+      404,
+      'not_found',
+      'No account has this address.',
+    ]);
+    expect((await call('/projects/prj_nope/invitations', { email: 'sam@example.com' })).status).toBe(404);
+    const bad = await call(`/projects/${first}/invitations`, { email: 'not an address' });
+    expect([bad.status, bad.body.code]).toEqual([400, 'invalid_request']);
+    expect(
+      (await call(`/projects/${first}/invitations`, { email: 'sam@example.com', password: 'x' })).status,
+    ).toBe(400);
+  });
+
   it('keeps at most 50 invitations of a project open', async () => {
     const p4 = (await admin('POST', '/projects', { name: 'Invitations' })).id;
     await createOperatorFromEnv(envOf(), {

@@ -224,14 +224,18 @@ export async function acceptInvitation(
       [operator.id, invitation.project_id, now],
     );
     await client.query('DELETE FROM operator_invitations WHERE id = $1', [invitation.id]);
-    // From now on the entry names an operator: it goes with the account (forgetInActivity).
-    await client.query(
-      "UPDATE project_activity SET target_id = $2 WHERE action = 'operator.invited' AND target_id = $1",
+    // From now on the entries name an operator: they go with the account (forgetInActivity).
+    const invited = await client.query<{ seq: string; actor: string }>(
+      `UPDATE project_activity SET target_id = $2 WHERE action = 'operator.invited' AND target_id = $1
+       RETURNING seq, actor`,
       [invitation.id, operator.id],
     );
+    // An administrator's invitation (no inviting operator) is added by whoever made it last: the
+    // admin API or create-operator.js.
+    const administrator = invited.rows.sort((x, y) => Number(y.seq) - Number(x.seq))[0]?.actor;
     await recordActivity(
       client,
-      { clock: deps.clock, actor: invitation.invited_by ?? ADMINISTRATOR },
+      { clock: deps.clock, actor: invitation.invited_by ?? administrator ?? ADMINISTRATOR },
       {
         projectId: invitation.project_id,
         action: 'operator.added',

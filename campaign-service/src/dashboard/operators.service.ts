@@ -312,7 +312,7 @@ export async function grantProjects(
   );
   if (!rows[0])
     throw new AppError('not_found', 'No account has this address.', {
-      hint: 'Invite it instead (--invite).',
+      hint: 'Invite it instead.',
     });
   for (const projectId of projectIds) await addMembership(deps, rows[0].id, projectId);
   return toOperator(rows[0]);

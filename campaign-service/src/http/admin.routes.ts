@@ -15,6 +15,8 @@ import {
   listCampaigns,
   updateCampaign,
 } from '../campaigns/campaigns.service';
+import { inviteOperator } from '../dashboard/invitations.service';
+import { grantProjects } from '../dashboard/operators.service';
 import type { CampaignDeps } from '../deps';
 import { createDevice, deleteDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
 import { invalid } from '../problems';
@@ -59,6 +61,24 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
 
   r.get('/projects/:p', async (ctx) => {
     ctx.body = await getProject(deps, ctx.params.p);
+  });
+
+  // Operators of a project: an invitation for a new address (its link's path, shown only here),
+  // or an existing account added. The dashboard offers both on the project's Operators page.
+  r.post('/projects/:p/invitations', async (ctx) => {
+    const { email } = await body<{ email: string }>(ctx, 'add-operator');
+    const invitation = await inviteOperator(deps, { email, projectId: ctx.params.p });
+    ctx.status = 201;
+    ctx.body = {
+      email: invitation.email,
+      path: `/dashboard/join/${invitation.token}`,
+      expiresAt: invitation.expiresAt.toISOString(),
+    };
+  });
+  r.post('/projects/:p/operators', async (ctx) => {
+    const { email } = await body<{ email: string }>(ctx, 'add-operator');
+    const operator = await grantProjects(deps, email, [ctx.params.p]);
+    ctx.body = { id: operator.id, email: operator.email };
   });
 
   r.post('/projects/:p/api-keys', async (ctx) => {

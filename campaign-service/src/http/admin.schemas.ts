@@ -85,6 +85,13 @@ const SCHEMAS = {
     required: ['name'],
     properties: { name },
   },
+  // An operator's address, as the dashboard's forms check it further (checkedEmail).
+  'add-operator': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['email'],
+    properties: { email: { type: 'string', minLength: 1, maxLength: 254 } },
+  },
   'create-api-key': {
     type: 'object',
     additionalProperties: false,
