@@ -3,7 +3,7 @@ import { ConfigError, createLogger, createPool, loadConfig, systemClock } from '
 import type { Pool } from 'pg';
 import { CONFIG_SPEC } from '../config';
 import { runMigrations, SCHEMA } from '../server';
-import { inviteOperator } from './invitations.service';
+import { invitationPath, inviteOperator } from './invitations.service';
 import { ADMINISTRATOR, createOperator, grantProjects, type Operator } from './operators.service';
 
 /** Runs `work` on a pool of the database the environment names, migrated first (so a fresh one works). */
@@ -48,7 +48,7 @@ export async function inviteOperatorFromEnv(
     inviteOperator({ pool, clock: systemClock, actor: ADMINISTRATOR }, input),
   );
   return {
-    path: `/dashboard/join/${invitation.token}`,
+    path: invitationPath(invitation.token),
     email: invitation.email,
     expiresAt: invitation.expiresAt,
   };

@@ -38,6 +38,9 @@ export interface OpenInvitation {
   expiresAt: Date;
 }
 
+/** Where an invitation's link leads, on the dashboard's host: open without a session (join.pages.ts). */
+export const invitationPath = (token: string) => `/dashboard/join/${token}`;
+
 const TOKEN = /^[\w-]{43}$/;
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 

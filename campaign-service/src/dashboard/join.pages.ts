@@ -5,7 +5,7 @@ import { sessionlessFormToken, startSession } from './auth.pages';
 import { type DashboardDeps, formOf, sendPage } from './context';
 import type { FieldErrors } from './forms';
 import { html } from './html';
-import { acceptInvitation, openInvitation } from './invitations.service';
+import { acceptInvitation, invitationPath, openInvitation } from './invitations.service';
 import { field, layout, projectPath, withErrorSummary } from './layout';
 import { MIN_PASSWORD_LENGTH } from './passwords';
 import { formatInstant } from './time';
@@ -33,7 +33,7 @@ export function registerJoinRoutes(r: Router, deps: DashboardDeps): void {
 <p>${invitation.invitedBy} invited you to manage the project <strong>${invitation.projectName}</strong> on Outreach. Choose the password of your account; no one else knows it. This link works once, until ${formatInstant(invitation.expiresAt.toISOString(), 'UTC')}.</p>
 ${withErrorSummary(
   errors,
-  html`<form method="post" action="/dashboard/join/${ctx.params.token}" novalidate class="narrow">
+  html`<form method="post" action="${invitationPath(ctx.params.token)}" novalidate class="narrow">
   <input type="hidden" name="_csrf" value="${sessionlessFormToken(ctx, secure)}">
   ${field({ name: 'email', label: 'E-mail address', type: 'email', value: invitation.email, attrs: html` readonly autocomplete="username"` })}
   ${field({ name: 'password', label: 'Password', type: 'password', required: true, hint: `At least ${MIN_PASSWORD_LENGTH} characters.`, error: errors.password, attrs: html` autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}"` })}

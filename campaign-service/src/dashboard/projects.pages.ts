@@ -17,7 +17,7 @@ import { NAME_MESSAGES } from './device-errors';
 import { actOnce, onceField } from './form-once';
 import type { FieldErrors } from './forms';
 import { html } from './html';
-import { inviteOperator, listInvitations, withdrawInvitation } from './invitations.service';
+import { invitationPath, inviteOperator, listInvitations, withdrawInvitation } from './invitations.service';
 import { breadcrumbs, csrfField, field, layout, notice, projectPath, withErrorSummary } from './layout';
 import {
   addProjectOperator,
@@ -298,7 +298,7 @@ ${withErrorSummary(
             email: invitation.email,
             projectId: pc.project.id,
             // The host the operator reached the dashboard at: the colleague opens the same.
-            link: `${ctx.protocol}://${ctx.host}/dashboard/join/${invitation.token}`,
+            link: `${ctx.protocol}://${ctx.host}${invitationPath(invitation.token)}`,
             expiresAt: invitation.expiresAt.toISOString(),
           }
         : { email: operator!.email, projectId: pc.project.id };

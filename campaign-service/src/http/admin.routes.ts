@@ -15,7 +15,7 @@ import {
   listCampaigns,
   updateCampaign,
 } from '../campaigns/campaigns.service';
-import { inviteOperator } from '../dashboard/invitations.service';
+import { invitationPath, inviteOperator } from '../dashboard/invitations.service';
 import { grantProjects } from '../dashboard/operators.service';
 import type { CampaignDeps } from '../deps';
 import { createDevice, deleteDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
@@ -71,7 +71,7 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
     ctx.status = 201;
     ctx.body = {
       email: invitation.email,
-      path: `/dashboard/join/${invitation.token}`,
+      path: invitationPath(invitation.token),
       expiresAt: invitation.expiresAt.toISOString(),
     };
   });
