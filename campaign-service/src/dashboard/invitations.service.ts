@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import { forgetInvitees, recordActivity } from '../activity/activity.service';
 import {
@@ -11,6 +10,7 @@ import {
   toOperator,
 } from './operators.service';
 import { hashPassword } from './passwords';
+import { hashSecretToken, isSecretToken, newSecretToken } from './secret-tokens';
 
 /** How long an invitation link works. */
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
@@ -41,9 +41,6 @@ export interface OpenInvitation {
 /** Where an invitation's link leads, on the dashboard's host: open without a session (join.pages.ts). */
 export const invitationPath = (token: string) => `/dashboard/join/${token}`;
 
-const TOKEN = /^[\w-]{43}$/;
-const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
-
 function invitationGone(): AppError {
   return new AppError(
     'not_found',
@@ -67,7 +64,7 @@ export async function inviteOperator(
   input: { email: string; projectId: string; byOperatorId?: string },
 ): Promise<{ token: string; email: string; expiresAt: Date }> {
   const email = checkedEmail(input.email);
-  const token = randomBytes(32).toString('base64url');
+  const token = newSecretToken();
   const now = deps.clock();
   const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
   return withTransaction(deps.pool, async (client) => {
@@ -99,7 +96,15 @@ export async function inviteOperator(
          SET email = EXCLUDED.email, token_hash = EXCLUDED.token_hash, invited_by = EXCLUDED.invited_by,
              created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
        RETURNING id`,
-      [newId('inv'), input.projectId, email, hashToken(token), input.byOperatorId ?? null, now, expiresAt],
+      [
+        newId('inv'),
+        input.projectId,
+        email,
+        hashSecretToken(token),
+        input.byOperatorId ?? null,
+        now,
+        expiresAt,
+      ],
     );
     if (!rows[0])
       throw new AppError('conflict', 'This address has an account.', {
@@ -160,7 +165,7 @@ export async function withdrawInvitation(
 
 /** What an invitation link opens: the address, the project and who invited; 404 when it does not work. */
 export async function openInvitation(deps: OperatorDeps, token: string): Promise<OpenInvitation> {
-  if (!TOKEN.test(token)) throw invitationGone();
+  if (!isSecretToken(token)) throw invitationGone();
   const { rows } = await deps.pool.query<{
     email: string;
     project_name: string;
@@ -170,7 +175,7 @@ export async function openInvitation(deps: OperatorDeps, token: string): Promise
     `SELECT i.email, p.name AS project_name, o.email AS invited_by, i.expires_at
      FROM operator_invitations i JOIN projects p ON p.id = i.project_id LEFT JOIN operators o ON o.id = i.invited_by
      WHERE i.token_hash = $1 AND i.expires_at > $2`,
-    [hashToken(token), deps.clock()],
+    [hashSecretToken(token), deps.clock()],
   );
   const r = rows[0];
   if (!r) throw invitationGone();
@@ -193,7 +198,7 @@ export async function acceptInvitation(
   token: string,
   password: string,
 ): Promise<{ operator: Operator; projectId: string }> {
-  if (!TOKEN.test(token)) throw invitationGone();
+  if (!isSecretToken(token)) throw invitationGone();
   checkPassword(password);
   const passwordHash = await hashPassword(password);
   return withTransaction(deps.pool, async (client) => {
@@ -207,7 +212,7 @@ export async function acceptInvitation(
       `SELECT i.id, i.project_id, i.email, o.email AS invited_by
        FROM operator_invitations i LEFT JOIN operators o ON o.id = i.invited_by
        WHERE i.token_hash = $1 AND i.expires_at > $2 FOR UPDATE OF i`,
-      [hashToken(token), now],
+      [hashSecretToken(token), now],
     );
     const invitation = rows[0];
     if (!invitation) throw invitationGone();

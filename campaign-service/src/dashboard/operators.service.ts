@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError, newId, withTransaction } from '@outreach/platform';
 import type { Pool, PoolClient } from 'pg';
 import { forgetInvitees, recordActivity } from '../activity/activity.service';
 import { insertProject, type Project } from '../projects/projects.service';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDecoy, verifyPassword } from './passwords';
+import { hashSecretToken, isSecretToken, newSecretToken } from './secret-tokens';
 
 /** What operator functions need. */
 export interface OperatorDeps {
@@ -490,13 +490,6 @@ export function signInClient(ip: string): string {
     .join(':')}::/64`;
 }
 
-/** The stored form of a device token: hex SHA-256 (tokens are 256 random bits). */
-function hashDeviceToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-const DEVICE_TOKEN = /^[\w-]{43}$/;
-
 /**
  * The hash of `token` when it is a known device of the operator of `email` (signed in from within
  * KNOWN_DEVICE_MAX_AGE_MS), else ''.
@@ -507,8 +500,8 @@ async function knownDevice(
   token: string | undefined,
   now: Date,
 ): Promise<string> {
-  if (!token || !DEVICE_TOKEN.test(token)) return '';
-  const hash = hashDeviceToken(token);
+  if (!token || !isSecretToken(token)) return '';
+  const hash = hashSecretToken(token);
   const { rowCount } = await db.query(
     `SELECT 1 FROM operator_devices d JOIN operators o ON o.id = d.operator_id
       WHERE d.token_hash = $1 AND lower(o.email) = lower($2) AND d.last_used_at > $3`,
@@ -534,18 +527,18 @@ export async function rememberDevice(
     operatorId,
     stale,
   ]);
-  if (presented && DEVICE_TOKEN.test(presented)) {
+  if (presented && isSecretToken(presented)) {
     const { rowCount } = await deps.pool.query(
       'UPDATE operator_devices SET last_used_at = $3 WHERE token_hash = $1 AND operator_id = $2',
-      [hashDeviceToken(presented), operatorId, now],
+      [hashSecretToken(presented), operatorId, now],
     );
     if (rowCount) return presented;
   }
-  const token = randomBytes(32).toString('base64url');
+  const token = newSecretToken();
   await deps.pool.query(
     `INSERT INTO operator_devices (token_hash, operator_id, created_at, last_used_at)
      SELECT $1, id, $3, $3 FROM operators WHERE id = $2`,
-    [hashDeviceToken(token), operatorId, now],
+    [hashSecretToken(token), operatorId, now],
   );
   return token;
 }
@@ -631,7 +624,7 @@ export async function clearSignInFailures(
   ip: string,
   device?: string,
 ): Promise<void> {
-  const hash = device && DEVICE_TOKEN.test(device) ? hashDeviceToken(device) : '';
+  const hash = device && isSecretToken(device) ? hashSecretToken(device) : '';
   await deps.pool.query(
     `DELETE FROM operator_sign_in_failures
       WHERE lower(email) = lower($1) AND (client = $2 OR (device <> '' AND device = $3))`,

@@ -1,12 +1,6 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  hkdfSync,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { OperatorDeps } from './operators.service';
+import { hashSecretToken, newSecretToken } from './secret-tokens';
 
 /** Sessions end this long after sign-in, whatever the activity. */
 export const SESSION_MAX_AGE_MS = 12 * 3600_000;
@@ -20,18 +14,16 @@ export interface Session {
   expiresAt: Date;
 }
 
-/** The stored form of a session id: hex SHA-256 (ids are 256 random bits, so no slow hash is needed). */
-export function hashSessionId(id: string): string {
-  return createHash('sha256').update(id, 'utf8').digest('hex');
-}
+/** The stored form of a session id (a secret token: see secret-tokens.ts). */
+export const hashSessionId = hashSecretToken;
 
 /** Starts a session; returns the id for the cookie (never stored) and the session. */
 export async function createSession(
   deps: OperatorDeps,
   operatorId: string,
 ): Promise<{ id: string; session: Session }> {
-  const id = randomBytes(32).toString('base64url');
-  const csrfToken = randomBytes(32).toString('base64url');
+  const id = newSecretToken();
+  const csrfToken = newSecretToken();
   const now = deps.clock();
   const expiresAt = new Date(now.getTime() + SESSION_MAX_AGE_MS);
   await deps.pool.query(
