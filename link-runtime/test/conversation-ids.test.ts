@@ -1,5 +1,6 @@
 import { newId } from '@outreach/platform';
 import Redis from 'ioredis';
+import { monitorRedis } from '../../test/support/redis-monitor';
 import { type Harness, post, startHarness, waitFor } from './support/harness';
 
 // A conversation id from the path only ever names a conversation of the form the runtime gives
@@ -22,9 +23,8 @@ afterAll(async () => {
 
 /** The Redis commands (their arguments) sent while `run` runs, from every client. */
 async function commandsDuring(run: () => Promise<void>): Promise<string[][]> {
-  const monitor = await redis.monitor();
   const seen: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.map(String)));
+  const monitor = await monitorRedis(h.ns.env.REDIS_URL, (args) => seen.push(args));
   try {
     await run();
     // Every command sent before the marker has been seen once the marker has.
@@ -32,7 +32,7 @@ async function commandsDuring(run: () => Promise<void>): Promise<string[][]> {
     await redis.get(marker);
     await waitFor(() => seen.some((args) => args.includes(marker)));
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
   return seen;
 }

@@ -14,6 +14,7 @@ import Redis from 'ioredis';
 import { JSONCodec } from 'nats';
 import { Client } from 'pg';
 import { clearRedisPrefix } from '../../test/support/isolation';
+import { monitorRedis } from '../../test/support/redis-monitor';
 import { freePort } from '../../test/support/system';
 import { recipient } from './support/fixtures';
 import { type Harness, post, startHarness, waitFor } from './support/harness';
@@ -1025,11 +1026,9 @@ describe('starts arriving together', () => {
     expect((await post(`${h.base}/i/${l.token}/conversations`)).status).toBe(201); // counters seeded
     // MONITOR sees every command Redis runs. With the counters seeded, the only scripts that name
     // the recipient's counter are admissions, one key per start they judge.
-    const redis = new Redis(h.ns.env.REDIS_URL);
-    const monitor = await redis.monitor();
     const runs: number[] = [];
     const counter = `${h.ns.redisPrefix}link:rcp:${l.recipient.id}`;
-    monitor.on('monitor', (_time: string, args: string[]) => {
+    const monitor = await monitorRedis(h.ns.env.REDIS_URL, (args) => {
       const starts = args.filter((a) => a === counter).length;
       if (/^eval(sha)?$/i.test(args[0]) && starts > 0) runs.push(starts);
     });
@@ -1063,8 +1062,7 @@ describe('starts arriving together', () => {
       expect(statuses.filter((s) => s === '201')).toHaveLength(100);
       await waitFor(() => runs.reduce((n, k) => n + k, 0) === 100);
     } finally {
-      await redis.quit();
-      monitor.disconnect();
+      monitor.stop();
     }
     // One start per run would be 100 runs; the starts a read of the sockets brings share one.
     expect(runs.length).toBeLessThanOrEqual(25);
