@@ -42,6 +42,7 @@ import { registerBudgetMetrics } from './campaigns/budget.metrics';
 import { CONFIG_SPEC } from './config';
 import { secureCookiesFor } from './dashboard/auth.pages';
 import { pruneInvitations } from './dashboard/invitations.service';
+import { prunePasswordResets } from './dashboard/password-resets.service';
 import { pruneSessions } from './dashboard/sessions.service';
 import type { CampaignDeps } from './deps';
 import { CAMPAIGN_OUTBOX } from './events/outbox';
@@ -159,17 +160,18 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       ),
     );
     // Sessions nobody comes back to would stay for good (a sign-in forgets only its own operator's),
-    // and so would the addresses of invitations no one used.
+    // and so would the addresses of invitations no one used, and password reset links.
     opened.addStop(
       'session pruning',
       runPeriodically(
         async () => {
           await pruneSessions({ pool, clock });
           await pruneInvitations({ pool, clock });
+          await prunePasswordResets({ pool, clock });
         },
         SESSION_PRUNE_MS,
         logger,
-        'session and invitation pruning failed',
+        'session, invitation and password reset pruning failed',
       ),
     );
     const scheduler = opened.add(

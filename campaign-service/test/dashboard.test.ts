@@ -28,6 +28,7 @@ import {
   SIGN_IN_MAX_FAILURES_PER_CLIENT,
   SIGN_IN_WINDOW_MS,
 } from '../src/dashboard/operators.service';
+import { prunePasswordResets } from '../src/dashboard/password-resets.service';
 import {
   hashSessionId,
   pruneSessions,
@@ -175,6 +176,17 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   /** Creates an operator of project Alpha (p1) from the command line, as an administrator would. */
   const operatorOfAlpha = (email: string, password: string) =>
     createOperatorFromEnv(envOf(), { email, password, projectIds: [p1] });
+
+  /** Runs the built create-operator.js against this test's database, as an administrator would. */
+  const createOperatorCli = (args: string[]) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [path.resolve(__dirname, '../dist/dashboard/create-operator.js'), ...args],
+        { env: { ...process.env, ...envOf() } },
+        (error, out, err) => resolve({ code: error ? (error.code as number) : 0, out, err }),
+      );
+    });
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${base}/admin/v1${path}`, {
@@ -1822,17 +1834,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('lets an administrator invite from the command line, with no password typed there', async () => {
-    const cli = path.resolve(__dirname, '../dist/dashboard/create-operator.js');
-    const run = (args: string[]) =>
-      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          [cli, ...args],
-          { env: { ...process.env, ...envOf() } },
-          (error, out, err) => resolve({ code: error ? (error.code as number) : 0, out, err }),
-        );
-      });
-    const invited = await run([
+    const invited = await createOperatorCli([
       '--email',
       'pat@example.com',
       '--invite',
@@ -1863,12 +1865,18 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       ['--email', 'quinn@example.com', '--invite'],
       ['--email', 'quinn@example.com'],
     ]) {
-      const refused = await run(args);
+      const refused = await createOperatorCli(args);
       expect([args, refused.code, refused.err]).toEqual([args, 2, expect.stringContaining('usage:')]);
     }
-    const unknown = await run(['--email', 'quinn@example.com', '--invite', '--project', 'prj_nope']);
+    const unknown = await createOperatorCli([
+      '--email',
+      'quinn@example.com',
+      '--invite',
+      '--project',
+      'prj_nope',
+    ]);
     expect([unknown.code, unknown.err.trim()]).toEqual([1, 'Project not found.']);
-    const existing = await run(['--email', 'ALICE@example.com', '--invite', '--project', p1]);
+    const existing = await createOperatorCli(['--email', 'ALICE@example.com', '--invite', '--project', p1]);
     expect([existing.code, existing.err.trim()]).toEqual([1, 'This address has an account.']);
     expect((await db.query("SELECT 1 FROM operator_invitations WHERE email ILIKE 'quinn%'")).rowCount).toBe(
       0,
@@ -1876,11 +1884,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
 
     // An existing account is added to more projects, its password untouched; an address without one is not.
     const more = (await admin('POST', '/projects', { name: 'More for Pat' })).id;
-    const granted = await run(['--email', 'PAT@example.com', '--project', more]);
+    const granted = await createOperatorCli(['--email', 'PAT@example.com', '--project', more]);
     expect([granted.code, granted.out]).toEqual([0, expect.stringContaining(`projects: ${more}`)]);
     expect((await pat.get(`/dashboard/p/${more}/campaigns`)).status).toBe(200);
     expect((await new Agent(base).signIn('pat@example.com', 'pat-password-123')).status).toBe(303);
-    const nobody = await run(['--email', 'nobody@example.com', '--project', more]);
+    const nobody = await createOperatorCli(['--email', 'nobody@example.com', '--project', more]);
     expect([nobody.code, nobody.err.trim()]).toEqual([1, 'No account has this address.']);
   });
 
@@ -1931,6 +1939,180 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect(
       (await call(`/projects/${first}/invitations`, { email: 'sam@example.com', password: 'x' })).status,
     ).toBe(400);
+  });
+
+  it('resets a forgotten password through a link the admin API makes: once, ending every other session', async () => {
+    const resetLink = async (email: string) => {
+      const res = await fetch(`${base}/admin/v1/password-resets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email }),
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    /** Sends a link's form as its holder does: the page first, for the form's token. */
+    const choose = async (agent: Agent, link: string, password: string, confirmPassword = password) => {
+      const csrf = /name="_csrf" value="([^"]+)"/.exec((await agent.get(link)).text)?.[1] ?? '';
+      return agent.post(link, { _csrf: csrf, password, confirmPassword });
+    };
+    expect((await new Agent(base).get('/dashboard/sign-in')).text).toContain(
+      'Forgot your password? Ask your Outreach administrator for a password reset link.',
+    );
+    await operatorOfAlpha('uma@example.com', 'uma-password-12');
+    const elsewhere = new Agent(base);
+    expect((await elsewhere.signIn('uma@example.com', 'uma-password-12')).status).toBe(303);
+
+    const first = await resetLink('UMA@example.com');
+    expect(first).toEqual({
+      status: 201,
+      body: {
+        email: 'uma@example.com',
+        path: expect.stringMatching(/^\/dashboard\/reset-password\/[\w-]{43}$/),
+        expiresAt: new Date(now.getTime() + 24 * 3600_000).toISOString(),
+      },
+    });
+    // Nothing changes until the link is used: the password, the sessions.
+    expect((await new Agent(base).signIn('uma@example.com', 'uma-password-12')).status).toBe(303);
+    expect((await elsewhere.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    // A new link replaces the one before.
+    const link = (await resetLink('uma@example.com')).body.path;
+    expect((await new Agent(base).get(first.body.path)).status).toBe(404);
+
+    const uma = new Agent(base);
+    const page = await uma.get(link);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('For the account <strong>uma@example.com</strong>.');
+    expect(
+      (await uma.post(link, { password: 'new-password-123', confirmPassword: 'new-password-123' })).status,
+    ).toBe(403);
+    const short = await choose(uma, link, 'short');
+    expect([short.status, summaryOf(short.text)]).toEqual([
+      400,
+      [['#f-password', 'New password: use at least 10 characters.']],
+    ]);
+    const mismatch = await choose(uma, link, 'new-password-123', 'new-password-124');
+    expect([mismatch.status, summaryOf(mismatch.text)]).toEqual([
+      400,
+      [['#f-confirmPassword', 'New password again: type the password again, exactly as above.']],
+    ]);
+    const done = await choose(uma, link, 'uma-new-password-1');
+    expect([done.status, done.headers.get('location')]).toEqual([303, '/dashboard/account?done=reset']);
+    expect((await uma.get('/dashboard/account?done=reset')).text).toContain(
+      'Your new password is set, and you are signed in.',
+    );
+    expect((await uma.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    // Every other session ended; the old password is gone; the link worked once.
+    expect((await elsewhere.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+    expect((await new Agent(base).signIn('uma@example.com', 'uma-password-12')).status).toBe(401);
+    expect((await new Agent(base).signIn('uma@example.com', 'uma-new-password-1')).status).toBe(303);
+    const used = await new Agent(base).get(link);
+    expect([used.status, used.text]).toEqual([
+      404,
+      expect.stringContaining('This password reset link does not work: it was used or replaced'),
+    ]);
+
+    // A link sent many times at once sets one password. The test holds the account's row while the
+    // sends come in, so that each has read the link before any has used it.
+    const raced = (await resetLink('uma@example.com')).body.path;
+    const racer = new Agent(base);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec((await racer.get(raced)).text)?.[1] ?? '';
+    const holder = new Client({ connectionString: ns.databaseUrl, options: '-c search_path=campaigns' });
+    await holder.connect();
+    let answers: Array<{ status: number }>;
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM operators WHERE email = 'uma@example.com' FOR UPDATE");
+      const sent = Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          racer.post(raced, {
+            _csrf: csrf,
+            password: `raced-password-${i}`,
+            confirmPassword: `raced-password-${i}`,
+          }),
+        ),
+      );
+      await eventually(async () => {
+        const { rows } = await db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return rows[0].n === 5;
+      }, 10_000);
+      await holder.query('COMMIT');
+      answers = await sent;
+    } finally {
+      await holder.end();
+    }
+    expect(answers.map((a) => a.status).sort()).toEqual([303, 404, 404, 404, 404]);
+
+    // A password changed another way ends the link made for the one before.
+    const stale = (await resetLink('uma@example.com')).body.path;
+    await operatorOfAlpha('uma@example.com', 'uma-third-password');
+    expect((await new Agent(base).get(stale)).status).toBe(404);
+
+    // Expired links stop working, and are pruned.
+    const expiring = (await resetLink('uma@example.com')).body.path;
+    const issuedAt = now;
+    now = new Date(issuedAt.getTime() + 24 * 3600_000 + 1000);
+    const pool = new Pool({ connectionString: ns.databaseUrl, options: '-c search_path=campaigns', max: 2 });
+    try {
+      expect((await new Agent(base).get(expiring)).status).toBe(404);
+      expect(await prunePasswordResets({ pool, clock })).toBeGreaterThanOrEqual(1);
+    } finally {
+      now = issuedAt;
+      await pool.end();
+    }
+    expect((await db.query('SELECT 1 FROM operator_password_resets')).rowCount).toBe(0);
+
+    // Refusals in the error model; the same link for any other account is never made.
+    const nobody = await resetLink('nobody@example.com');
+    expect([nobody.status, nobody.body.code, nobody.body.error]).toEqual([
+      404,
+      'not_found',
+      'No account has this address.',
+    ]);
+    expect((await resetLink('not an address')).status).toBe(400);
+    expect((await new Agent(base).get('/dashboard/reset-password/made-up')).status).toBe(404);
+  });
+
+  it('lets an administrator make a password reset link from the command line', async () => {
+    await operatorOfAlpha('vera@example.com', 'vera-password-1');
+    const made = await createOperatorCli([
+      '--email',
+      'VERA@example.com',
+      '--reset',
+      '--base-url',
+      'https://admin.example.test/',
+    ]);
+    expect(made.code).toBe(0);
+    expect(made.out).toContain('password reset link for vera@example.com, working once until');
+    const link =
+      /^https:\/\/admin\.example\.test(\/dashboard\/reset-password\/[\w-]{43})$/m.exec(made.out)?.[1] ?? '';
+    const vera = new Agent(base);
+    const page = await vera.get(link);
+    expect(page.text).toContain('For the account <strong>vera@example.com</strong>.');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+    expect(
+      (
+        await vera.post(link, {
+          _csrf: csrf,
+          password: 'vera-new-password',
+          confirmPassword: 'vera-new-password',
+        })
+      ).status,
+    ).toBe(303);
+    expect((await new Agent(base).signIn('vera@example.com', 'vera-new-password')).status).toBe(303);
+
+    for (const args of [
+      ['--email', 'vera@example.com', '--reset', '--project', p1],
+      ['--email', 'vera@example.com', '--reset', '--password', 'vera-password-2'],
+      ['--email', 'vera@example.com', '--reset', '--invite'],
+    ]) {
+      const refused = await createOperatorCli(args);
+      expect([args, refused.code, refused.err]).toEqual([args, 2, expect.stringContaining('usage:')]);
+    }
+    const nobody = await createOperatorCli(['--email', 'nobody@example.com', '--reset']);
+    expect([nobody.code, nobody.err.trim()]).toEqual([1, 'No account has this address.']);
   });
 
   it('keeps at most 50 invitations of a project open', async () => {

@@ -657,6 +657,25 @@ describeWithChromium('test/browser/dashboard.test.ts')(
           await colleague.getByRole('button', { name: 'Create my account' }).click();
           await colleague.waitForURL('**/dashboard/p/*/campaigns');
           await hasText(colleague.locator('header .project'), 'Second project, renamed');
+
+          // Forgotten: an administrator's reset link lets them choose another, on the phone.
+          const reset = await admin(sys, 'POST', '/password-resets', {
+            email: 'invited-colleague@example.com',
+          });
+          await colleague.goto(reset.path);
+          await colleague.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+          await colleague.locator('#f-password').fill('short');
+          await colleague.locator('#f-confirmPassword').fill('short');
+          await colleague.getByRole('button', { name: 'Set the password' }).click();
+          await hasText(colleague.locator('#f-password-err'), 'Use at least 10 characters.');
+          await expectAccessible(colleague, 'password reset, refused');
+          await shot(colleague, '20-password-reset-refused');
+          await colleague.locator('#f-password').fill('colleague-password-3');
+          await colleague.locator('#f-confirmPassword').fill('colleague-password-3');
+          await colleague.getByRole('button', { name: 'Set the password' }).click();
+          await colleague.waitForURL('**/dashboard/account?done=reset');
+          await colleague.getByText('Your new password is set, and you are signed in.').waitFor();
+          await expectAccessible(colleague, 'password reset done');
         } finally {
           await theirs.close();
         }

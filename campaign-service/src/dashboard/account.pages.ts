@@ -25,14 +25,15 @@ export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
 
   const page = async (ctx: Context, errors: FieldErrors = {}, status = 200) => {
     const pc = await baseContext(deps, ctx);
-    const changed = ctx.query.done === 'changed';
+    const done = ctx.query.done;
     sendPage(
       ctx,
       layout(
         pc,
         'Your account',
         html`<h1>Your account</h1>
-${changed ? notice('ok', 'Your password was changed. Every other session of yours has ended: other browsers and devices must sign in again, with the new password. This one goes on.') : ''}
+${done === 'changed' ? notice('ok', 'Your password was changed. Every other session of yours has ended: other browsers and devices must sign in again, with the new password. This one goes on.') : ''}
+${done === 'reset' ? notice('ok', 'Your new password is set, and you are signed in. Every other session of yours has ended: other browsers and devices must sign in again, with the new password.') : ''}
 <p>Signed in as <strong>${pc.operator?.email ?? ''}</strong>.</p>
 <h2>Change your password</h2>
 ${withErrorSummary(

@@ -101,7 +101,8 @@ ${pausedSeconds > 0 ? notice('error', `Too many failed sign-ins for this address
   ${field({ name: 'email', label: 'E-mail address', type: 'email', value: email, required: true, attrs: html` autocomplete="username"` })}
   ${field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: html` autocomplete="current-password"` })}
   <div class="actions"><button type="submit">Sign in</button></div>
-</form>`,
+</form>
+<p class="hint">Forgot your password? Ask your Outreach administrator for a password reset link.</p>`,
     );
 
   const loginToken = (ctx: Context) => sessionlessFormToken(ctx, secure);

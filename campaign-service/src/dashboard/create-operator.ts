@@ -5,6 +5,7 @@ import { CONFIG_SPEC } from '../config';
 import { runMigrations, SCHEMA } from '../server';
 import { invitationPath, inviteOperator } from './invitations.service';
 import { ADMINISTRATOR, createOperator, grantProjects, type Operator } from './operators.service';
+import { issuePasswordReset, passwordResetPath } from './password-resets.service';
 
 /** Runs `work` on a pool of the database the environment names, migrated first (so a fresh one works). */
 async function withDatabase<T>(env: NodeJS.ProcessEnv, work: (pool: Pool) => Promise<T>): Promise<T> {
@@ -54,6 +55,19 @@ export async function inviteOperatorFromEnv(
   };
 }
 
+/**
+ * Makes a password reset link for an existing account, as an administrator: the path of the link
+ * (`/dashboard/reset-password/…`), whose holder chooses the new password, so that none is typed
+ * on a command line or passed on.
+ */
+export async function resetLinkFromEnv(
+  env: NodeJS.ProcessEnv,
+  email: string,
+): Promise<{ path: string; email: string; expiresAt: Date }> {
+  const reset = await withDatabase(env, (pool) => issuePasswordReset({ pool, clock: systemClock }, email));
+  return { path: passwordResetPath(reset.token), email: reset.email, expiresAt: reset.expiresAt };
+}
+
 /** Gives an existing account access to projects, as an administrator, its password untouched. */
 export function grantProjectsFromEnv(
   env: NodeJS.ProcessEnv,
@@ -67,6 +81,8 @@ export function grantProjectsFromEnv(
 const COMMAND = 'node campaign-service/dist/dashboard/create-operator.js';
 const USAGE = `usage: ${COMMAND} --email <e-mail> --invite --project prj_… [--base-url https://<dashboard host>]
          a new address: prints a link, working once for 7 days, whose holder chooses the password
+       ${COMMAND} --email <e-mail> --reset [--base-url https://<dashboard host>]
+         an existing account: prints a link, working once for 24 hours, whose holder chooses a new password
        ${COMMAND} --email <e-mail> --project prj_… [--project prj_… ...]
          an existing account: adds it to the projects, its password untouched
        ${COMMAND} --email <e-mail> --password <password> [--project prj_… ...]
@@ -79,6 +95,7 @@ async function main(argv: string[]): Promise<void> {
       email: { type: 'string' },
       password: { type: 'string' },
       invite: { type: 'boolean' },
+      reset: { type: 'boolean' },
       project: { type: 'string', multiple: true },
       'base-url': { type: 'string' },
       help: { type: 'boolean' },
@@ -86,21 +103,27 @@ async function main(argv: string[]): Promise<void> {
   });
   const projects = values.project ?? [];
   // An invitation is to one project: the account it makes can then be given others on the dashboard.
-  const usable = values.invite
-    ? !values.password && projects.length === 1
-    : Boolean(values.password) || projects.length > 0;
+  const usable = values.reset
+    ? !values.invite && !values.password && projects.length === 0
+    : values.invite
+      ? !values.password && projects.length === 1
+      : Boolean(values.password) || projects.length > 0;
   if (values.help || !values.email || !usable) {
     console.error(USAGE);
     process.exit(values.help ? 0 : 2);
   }
+  const base = (values['base-url'] ?? '').replace(/\/+$/, '');
+  const printLink = (what: string, link: { path: string; expiresAt: Date }) => {
+    console.log(`${what}, working once until ${link.expiresAt.toISOString()}:\n${base}${link.path}`);
+    if (!base) console.log("(open it at the dashboard's address, or pass --base-url)");
+  };
+  if (values.reset) {
+    const reset = await resetLinkFromEnv(process.env, values.email);
+    return printLink(`password reset link for ${reset.email}`, reset);
+  }
   if (values.invite) {
     const invited = await inviteOperatorFromEnv(process.env, { email: values.email, projectId: projects[0] });
-    const base = (values['base-url'] ?? '').replace(/\/+$/, '');
-    console.log(
-      `invitation for ${invited.email} to ${projects[0]}, working once until ${invited.expiresAt.toISOString()}:\n${base}${invited.path}`,
-    );
-    if (!base) console.log("(open it at the dashboard's address, or pass --base-url)");
-    return;
+    return printLink(`invitation for ${invited.email} to ${projects[0]}`, invited);
   }
   const op = values.password
     ? await createOperatorFromEnv(process.env, {

@@ -95,11 +95,7 @@ export async function createOperator(
     [newId('opr'), email, passwordHash, now],
   );
   const operator = toOperator(rows[0]);
-  // A new password ends every session the old one opened, and forgets the devices it signed in on.
-  if (rows[0].existed) {
-    await deps.pool.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operator.id]);
-    await deps.pool.query('DELETE FROM operator_devices WHERE operator_id = $1', [operator.id]);
-  }
+  if (rows[0].existed) await endSignIns(deps.pool, operator.id);
   for (const projectId of input.projectIds ?? []) await addMembership(deps, operator.id, projectId);
   return operator;
 }
@@ -282,10 +278,19 @@ export async function changeOperatorPassword(
     ]);
     if (rows.length === 0 || !(await verifyPassword(current, rows[0].password_hash))) return false;
     await tx.query('UPDATE operators SET password_hash = $2 WHERE id = $1', [operatorId, passwordHash]);
-    await tx.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operatorId]);
-    await tx.query('DELETE FROM operator_devices WHERE operator_id = $1', [operatorId]);
+    await endSignIns(tx, operatorId);
     return true;
   });
+}
+
+/**
+ * What a new password ends: every session the old one opened, the devices it signed in on, and
+ * a password reset link still open (made for the password the account no longer has).
+ */
+export async function endSignIns(db: Pick<Pool, 'query'>, operatorId: string): Promise<void> {
+  await db.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operatorId]);
+  await db.query('DELETE FROM operator_devices WHERE operator_id = $1', [operatorId]);
+  await db.query('DELETE FROM operator_password_resets WHERE operator_id = $1', [operatorId]);
 }
 
 /** The operator, or null. */

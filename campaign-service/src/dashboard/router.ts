@@ -20,6 +20,7 @@ import { getOperator } from './operators.service';
 import { registerProjectRoutes } from './projects.pages';
 import { registerRecipientRoutes } from './recipients.pages';
 import { pageHint } from './refusals';
+import { RESET_PATH, registerResetRoutes } from './reset.pages';
 import { setSecurityHeaders } from './security';
 import { csrfMatches, findSession } from './sessions.service';
 import { registerTimeZoneRoutes } from './time-zone.pages';
@@ -28,6 +29,8 @@ export type { DashboardDeps } from './context';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const PUBLIC_PATHS = new Set(['/dashboard/sign-in', '/dashboard/assets/app.css', '/dashboard/assets/app.js']);
+/** A link's page, which its token opens without a session: an invitation's, a password reset's. */
+const isLinkPage = (path: string) => JOIN_PATH.test(path) || RESET_PATH.test(path);
 
 const wantsJson = (ctx: Context) =>
   ctx.path.endsWith('.json') || ctx.get('accept').startsWith('application/json');
@@ -66,7 +69,7 @@ function guard(deps: DashboardDeps): Middleware {
       }
       const presented = ctx.get('x-csrf-token') || state.form?.get('_csrf');
       // No session exists yet on these forms: theirs is the sign-in form's double-submit token.
-      if (ctx.path === '/dashboard/sign-in' || JOIN_PATH.test(ctx.path)) {
+      if (ctx.path === '/dashboard/sign-in' || isLinkPage(ctx.path)) {
         const expected = readCookie(ctx, LOGIN_CSRF_COOKIE);
         if (!expected || !csrfMatches(expected, presented)) throw csrfRefusal();
       } else {
@@ -74,7 +77,7 @@ function guard(deps: DashboardDeps): Middleware {
         if (!csrfMatches(state.session.csrfToken, presented)) throw csrfRefusal();
       }
     }
-    if (!state.operator && !PUBLIC_PATHS.has(ctx.path) && !JOIN_PATH.test(ctx.path)) {
+    if (!state.operator && !PUBLIC_PATHS.has(ctx.path) && !isLinkPage(ctx.path)) {
       if (SAFE_METHODS.has(ctx.method) && !wantsJson(ctx)) {
         ctx.redirect(`/dashboard/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
         return;
@@ -144,6 +147,7 @@ export function dashboardRoutes(deps: DashboardDeps): Middleware {
   });
   registerAuthRoutes(r, deps);
   registerJoinRoutes(r, deps);
+  registerResetRoutes(r, deps);
   registerProjectRoutes(r, deps);
   registerCampaignRoutes(r, deps);
   registerDeviceRoutes(r, deps);

@@ -17,6 +17,7 @@ import {
 } from '../campaigns/campaigns.service';
 import { invitationPath, inviteOperator } from '../dashboard/invitations.service';
 import { grantProjects } from '../dashboard/operators.service';
+import { issuePasswordReset, passwordResetPath } from '../dashboard/password-resets.service';
 import type { CampaignDeps } from '../deps';
 import { createDevice, deleteDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
 import { invalid } from '../problems';
@@ -66,7 +67,7 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
   // Operators of a project: an invitation for a new address (its link's path, shown only here),
   // or an existing account added. The dashboard offers both on the project's Operators page.
   r.post('/projects/:p/invitations', async (ctx) => {
-    const { email } = await body<{ email: string }>(ctx, 'add-operator');
+    const { email } = await body<{ email: string }>(ctx, 'operator-address');
     const invitation = await inviteOperator(deps, { email, projectId: ctx.params.p });
     ctx.status = 201;
     ctx.body = {
@@ -76,9 +77,26 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
     };
   });
   r.post('/projects/:p/operators', async (ctx) => {
-    const { email } = await body<{ email: string }>(ctx, 'add-operator');
+    const { email } = await body<{ email: string }>(ctx, 'operator-address');
     const operator = await grantProjects(deps, email, [ctx.params.p]);
     ctx.body = { id: operator.id, email: operator.email };
+  });
+
+  // An operator who forgot their password: a link whose holder chooses a new one (its path shown
+  // only here). Accounts are not a project's, so neither is this.
+  r.post('/password-resets', async (ctx) => {
+    const { email } = await body<{ email: string }>(ctx, 'operator-address');
+    const reset = await issuePasswordReset(deps, email);
+    ctx.state.log?.info(
+      { event: 'password_reset_issued', operatorId: reset.operatorId },
+      'password reset link made through the admin API',
+    );
+    ctx.status = 201;
+    ctx.body = {
+      email: reset.email,
+      path: passwordResetPath(reset.token),
+      expiresAt: reset.expiresAt.toISOString(),
+    };
   });
 
   r.post('/projects/:p/api-keys', async (ctx) => {

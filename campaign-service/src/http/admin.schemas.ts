@@ -86,7 +86,7 @@ const SCHEMAS = {
     properties: { name },
   },
   // An operator's address, as the dashboard's forms check it further (checkedEmail).
-  'add-operator': {
+  'operator-address': {
     type: 'object',
     additionalProperties: false,
     required: ['email'],
