@@ -1971,6 +1971,12 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
         expiresAt: new Date(now.getTime() + 24 * 3600_000).toISOString(),
       },
     });
+    // Alpha's operators see that a way into their project was made.
+    const alice = new Agent(base);
+    await alice.signIn('alice@example.com', 'alice-password-1');
+    expect((await alice.get(`/dashboard/p/${p1}/activity`)).text).toContain(
+      '<td>admin API</td><td>Made a password reset link for “uma@example.com” <code>',
+    );
     // Nothing changes until the link is used: the password, the sessions.
     expect((await new Agent(base).signIn('uma@example.com', 'uma-password-12')).status).toBe(303);
     expect((await elsewhere.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
@@ -2102,6 +2108,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       ).status,
     ).toBe(303);
     expect((await new Agent(base).signIn('vera@example.com', 'vera-new-password')).status).toBe(303);
+    const alice = new Agent(base);
+    await alice.signIn('alice@example.com', 'alice-password-1');
+    expect((await alice.get(`/dashboard/p/${p1}/activity`)).text).toContain(
+      '<td>create-operator (an administrator)</td><td>Made a password reset link for “vera@example.com” <code>',
+    );
 
     for (const args of [
       ['--email', 'vera@example.com', '--reset', '--project', p1],

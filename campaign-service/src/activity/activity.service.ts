@@ -18,7 +18,8 @@ export type ActivityAction =
   | 'project.renamed'
   | 'operator.invited'
   | 'operator.added'
-  | 'operator.removed';
+  | 'operator.removed'
+  | 'operator.password_reset_link';
 
 /** One recorded change of a project. */
 export interface ActivityEntry {

@@ -26,6 +26,7 @@ export const ACTIVITY_WORDS: Record<ActivityAction, string> = {
   'operator.invited': 'Invited',
   'operator.added': 'Added the operator',
   'operator.removed': 'Removed the operator',
+  'operator.password_reset_link': 'Made a password reset link for',
 };
 
 /** One entry's "what": the action, the name of what it was done to, and its detail. */

@@ -64,7 +64,9 @@ export async function resetLinkFromEnv(
   env: NodeJS.ProcessEnv,
   email: string,
 ): Promise<{ path: string; email: string; expiresAt: Date }> {
-  const reset = await withDatabase(env, (pool) => issuePasswordReset({ pool, clock: systemClock }, email));
+  const reset = await withDatabase(env, (pool) =>
+    issuePasswordReset({ pool, clock: systemClock, actor: ADMINISTRATOR }, email),
+  );
   return { path: passwordResetPath(reset.token), email: reset.email, expiresAt: reset.expiresAt };
 }
 

@@ -1,4 +1,5 @@
 import { AppError, withTransaction } from '@outreach/platform';
+import { recordActivity } from '../activity/activity.service';
 import {
   checkedEmail,
   checkPassword,
@@ -35,31 +36,46 @@ function resetGone(): AppError {
  * Makes a link that lets whoever opens it choose a new password for the account of `email`, as an
  * administrator asks for an operator who forgot theirs: the link's token (256 random bits, stored
  * only hashed), shown once. An account has at most one: a new link replaces the one before. The
- * account's password, sessions and devices stay as they are until the link is used. 404 when no
- * account has the address.
+ * account's password, sessions and devices stay as they are until the link is used. Recorded in
+ * the activity of every project of the account, as `deps.actor`'s. 404 when no account has the address.
  */
 export async function issuePasswordReset(
-  deps: OperatorDeps,
+  deps: OperatorDeps & { actor?: string },
   rawEmail: string,
 ): Promise<{ token: string; operatorId: string; email: string; expiresAt: Date }> {
   const email = checkedEmail(rawEmail);
   const token = newSecretToken();
   const now = deps.clock();
   const expiresAt = new Date(now.getTime() + PASSWORD_RESET_TTL_MS);
-  const { rows } = await deps.pool.query<{ id: string; email: string }>(
-    `WITH account AS (SELECT id, email FROM operators WHERE lower(email) = lower($1)),
-     issued AS (
-       INSERT INTO operator_password_resets (operator_id, token_hash, created_at, expires_at)
-       SELECT id, $2, $3, $4 FROM account
-       ON CONFLICT (operator_id) DO UPDATE
-         SET token_hash = EXCLUDED.token_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-       RETURNING operator_id)
-     SELECT account.id, account.email FROM account JOIN issued ON issued.operator_id = account.id`,
-    [email, hashSecretToken(token), now, expiresAt],
-  );
-  if (!rows[0])
-    throw new AppError('not_found', 'No account has this address.', { details: { reason: 'no_account' } });
-  return { token, operatorId: rows[0].id, email: rows[0].email, expiresAt };
+  return withTransaction(deps.pool, async (tx) => {
+    const { rows } = await tx.query<{ id: string; email: string }>(
+      `WITH account AS (SELECT id, email FROM operators WHERE lower(email) = lower($1)),
+       issued AS (
+         INSERT INTO operator_password_resets (operator_id, token_hash, created_at, expires_at)
+         SELECT id, $2, $3, $4 FROM account
+         ON CONFLICT (operator_id) DO UPDATE
+           SET token_hash = EXCLUDED.token_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+         RETURNING operator_id)
+       SELECT account.id, account.email FROM account JOIN issued ON issued.operator_id = account.id`,
+      [email, hashSecretToken(token), now, expiresAt],
+    );
+    const account = rows[0];
+    if (!account)
+      throw new AppError('not_found', 'No account has this address.', { details: { reason: 'no_account' } });
+    // The link opens every project of the account: each project's operators see that one was made.
+    const { rows: memberships } = await tx.query<{ project_id: string }>(
+      'SELECT project_id FROM operator_projects WHERE operator_id = $1',
+      [account.id],
+    );
+    for (const { project_id } of memberships)
+      await recordActivity(tx, deps, {
+        projectId: project_id,
+        action: 'operator.password_reset_link',
+        targetId: account.id,
+        targetName: account.email,
+      });
+    return { token, operatorId: account.id, email: account.email, expiresAt };
+  });
 }
 
 /** The address a password reset link is for, and until when it works; 404 when it does not. */
