@@ -2081,6 +2081,45 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await new Agent(base).get('/dashboard/reset-password/made-up')).status).toBe(404);
   });
 
+  it('lists where an operator is signed in, and signs out everywhere else at their word, the password kept', async () => {
+    await operatorOfAlpha('wes@example.com', 'wes-password-12');
+    const here = new Agent(base);
+    await here.signIn('wes@example.com', 'wes-password-12');
+    expect((await here.get('/dashboard/account')).text).toContain(
+      'Only here: no other browser or device has a session of yours open.',
+    );
+    const elsewhere = Array.from({ length: 11 }, () => new Agent(base));
+    for (const agent of elsewhere)
+      expect((await agent.signIn('wes@example.com', 'wes-password-12')).status).toBe(303);
+    const alice = new Agent(base);
+    await alice.signIn('alice@example.com', 'alice-password-1');
+
+    const account = (await here.get('/dashboard/account')).text;
+    expect(account).toContain(
+      'Besides this one, 11 sessions are open; the 10 used most recently are listed.',
+    );
+    const table = account.slice(
+      account.indexOf('<caption class="visually-hidden">Your other sessions</caption>'),
+    );
+    expect(table.slice(0, table.indexOf('</table>')).match(/<tr><td>/g)).toHaveLength(10);
+
+    const form = '/dashboard/account/sign-out-others';
+    expect((await here.post(form, {})).status).toBe(403);
+    const done = await here.post(form, { _csrf: await here.csrf('/dashboard/account') });
+    expect([done.status, done.headers.get('location')]).toEqual([
+      303,
+      '/dashboard/account?done=signed-out&ended=11',
+    ]);
+    const after = (await here.get('/dashboard/account?done=signed-out&ended=11')).text;
+    expect(after).toContain('Signed out everywhere else: 11 sessions ended. This one goes on.');
+    expect(after).toContain('Only here: no other browser or device has a session of yours open.');
+    for (const agent of elsewhere) expect((await agent.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+    expect((await here.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    // Another operator's sessions go on; the password stays.
+    expect((await alice.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(200);
+    expect((await new Agent(base).signIn('wes@example.com', 'wes-password-12')).status).toBe(303);
+  });
+
   it('lets an administrator make a password reset link from the command line', async () => {
     await operatorOfAlpha('vera@example.com', 'vera-password-1');
     const made = await createOperatorCli([

@@ -676,6 +676,36 @@ describeWithChromium('test/browser/dashboard.test.ts')(
           await colleague.waitForURL('**/dashboard/account?done=reset');
           await colleague.getByText('Your new password is set, and you are signed in.').waitFor();
           await expectAccessible(colleague, 'password reset done');
+
+          // Signed in on a second device too: the account page lists it, and signs it out at their word.
+          const second = await phoneContext(sys.adminUrl);
+          try {
+            const other = await second.newPage();
+            await other.goto('/dashboard/sign-in');
+            await other.getByLabel('E-mail address').fill('invited-colleague@example.com');
+            await other.getByLabel('Password').fill('colleague-password-3');
+            await other.getByRole('button', { name: 'Sign in' }).click();
+            await other.waitForURL('**/dashboard/p/*/campaigns');
+            await colleague.goto('/dashboard/account');
+            await colleague.getByText('Besides this one, 1 session is open.').waitFor();
+            expect(
+              await colleague.getByRole('table', { name: 'Your other sessions' }).locator('tbody tr').count(),
+            ).toBe(1);
+            await expectAccessibleWith(colleague, 'account with sessions', [
+              'heading-order',
+              'landmark-unique',
+            ]);
+            await shot(colleague, '21-account-sessions');
+            colleague.once('dialog', (dialog) => dialog.accept());
+            await colleague.getByRole('button', { name: 'Sign out everywhere else' }).click();
+            await colleague
+              .getByText('Signed out everywhere else: 1 session ended. This one goes on.')
+              .waitFor();
+            await other.goto('/dashboard/account');
+            await other.waitForURL('**/dashboard/sign-in?next=**');
+          } finally {
+            await second.close();
+          }
         } finally {
           await theirs.close();
         }

@@ -12,13 +12,21 @@ import {
   rememberDevice,
 } from './operators.service';
 import { MIN_PASSWORD_LENGTH } from './passwords';
-import { createSession, SESSION_MAX_AGE_MS } from './sessions.service';
+import {
+  createSession,
+  endOtherSessions,
+  otherSessions,
+  SESSION_IDLE_MS,
+  SESSION_MAX_AGE_MS,
+} from './sessions.service';
+import { formatInstant } from './time';
 
 /**
  * The signed-in operator's account: their own password. The current password is asked for and
  * counted as a sign-in attempt (same throttle), so a session left open cannot be used to guess it
  * or to lock its owner out for good; a change ends every other session of the operator and forgets
- * their known devices (this browser becomes one again).
+ * their known devices (this browser becomes one again). The page also lists the operator's other
+ * sessions, which "Sign out everywhere else" ends, the password kept.
  */
 export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
   const secure = deps.secureCookies ?? true;
@@ -26,6 +34,9 @@ export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
   const page = async (ctx: Context, errors: FieldErrors = {}, status = 200) => {
     const pc = await baseContext(deps, ctx);
     const done = ctx.query.done;
+    const others = await otherSessions(deps.domain, operatorOf(ctx).id, dash(ctx).sessionId ?? '');
+    const tz = pc.operator?.timeZone ?? 'UTC';
+    const ended = Number(ctx.query.ended);
     sendPage(
       ctx,
       layout(
@@ -33,6 +44,7 @@ export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
         'Your account',
         html`<h1>Your account</h1>
 ${done === 'changed' ? notice('ok', 'Your password was changed. Every other session of yours has ended: other browsers and devices must sign in again, with the new password. This one goes on.') : ''}
+${done === 'signed-out' ? notice('ok', Number.isSafeInteger(ended) && ended > 0 ? `Signed out everywhere else: ${ended} session${ended === 1 ? '' : 's'} ended. This one goes on.` : 'You were signed in here only: no other session was open.') : ''}
 ${done === 'reset' ? notice('ok', 'Your new password is set, and you are signed in. Every other session of yours has ended: other browsers and devices must sign in again, with the new password.') : ''}
 <p>Signed in as <strong>${pc.operator?.email ?? ''}</strong>.</p>
 <h2>Change your password</h2>
@@ -46,13 +58,33 @@ ${withErrorSummary(
   <p class="hint">Changing it signs you out everywhere else.</p>
   <div class="actions"><button type="submit">Change password</button><a class="button secondary" href="/dashboard">Cancel</a></div>
 </form>`,
-)}`,
+)}
+<h2>Where you are signed in</h2>
+${
+  others.count === 0
+    ? html`<p>Only here: no other browser or device has a session of yours open.</p>`
+    : html`<p>Besides this one, ${others.count} session${others.count === 1 ? ' is' : 's are'} open${others.count > others.latest.length ? html`; the ${others.latest.length} used most recently are listed` : ''}. A session ends ${SESSION_MAX_AGE_MS / 3600_000} hours after its sign-in, or after ${SESSION_IDLE_MS / 3600_000} hours unused.</p>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Sessions, scrolls sideways"><table><caption class="visually-hidden">Your other sessions</caption>
+<thead><tr><th scope="col">Signed in</th><th scope="col">Last used</th></tr></thead>
+<tbody>${others.latest.map((s) => html`<tr><td>${formatInstant(s.startedAt, tz)}</td><td>${formatInstant(s.lastSeenAt, tz)}</td></tr>`)}</tbody></table></div>
+<form method="post" action="/dashboard/account/sign-out-others" data-confirm="Sign out every other browser and device? Your password stays.">
+  ${csrfField(pc)}
+  <p class="hint">A phone lost, a browser left signed in elsewhere: end their sessions here. Your password stays; change it too if someone else may know it.</p>
+  <div class="actions"><button type="submit" class="danger">Sign out everywhere else</button></div>
+</form>`
+}`,
       ),
       status,
     );
   };
 
   r.get('/account', (ctx) => page(ctx));
+  r.post('/account/sign-out-others', async (ctx) => {
+    const ended = await endOtherSessions(deps.domain, operatorOf(ctx).id, dash(ctx).sessionId ?? '');
+    ctx.state.log?.info({ event: 'other_sessions_ended', ended }, 'operator signed out everywhere else');
+    ctx.status = 303;
+    ctx.redirect(`/dashboard/account?done=signed-out&ended=${ended}`);
+  });
   r.post('/account', async (ctx) => {
     const operator = operatorOf(ctx);
     const form = formOf(ctx);

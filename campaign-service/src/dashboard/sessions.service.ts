@@ -72,6 +72,47 @@ export async function findSession(deps: OperatorDeps, id: string): Promise<Sessi
   return { operatorId: row.operator_id, csrfToken: row.csrf_token, expiresAt: row.expires_at };
 }
 
+/** How many of an operator's other sessions the Account page lists (the most recently used). */
+export const LISTED_SESSIONS = 10;
+
+/**
+ * The operator's live sessions other than the one of cookie value `currentId`: how many, and when
+ * the LISTED_SESSIONS most recently used began and were last used. No more is kept of a session.
+ */
+export async function otherSessions(
+  deps: OperatorDeps,
+  operatorId: string,
+  currentId: string,
+): Promise<{ count: number; latest: Array<{ startedAt: Date; lastSeenAt: Date }> }> {
+  const now = deps.clock();
+  const { rows } = await deps.pool.query<{ created_at: Date; last_seen_at: Date; n: number }>(
+    `SELECT created_at, last_seen_at, count(*) OVER ()::int AS n FROM operator_sessions
+      WHERE operator_id = $1 AND id_hash <> $2 AND expires_at > $3 AND last_seen_at > $4
+      ORDER BY last_seen_at DESC, created_at DESC LIMIT $5`,
+    [operatorId, hashSessionId(currentId), now, new Date(now.getTime() - SESSION_IDLE_MS), LISTED_SESSIONS],
+  );
+  return {
+    count: rows[0]?.n ?? 0,
+    latest: rows.map((r) => ({ startedAt: r.created_at, lastSeenAt: r.last_seen_at })),
+  };
+}
+
+/**
+ * Ends every session of the operator but the one of cookie value `currentId` (a lost phone, a
+ * browser left signed in elsewhere); the password and the known devices stay. Returns how many ended.
+ */
+export async function endOtherSessions(
+  deps: Pick<OperatorDeps, 'pool'>,
+  operatorId: string,
+  currentId: string,
+): Promise<number> {
+  const { rowCount } = await deps.pool.query(
+    'DELETE FROM operator_sessions WHERE operator_id = $1 AND id_hash <> $2',
+    [operatorId, hashSessionId(currentId)],
+  );
+  return rowCount ?? 0;
+}
+
 /** Ends a session (sign-out). */
 export async function deleteSession(deps: Pick<OperatorDeps, 'pool'>, id: string): Promise<void> {
   await deps.pool.query('DELETE FROM operator_sessions WHERE id_hash = $1', [hashSessionId(id)]);
