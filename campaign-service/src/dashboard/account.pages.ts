@@ -18,6 +18,8 @@ import {
   otherSessions,
   SESSION_IDLE_MS,
   SESSION_MAX_AGE_MS,
+  setFlash,
+  takeFlash,
 } from './sessions.service';
 import { formatInstant } from './time';
 
@@ -36,7 +38,11 @@ export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
     const done = ctx.query.done;
     const others = await otherSessions(deps.domain, operatorOf(ctx).id, dash(ctx).sessionId ?? '');
     const tz = pc.operator?.timeZone ?? 'UTC';
-    const ended = Number(ctx.query.ended);
+    // How many sessions ended, told once through the session's flash (a reload says less).
+    const ended =
+      done === 'signed-out'
+        ? await takeFlash<{ ended: number }>(deps.domain, dash(ctx).sessionId ?? '')
+        : null;
     sendPage(
       ctx,
       layout(
@@ -44,7 +50,7 @@ export function registerAccountRoutes(r: Router, deps: DashboardDeps): void {
         'Your account',
         html`<h1>Your account</h1>
 ${done === 'changed' ? notice('ok', 'Your password was changed. Every other session of yours has ended: other browsers and devices must sign in again, with the new password. This one goes on.') : ''}
-${done === 'signed-out' ? notice('ok', Number.isSafeInteger(ended) && ended > 0 ? `Signed out everywhere else: ${ended} session${ended === 1 ? '' : 's'} ended. This one goes on.` : 'You were signed in here only: no other session was open.') : ''}
+${done === 'signed-out' ? notice('ok', ended ? `Signed out everywhere else: ${ended.ended} session${ended.ended === 1 ? '' : 's'} ended. This one goes on.` : 'Signed out everywhere else. This session goes on.') : ''}
 ${done === 'reset' ? notice('ok', 'Your new password is set, and you are signed in. Every other session of yours has ended: other browsers and devices must sign in again, with the new password.') : ''}
 <p>Signed in as <strong>${pc.operator?.email ?? ''}</strong>.</p>
 <h2>Change your password</h2>
@@ -80,10 +86,12 @@ ${
 
   r.get('/account', (ctx) => page(ctx));
   r.post('/account/sign-out-others', async (ctx) => {
-    const ended = await endOtherSessions(deps.domain, operatorOf(ctx).id, dash(ctx).sessionId ?? '');
+    const sessionId = dash(ctx).sessionId ?? '';
+    const ended = await endOtherSessions(deps.domain, operatorOf(ctx).id, sessionId);
     ctx.state.log?.info({ event: 'other_sessions_ended', ended }, 'operator signed out everywhere else');
+    await setFlash(deps.domain, sessionId, { ended });
     ctx.status = 303;
-    ctx.redirect(`/dashboard/account?done=signed-out&ended=${ended}`);
+    ctx.redirect('/dashboard/account?done=signed-out');
   });
   r.post('/account', async (ctx) => {
     const operator = operatorOf(ctx);
