@@ -1942,11 +1942,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
   });
 
   it('resets a forgotten password through a link the admin API makes: once, ending every other session', async () => {
-    const resetLink = async (email: string) => {
+    const resetLink = async (email: string, extra: Record<string, unknown> = {}) => {
       const res = await fetch(`${base}/admin/v1/password-resets`, {
         method: 'POST',
         headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email }),
+        body: JSON.stringify({ email, ...extra }),
       });
       return { status: res.status, body: await res.json() };
     };
@@ -2070,6 +2070,15 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     }
     expect((await db.query('SELECT 1 FROM operator_password_resets')).rowCount).toBe(0);
 
+    // For a session taken over, the account is signed out everywhere at once, before the link is used.
+    const taken = new Agent(base);
+    expect((await taken.signIn('uma@example.com', 'uma-third-password')).status).toBe(303);
+    const urgent = await resetLink('uma@example.com', { signOut: true });
+    expect(urgent.status).toBe(201);
+    expect((await taken.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+    expect((await new Agent(base).get(urgent.body.path)).status).toBe(200);
+    expect((await resetLink('uma@example.com', { signOut: 'yes' })).status).toBe(400);
+
     // Refusals in the error model; the same link for any other account is never made.
     const nobody = await resetLink('nobody@example.com');
     expect([nobody.status, nobody.body.code, nobody.body.error]).toEqual([
@@ -2154,7 +2163,19 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
       '<td>create-operator (an administrator)</td><td>Made a password reset link for “vera@example.com” <code>',
     );
 
+    // With --sign-out, every session of the account ends at once.
+    const signedIn = new Agent(base);
+    await signedIn.signIn('vera@example.com', 'vera-new-password');
+    const urgent = await createOperatorCli(['--email', 'vera@example.com', '--reset', '--sign-out']);
+    expect([urgent.code, urgent.out]).toEqual([
+      0,
+      expect.stringContaining('vera@example.com is signed out everywhere'),
+    ]);
+    expect((await signedIn.get(`/dashboard/p/${p1}/campaigns`)).status).toBe(302);
+
     for (const args of [
+      ['--email', 'vera@example.com', '--sign-out'],
+      ['--email', 'vera@example.com', '--invite', '--project', p1, '--sign-out'],
       ['--email', 'vera@example.com', '--reset', '--project', p1],
       ['--email', 'vera@example.com', '--reset', '--password', 'vera-password-2'],
       ['--email', 'vera@example.com', '--reset', '--invite'],

@@ -63,9 +63,10 @@ export async function inviteOperatorFromEnv(
 export async function resetLinkFromEnv(
   env: NodeJS.ProcessEnv,
   email: string,
+  options: { signOut?: boolean } = {},
 ): Promise<{ path: string; email: string; expiresAt: Date }> {
   const reset = await withDatabase(env, (pool) =>
-    issuePasswordReset({ pool, clock: systemClock, actor: ADMINISTRATOR }, email),
+    issuePasswordReset({ pool, clock: systemClock, actor: ADMINISTRATOR }, email, options),
   );
   return { path: passwordResetPath(reset.token), email: reset.email, expiresAt: reset.expiresAt };
 }
@@ -83,8 +84,9 @@ export function grantProjectsFromEnv(
 const COMMAND = 'node campaign-service/dist/dashboard/create-operator.js';
 const USAGE = `usage: ${COMMAND} --email <e-mail> --invite --project prj_… [--base-url https://<dashboard host>]
          a new address: prints a link, working once for 7 days, whose holder chooses the password
-       ${COMMAND} --email <e-mail> --reset [--base-url https://<dashboard host>]
+       ${COMMAND} --email <e-mail> --reset [--sign-out] [--base-url https://<dashboard host>]
          an existing account: prints a link, working once for 24 hours, whose holder chooses a new password
+         (--sign-out: and ends every session of the account now)
        ${COMMAND} --email <e-mail> --project prj_… [--project prj_… ...]
          an existing account: adds it to the projects, its password untouched
        ${COMMAND} --email <e-mail> --password <password> [--project prj_… ...]
@@ -98,6 +100,7 @@ async function main(argv: string[]): Promise<void> {
       password: { type: 'string' },
       invite: { type: 'boolean' },
       reset: { type: 'boolean' },
+      'sign-out': { type: 'boolean' },
       project: { type: 'string', multiple: true },
       'base-url': { type: 'string' },
       help: { type: 'boolean' },
@@ -107,9 +110,10 @@ async function main(argv: string[]): Promise<void> {
   // An invitation is to one project: the account it makes can then be given others on the dashboard.
   const usable = values.reset
     ? !values.invite && !values.password && projects.length === 0
-    : values.invite
-      ? !values.password && projects.length === 1
-      : Boolean(values.password) || projects.length > 0;
+    : !values['sign-out'] &&
+      (values.invite
+        ? !values.password && projects.length === 1
+        : Boolean(values.password) || projects.length > 0);
   if (values.help || !values.email || !usable) {
     console.error(USAGE);
     process.exit(values.help ? 0 : 2);
@@ -120,7 +124,8 @@ async function main(argv: string[]): Promise<void> {
     if (!base) console.log("(open it at the dashboard's address, or pass --base-url)");
   };
   if (values.reset) {
-    const reset = await resetLinkFromEnv(process.env, values.email);
+    const reset = await resetLinkFromEnv(process.env, values.email, { signOut: values['sign-out'] });
+    if (values['sign-out']) console.log(`${reset.email} is signed out everywhere`);
     return printLink(`password reset link for ${reset.email}`, reset);
   }
   if (values.invite) {

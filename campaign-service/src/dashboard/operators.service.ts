@@ -288,9 +288,14 @@ export async function changeOperatorPassword(
  * a password reset link still open (made for the password the account no longer has).
  */
 export async function endSignIns(db: Pick<Pool, 'query'>, operatorId: string): Promise<void> {
+  await endSessions(db, operatorId);
+  await db.query('DELETE FROM operator_password_resets WHERE operator_id = $1', [operatorId]);
+}
+
+/** Signs an operator out everywhere: every session ends, and no device is known any more. */
+export async function endSessions(db: Pick<Pool, 'query'>, operatorId: string): Promise<void> {
   await db.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operatorId]);
   await db.query('DELETE FROM operator_devices WHERE operator_id = $1', [operatorId]);
-  await db.query('DELETE FROM operator_password_resets WHERE operator_id = $1', [operatorId]);
 }
 
 /** The operator, or null. */

@@ -3,6 +3,7 @@ import { recordActivity } from '../activity/activity.service';
 import {
   checkedEmail,
   checkPassword,
+  endSessions,
   endSignIns,
   type Operator,
   type OperatorDeps,
@@ -36,12 +37,14 @@ function resetGone(): AppError {
  * Makes a link that lets whoever opens it choose a new password for the account of `email`, as an
  * administrator asks for an operator who forgot theirs: the link's token (256 random bits, stored
  * only hashed), shown once. An account has at most one: a new link replaces the one before. The
- * account's password, sessions and devices stay as they are until the link is used. Recorded in
+ * account's password, sessions and devices stay as they are until the link is used, unless
+ * `signOut` asks to end every session and known device at once (a session taken over). Recorded in
  * the activity of every project of the account, as `deps.actor`'s. 404 when no account has the address.
  */
 export async function issuePasswordReset(
   deps: OperatorDeps & { actor?: string },
   rawEmail: string,
+  options: { signOut?: boolean } = {},
 ): Promise<{ token: string; operatorId: string; email: string; expiresAt: Date }> {
   const email = checkedEmail(rawEmail);
   const token = newSecretToken();
@@ -62,6 +65,7 @@ export async function issuePasswordReset(
     const account = rows[0];
     if (!account)
       throw new AppError('not_found', 'No account has this address.', { details: { reason: 'no_account' } });
+    if (options.signOut) await endSessions(tx, account.id);
     // The link opens every project of the account: each project's operators see that one was made.
     const { rows: memberships } = await tx.query<{ project_id: string }>(
       'SELECT project_id FROM operator_projects WHERE operator_id = $1',

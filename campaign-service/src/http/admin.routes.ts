@@ -85,10 +85,10 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
   // An operator who forgot their password: a link whose holder chooses a new one (its path shown
   // only here). Accounts are not a project's, so neither is this.
   r.post('/password-resets', async (ctx) => {
-    const { email } = await body<{ email: string }>(ctx, 'operator-address');
-    const reset = await issuePasswordReset(deps, email);
+    const { email, signOut } = await body<{ email: string; signOut?: boolean }>(ctx, 'password-reset');
+    const reset = await issuePasswordReset(deps, email, { signOut });
     ctx.state.log?.info(
-      { event: 'password_reset_issued', operatorId: reset.operatorId },
+      { event: 'password_reset_issued', operatorId: reset.operatorId, signedOut: signOut === true },
       'password reset link made through the admin API',
     );
     ctx.status = 201;

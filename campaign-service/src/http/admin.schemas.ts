@@ -92,6 +92,13 @@ const SCHEMAS = {
     required: ['email'],
     properties: { email: { type: 'string', minLength: 1, maxLength: 254 } },
   },
+  // The same, and whether the account is signed out everywhere at once (a session taken over).
+  'password-reset': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['email'],
+    properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, signOut: { type: 'boolean' } },
+  },
   'create-api-key': {
     type: 'object',
     additionalProperties: false,
