@@ -210,10 +210,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     // The model fails only once the test has typed on and pressed Enter again: a fixed delay was
     // shorter than the typing on loaded cores, and the second Enter then sent the text given back.
     model.failures = 1;
-    let release = () => {};
-    model.gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const release = model.hold();
     try {
       const asked = model.requests.length;
       await page.fill('#text', 'And on Saturday?');
@@ -223,7 +220,6 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       await page.keyboard.press('Enter'); // no second message while one is awaited
       await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
     } finally {
-      model.gate = null;
       release();
     }
     await page.locator('#status', { hasText: 'could not answer just now' }).waitFor();
@@ -323,11 +319,7 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
     const l = await h.link();
     const { context, page } = await openChat(l.token);
     model.reply = 'First answer.';
-    let release = () => {};
-    model.gate = new Promise<void>((r) => {
-      release = r;
-    });
-    // Released whatever happens: a gate left shut would hold every later test's replies.
+    const release = model.hold();
     try {
       const asked = model.requests.length;
       await page.fill('#text', 'First question');
@@ -339,7 +331,6 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
       await page.keyboard.press('Enter');
       await page.locator('#status', { hasText: 'Please wait for the reply' }).waitFor();
       expect(await page.inputValue('#text')).toBe('Second question');
-      model.gate = null;
       release();
       await page.locator('#log:not([aria-busy]) .msg.assistant', { hasText: 'First answer.' }).waitFor();
       expect(await page.locator('#status').textContent()).toBe('');
@@ -351,7 +342,6 @@ describeWithChromium('link-runtime/test/browser.test.ts')('the link page in a re
         'Second question',
       ]);
     } finally {
-      model.gate = null;
       release();
       await context.close();
     }

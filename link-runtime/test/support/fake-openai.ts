@@ -33,6 +33,21 @@ export class FakeOpenAi {
   rawBody: string | null = null;
   private server: Server | undefined;
 
+  /**
+   * Holds every answer until the returned function is called (it may be called more than once).
+   * Call it in a `finally`: a hold left in place would keep every later test's replies.
+   */
+  hold(): () => void {
+    let release = () => {};
+    this.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      this.gate = null;
+      release();
+    };
+  }
+
   async start(): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
