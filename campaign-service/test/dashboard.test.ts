@@ -2187,6 +2187,73 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect([nobody.code, nobody.err.trim()]).toEqual([1, 'No account has this address.']);
   });
 
+  it("lets the admin API list and end a project's invitations, and list and remove its operators", async () => {
+    const managed = (await admin('POST', '/projects', { name: 'Managed' })).id;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}/admin/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const invited = await call('POST', `/projects/${managed}/invitations`, { email: 'xena@example.com' });
+    const listed = await call('GET', `/projects/${managed}/invitations`);
+    expect(listed).toEqual({
+      status: 200,
+      body: {
+        invitations: [
+          {
+            id: expect.stringMatching(/^inv_/),
+            email: 'xena@example.com',
+            invitedBy: 'an Outreach administrator',
+            expiresAt: invited.body.expiresAt,
+          },
+        ],
+      },
+    });
+    const invitation = listed.body.invitations[0].id;
+    expect(await call('DELETE', `/projects/${managed}/invitations/${invitation}`)).toEqual({
+      status: 200,
+      body: { success: true, id: invitation, email: 'xena@example.com' },
+    });
+    expect((await new Agent(base).get(invited.body.path)).status).toBe(404);
+    expect((await call('GET', `/projects/${managed}/invitations`)).body).toEqual({ invitations: [] });
+    expect((await call('DELETE', `/projects/${managed}/invitations/${invitation}`)).status).toBe(404);
+
+    // Operators: listed in the order they were added; removed, the last one excepted.
+    await operatorOfAlpha('yuri@example.com', 'yuri-password-1');
+    await createOperatorFromEnv(envOf(), { email: 'zed@example.com', password: 'zed-password-12' });
+    const yuri = (await call('POST', `/projects/${managed}/operators`, { email: 'yuri@example.com' })).body
+      .id;
+    const zed = (await call('POST', `/projects/${managed}/operators`, { email: 'zed@example.com' })).body.id;
+    expect(await call('GET', `/projects/${managed}/operators`)).toEqual({
+      status: 200,
+      body: {
+        operators: [
+          { id: yuri, email: 'yuri@example.com' },
+          { id: zed, email: 'zed@example.com' },
+        ],
+      },
+    });
+    // Zed manages no other project: the account goes with the membership.
+    expect(await call('DELETE', `/projects/${managed}/operators/${zed}`)).toEqual({
+      status: 200,
+      body: { success: true, id: zed, email: 'zed@example.com', accountDeleted: true },
+    });
+    expect((await new Agent(base).signIn('zed@example.com', 'zed-password-12')).status).toBe(401);
+    const last = await call('DELETE', `/projects/${managed}/operators/${yuri}`);
+    expect([last.status, last.body.details.reason]).toEqual([409, 'last_operator']);
+    expect((await call('DELETE', `/projects/${managed}/operators/${zed}`)).status).toBe(404);
+    expect((await call('GET', '/projects/prj_nope/operators')).status).toBe(404);
+    expect((await call('GET', '/projects/prj_nope/invitations')).status).toBe(404);
+    const yuriAgent = new Agent(base);
+    await yuriAgent.signIn('yuri@example.com', 'yuri-password-1');
+    expect((await yuriAgent.get(`/dashboard/p/${managed}/activity`)).text).toContain(
+      '<td>admin API</td><td>Removed the operator “a former operator” <code>',
+    );
+  });
+
   it('keeps at most 50 invitations of a project open', async () => {
     const p4 = (await admin('POST', '/projects', { name: 'Invitations' })).id;
     await createOperatorFromEnv(envOf(), {

@@ -15,8 +15,13 @@ import {
   listCampaigns,
   updateCampaign,
 } from '../campaigns/campaigns.service';
-import { invitationPath, inviteOperator } from '../dashboard/invitations.service';
-import { grantProjects } from '../dashboard/operators.service';
+import {
+  invitationPath,
+  inviteOperator,
+  listInvitations,
+  withdrawInvitation,
+} from '../dashboard/invitations.service';
+import { grantProjects, listProjectOperators, removeProjectOperator } from '../dashboard/operators.service';
 import { issuePasswordReset, passwordResetPath } from '../dashboard/password-resets.service';
 import type { CampaignDeps } from '../deps';
 import { createDevice, deleteDevice, getDevice, listDevices, updateDevice } from '../devices/devices.service';
@@ -76,10 +81,42 @@ export function adminRouter(domain: CampaignDeps, recipients: RecipientsForwarde
       expiresAt: invitation.expiresAt.toISOString(),
     };
   });
+  r.get('/projects/:p/invitations', async (ctx) => {
+    await getProject(deps, ctx.params.p);
+    const invitations = await listInvitations(deps, ctx.params.p);
+    ctx.body = {
+      invitations: invitations.map((i) => ({
+        id: i.id,
+        email: i.email,
+        invitedBy: i.invitedBy,
+        expiresAt: i.expiresAt.toISOString(),
+      })),
+    };
+  });
+  r.delete('/projects/:p/invitations/:id', async (ctx) => {
+    const { email } = await withdrawInvitation(deps, ctx.params.p, ctx.params.id);
+    ctx.body = { success: true, id: ctx.params.id, email };
+  });
   r.post('/projects/:p/operators', async (ctx) => {
     const { email } = await body<{ email: string }>(ctx, 'operator-address');
     const operator = await grantProjects(deps, email, [ctx.params.p]);
     ctx.body = { id: operator.id, email: operator.email };
+  });
+  r.get('/projects/:p/operators', async (ctx) => {
+    await getProject(deps, ctx.params.p);
+    const operators = await listProjectOperators(deps, ctx.params.p);
+    ctx.body = { operators: operators.map((o) => ({ id: o.id, email: o.email })) };
+  });
+  // Someone who left: their access ends with their next request; an account left with no
+  // project is deleted. A project's last operator stays (409 last_operator).
+  r.delete('/projects/:p/operators/:id', async (ctx) => {
+    const removed = await removeProjectOperator(deps, ctx.params.p, ctx.params.id);
+    ctx.body = {
+      success: true,
+      id: ctx.params.id,
+      email: removed.email,
+      accountDeleted: removed.accountDeleted,
+    };
   });
 
   // An operator who forgot their password: a link whose holder chooses a new one (its path shown
