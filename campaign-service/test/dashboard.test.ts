@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import path from 'node:path';
 import { LINK_PAGE_LANGUAGES } from '@outreach/contracts';
 import type { RunningService } from '@outreach/platform';
@@ -2088,6 +2088,23 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     ]);
     expect((await resetLink('not an address')).status).toBe(400);
     expect((await new Agent(base).get('/dashboard/reset-password/made-up')).status).toBe(404);
+
+    // A link that does not work costs a lookup, never a password hash (scrypt: 32 MiB and tens of
+    // milliseconds each), whoever sends it and however often; a sign-in still hashes.
+    const scrypt = jest.spyOn(crypto, 'scrypt');
+    try {
+      const stranger = new Agent(base);
+      const csrf =
+        /name="_csrf" value="([^"]+)"/.exec((await stranger.get('/dashboard/sign-in')).text)?.[1] ?? '';
+      const chosen = { _csrf: csrf, password: 'a-long-password-1', confirmPassword: 'a-long-password-1' };
+      for (const link of [`/dashboard/reset-password/${'A'.repeat(43)}`, `/dashboard/join/${'A'.repeat(43)}`])
+        expect([link, (await stranger.post(link, chosen)).status]).toEqual([link, 404]);
+      expect(scrypt).not.toHaveBeenCalled();
+      expect((await stranger.signIn('uma@example.com', 'a-wrong-password')).status).toBe(401);
+      expect(scrypt).toHaveBeenCalled();
+    } finally {
+      scrypt.mockRestore();
+    }
   });
 
   it('lists where an operator is signed in, and signs out everywhere else at their word, the password kept', async () => {

@@ -103,8 +103,10 @@ export async function openPasswordReset(
  * when it does not work; 400 for a password shorter than the minimum, the link kept.
  */
 export async function resetPassword(deps: OperatorDeps, token: string, password: string): Promise<Operator> {
-  if (!isSecretToken(token)) throw resetGone();
   checkPassword(password);
+  // A link that does not work costs one lookup, not a hash: the page is open to anyone, and each
+  // scrypt hash takes 32 MiB and tens of milliseconds.
+  await openPasswordReset(deps, token);
   const passwordHash = await hashPassword(password);
   return withTransaction(deps.pool, async (tx) => {
     // Locked: of two uses sent at once, only the first sets a password.
