@@ -2238,11 +2238,14 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     expect((await call('GET', `/projects/${managed}/invitations`)).body).toEqual({ invitations: [] });
     expect((await call('DELETE', `/projects/${managed}/invitations/${invitation}`)).status).toBe(404);
 
-    // Operators: listed in the order they were added; removed, the last one excepted.
+    // Operators: listed in the order they were added (the clock moves a second between the two,
+    // since this test's clock stands still and same-instant ties go by id); removed, the last one
+    // excepted.
     await operatorOfAlpha('yuri@example.com', 'yuri-password-1');
     await createOperatorFromEnv(envOf(), { email: 'zed@example.com', password: 'zed-password-12' });
     const yuri = (await call('POST', `/projects/${managed}/operators`, { email: 'yuri@example.com' })).body
       .id;
+    now = new Date(now.getTime() + 1000);
     const zed = (await call('POST', `/projects/${managed}/operators`, { email: 'zed@example.com' })).body.id;
     expect(await call('GET', `/projects/${managed}/operators`)).toEqual({
       status: 200,
