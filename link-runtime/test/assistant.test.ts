@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { freePort } from '../../test/support/system';
 import { FakeOpenAi } from './support/fake-openai';
-import { type Harness, post, startHarness } from './support/harness';
+import { type Harness, post, startHarness, waitFor } from './support/harness';
 
 let h: Harness;
 const model = new FakeOpenAi();
@@ -159,23 +159,31 @@ describe('the system prompt and history reaching the model', () => {
   it('a reply that ends after its recipient was deleted does not write the erased history back', async () => {
     const l = await h.link();
     const c = (await post(`${h.base}/i/${l.token}/conversations`)).body.conversationId;
-    const history = `${h.ns.redisPrefix}link:conv:${c}:history`;
+    const record = `${h.ns.redisPrefix}link:conv:${c}`;
+    const history = `${record}:history`;
     const redis = new Redis(h.ns.env.REDIS_URL);
     model.reply = 'Your account number is safe with us.';
+    let release = () => {};
     try {
       expect((await chat(l.token, c, 'first question')).status).toBe(200);
       expect(await redis.llen(history)).toBe(2);
-      // The reply takes 350 ms, within ASSISTANT_TIMEOUT_MS (500); the deletion comes at 100.
-      model.delayMs = 350;
+      // The model holds its reply until the deletion has erased the conversation, then answers
+      // (within ASSISTANT_TIMEOUT_MS, 500): the reply ends after the recipient was deleted.
+      release = model.hold();
+      const asked = model.requests.length;
       const replying = chat(l.token, c, 'my account number is 12345');
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => model.requests.length > asked);
       h.recipients.recipients.delete(l.token);
       await h.publisher.recipientChanged(l.recipient, 'deleted');
+      // Erased: the history gone, the record left as a mark of the conversation.
+      await waitFor(async () => (await redis.hget(record, 'erased')) === '1');
+      expect(await redis.exists(history)).toBe(0);
+      release();
+      // The exchange is written, or not, before the reply is sent.
       expect((await replying).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 100));
       expect(await redis.exists(history)).toBe(0);
     } finally {
-      model.delayMs = 0;
+      release();
       redis.disconnect();
     }
   });
