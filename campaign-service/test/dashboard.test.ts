@@ -2094,9 +2094,11 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
     const scrypt = jest.spyOn(crypto, 'scrypt');
     try {
       const stranger = new Agent(base);
-      const csrf =
-        /name="_csrf" value="([^"]+)"/.exec((await stranger.get('/dashboard/sign-in')).text)?.[1] ?? '';
-      const chosen = { _csrf: csrf, password: 'a-long-password-1', confirmPassword: 'a-long-password-1' };
+      const chosen = {
+        _csrf: await stranger.csrf('/dashboard/sign-in'),
+        password: 'a-long-password-1',
+        confirmPassword: 'a-long-password-1',
+      };
       for (const link of [`/dashboard/reset-password/${'A'.repeat(43)}`, `/dashboard/join/${'A'.repeat(43)}`])
         expect([link, (await stranger.post(link, chosen)).status]).toEqual([link, 404]);
       expect(scrypt).not.toHaveBeenCalled();
