@@ -1,5 +1,14 @@
 import { Agent, createServer, get } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { closeServer, listen } from './listen';
+import { TIMED_OUT, within } from './within';
+
+/** Opens a TCP connection to `port` and resolves once it is open, having sent nothing. */
+function silentConnection(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket)).once('error', reject);
+  });
+}
 
 describe('listen', () => {
   it('rejects a taken port', async () => {
@@ -43,6 +52,41 @@ describe('listen', () => {
     } finally {
       agent.destroy();
     }
+  });
+
+  it('closes a connection that never sent a request (a browser preconnect, a load balancer) instead of waiting for the headers timeout', async () => {
+    const server = createServer((_req, res) => res.end('ok'));
+    const port = await listen(server, 0, '127.0.0.1');
+    const silent = await silentConnection(port);
+    const ended = new Promise((resolve) => silent.once('close', resolve));
+    try {
+      // Node counts such a connection as busy, not idle: close() alone waits the 66 s headers timeout.
+      expect(await within(closeServer(server), 10_000)).not.toBe(TIMED_OUT);
+      await ended;
+    } finally {
+      silent.destroy();
+    }
+  });
+
+  it('answers a request sent on a connection opened just before the drain, with Connection: close', async () => {
+    const server = createServer((_req, res) => res.end('ok'));
+    const port = await listen(server, 0, '127.0.0.1');
+    const late = await silentConnection(port);
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      late.on('data', (chunk) => {
+        text += chunk.toString('latin1');
+      });
+      late.once('close', () => resolve(text));
+    });
+    const closed = closeServer(server);
+    late.write('GET / HTTP/1.1\r\nHost: outreach.test\r\n\r\n');
+    const said = await within(answer, 10_000).finally(() => late.destroy());
+    await closed;
+    if (said === TIMED_OUT) throw new Error('no answer within 10 s');
+    expect(said).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(said.toLowerCase()).toContain('connection: close\r\n');
+    expect(said.endsWith('\r\n\r\nok')).toBe(true);
   });
 
   it('keeps serving through later server errors (an accept failing with EMFILE) instead of crashing', async () => {

@@ -26,6 +26,12 @@ const HEADERS_TIMEOUT_MS = 66_000;
 // is answered and would then stay open for the keep-alive time: it is closed this soon instead.
 const DRAIN_IDLE_CHECK_MS = 50;
 
+// A connection that has sent nothing by the drain (a browser's preconnect, a load balancer's spare)
+// is no idle keep-alive to Node: close() would wait for it until the headers timeout, past the
+// shutdown deadline. It is closed if still silent this long after, time for a request already on
+// its way to arrive.
+const SILENT_GRACE_MS = 500;
+
 // Each server's open connections, so that a drain can tell the response in flight on each to close
 // its connection (per connection, not per request: keep-alive connections carry many).
 const connections = new WeakMap<HttpServer, Set<Socket>>();
@@ -58,22 +64,28 @@ function closingAfter(res: ServerResponse | undefined): void {
 }
 
 /**
- * Stops accepting, closes idle keep-alive sockets, has each busy one answer with
- * `Connection: close` (so a client or proxy never sends another request on a connection about to
- * close) and close once answered, and resolves once every connection has ended.
+ * Stops accepting, closes idle keep-alive sockets and, after a short grace, those that never sent
+ * a byte; has each busy one answer with `Connection: close` (so a client or proxy never sends
+ * another request on a connection about to close) and close once answered, and resolves once
+ * every connection has ended.
  */
 export function closeServer(server: HttpServer): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
+    const open = connections.get(server) ?? new Set<Socket>();
     // The response in flight on each connection (Node's own field for it), and any request yet
     // to come on one before it closes.
-    for (const socket of connections.get(server) ?? [])
+    for (const socket of open)
       closingAfter((socket as Socket & { _httpMessage?: ServerResponse })._httpMessage);
     // Ahead of the app's own listener, which may answer before it returns (a cached page).
     server.prependListener('request', (_req, res: ServerResponse) => closingAfter(res));
     const idle = setInterval(() => server.closeIdleConnections(), DRAIN_IDLE_CHECK_MS);
+    const silent = setTimeout(() => {
+      for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+    }, SILENT_GRACE_MS);
     server.close(() => {
       clearInterval(idle);
+      clearTimeout(silent);
       resolve();
     });
     server.closeIdleConnections();
