@@ -17,6 +17,8 @@ export class FakeOpenAi {
   delayMs = 0;
   /** When set, every answer waits for it: a reply held until the test lets it go. */
   gate: Promise<unknown> | null = null;
+  /** When set, every stream waits for it after its first token: a reply held midway. */
+  midGate: Promise<unknown> | null = null;
   /** How many of the next requests fail with a 500 and an OpenAI error body. */
   failures = 0;
   /**
@@ -34,16 +36,18 @@ export class FakeOpenAi {
   private server: Server | undefined;
 
   /**
-   * Holds every answer until the returned function is called (it may be called more than once).
-   * Call it in a `finally`: a hold left in place would keep every later test's replies.
+   * Holds every answer until the returned function is called (it may be called more than once):
+   * before its first byte, or with `midway` a stream after its first token. Call it in a
+   * `finally`: a hold left in place would keep every later test's replies.
    */
-  hold(): () => void {
+  hold(where: 'before' | 'midway' = 'before'): () => void {
+    const field = where === 'before' ? 'gate' : 'midGate';
     let release = () => {};
-    this.gate = new Promise<void>((resolve) => {
+    this[field] = new Promise<void>((resolve) => {
       release = resolve;
     });
     return () => {
-      this.gate = null;
+      this[field] = null;
       release();
     };
   }
@@ -101,6 +105,7 @@ export class FakeOpenAi {
       if (this.tokenDelayMs > 0) await new Promise((r) => setTimeout(r, this.tokenDelayMs).unref());
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: part } }] })}\n\n`);
+      if (this.midGate) await this.midGate;
     }
     if (this.streamEnd === 'cut') {
       res.end();
