@@ -113,7 +113,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
 
   const opened = new Opened();
   try {
-    const caller = openInternalCaller(opened, config, internalToken, logger);
+    const caller = openInternalCaller(opened, config, internalToken, logger, metrics.registry);
     const pool = opened.add(
       'postgres',
       schemaPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger),

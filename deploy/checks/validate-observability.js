@@ -70,6 +70,7 @@ const wanted = [
   'dependency_up',
   'grpc_server_connections_by_transport_total',
   'grpc_server_tls_certificate_expiry_timestamp_seconds',
+  'grpc_client_tls_certificate_expiry_timestamp_seconds',
 ];
 for (const m of wanted)
   if (!exprs.some((e) => new RegExp(`\\b${m}\\b`).test(e))) problems.push(`dashboard: no panel charts ${m}`);

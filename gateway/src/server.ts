@@ -61,7 +61,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       createBackends(
         { recipients: config.RECIPIENT_SERVICE_ADDR, campaigns: config.CAMPAIGN_SERVICE_ADDR },
         config.GRPC_DEADLINE_MS,
-        openInternalCaller(opened, config, internalToken, logger),
+        openInternalCaller(opened, config, internalToken, logger, metrics.registry),
       ),
       (b) => b.close(),
     );

@@ -105,7 +105,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       internalClient(
         proto.outreach.v1.RecipientService,
         config.RECIPIENT_SERVICE_ADDR,
-        openInternalCaller(opened, config, internalToken, logger),
+        openInternalCaller(opened, config, internalToken, logger, metrics.registry),
       ),
       (c) => c.close(),
     );

@@ -91,8 +91,9 @@ export async function start(
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   const ports: Record<string, number> = {};
   const opened = new Opened();
+  const metrics = createMetrics('recipient-service');
   try {
-    const caller = openInternalCaller(opened, config, internalToken, logger);
+    const caller = openInternalCaller(opened, config, internalToken, logger, metrics.registry);
     const pool = opened.add(
       'postgres',
       createPool('recipient-service', config.DATABASE_URL, config.DATABASE_POOL_SIZE, logger),
@@ -114,7 +115,6 @@ export async function start(
       internalClient(loadHealthProto().grpc.health.v1.Health, config.CAMPAIGN_SERVICE_ADDR, caller, {}),
       (c) => c.close(),
     );
-    const metrics = createMetrics('recipient-service');
     registerPoolMetrics(metrics.registry, pool);
     registerDependencyMetrics(
       metrics.registry,

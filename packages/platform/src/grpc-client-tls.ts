@@ -1,6 +1,7 @@
 import type { X509Certificate } from 'node:crypto';
 import { type ChannelCredentials, credentials, experimental } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 import { ConfigError, type VarSpec } from './config';
 import type { InternalCaller } from './grpc';
 import { caBundleOf, GRPC_TLS_CHECK_MS, type KeyPair, keyPairIn, tlsFilesCheck } from './grpc-tls';
@@ -54,6 +55,11 @@ class ClientTlsFiles implements experimental.CertificateProvider {
     return true;
   }
 
+  /** The certificate and key presented to new connections; undefined when none is. */
+  get presented(): KeyPair | undefined {
+    return this.identity;
+  }
+
   /** Presents `pair` on the connections made from now on; false when it is the pair presented already. */
   present(pair: KeyPair): boolean {
     if (this.identity && pair.cert.equals(this.identity.cert) && pair.key.equals(this.identity.key))
@@ -94,6 +100,8 @@ export interface ClientTlsChange {
 export interface GrpcClientTransport {
   /** What every client of this service is made with. */
   credentials: ChannelCredentials;
+  /** The certificate presented to new connections (mutual TLS); undefined when none is. */
+  presented(): KeyPair | undefined;
   /**
    * Reads the files again (nothing in plaintext): what changed, which new connections now use;
    * undefined when nothing did; a ConfigError naming the problems when a file holds nothing
@@ -138,12 +146,14 @@ export function grpcClientTransport(
   const caFile = config.GRPC_TLS_CA_FILE || undefined;
   const bundle = caFile ? caBundleIn(caFile, problems) : undefined;
   if (problems.length > 0) throw new ConfigError(problems);
-  if (!caFile || !bundle) return { credentials: credentials.createInsecure(), reread: () => undefined };
+  if (!caFile || !bundle)
+    return { credentials: credentials.createInsecure(), presented: () => undefined, reread: () => undefined };
   const files = new ClientTlsFiles(bundle.pem, identity);
   return {
     // null, not undefined, without a certificate: grpc-js fails every connection for want of an
     // identity ("Failed to load credentials") unless told there is none.
     credentials: experimental.createCertificateProviderChannelCredentials(files, identity ? files : null),
+    presented: () => files.presented,
     reread: () => {
       const again: string[] = [];
       const renewed = identityOf(config, again, now());
@@ -157,20 +167,35 @@ export function grpcClientTransport(
   };
 }
 
+/** The metric of when the certificate a service presents to gRPC servers expires (see openInternalCaller). */
+export const GRPC_CLIENT_TLS_EXPIRY_METRIC = 'grpc_client_tls_certificate_expiry_timestamp_seconds';
+
 /**
  * How this service calls the others: with its internal token, over `grpcClientTransport(config)`,
  * whose files are read again every 30 s (`checkMs`) until `opened` is closed: a changed CA bundle
  * is trusted, and a renewed certificate presented, by new connections, no restart needed; files
  * without a valid one are logged once two checks in a row found them, and leave all as it was.
+ * Exports on `registry` when the certificate presented expires: a caller that did not take up a
+ * renewal is refused by every server once it does, which the servers' own expiry cannot show.
  */
 export function openInternalCaller(
   opened: Opened,
   config: ClientTlsConfig,
   token: string | undefined,
   logger: Logger,
+  registry: Registry,
   checkMs = GRPC_TLS_CHECK_MS,
 ): InternalCaller {
   const transport = grpcClientTransport(config);
+  new Gauge({
+    name: GRPC_CLIENT_TLS_EXPIRY_METRIC,
+    help: 'When the client certificate this service presents to gRPC servers (mutual TLS) expires, in seconds since the epoch (0: none presented)',
+    registers: [registry],
+    collect() {
+      const notAfter = transport.presented()?.notAfter;
+      this.set(notAfter ? Math.floor(notAfter.getTime() / 1000) : 0);
+    },
+  });
   if (!config.GRPC_TLS_CA_FILE) return { token, credentials: transport.credentials };
   const check = tlsFilesCheck(
     () => transport.reread(),

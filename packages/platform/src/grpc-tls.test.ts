@@ -17,7 +17,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from './config';
 import { callUnary, createGrpcServer, type InternalCaller, internalClient } from './grpc';
-import { grpcClientTransport, openInternalCaller } from './grpc-client-tls';
+import { GRPC_CLIENT_TLS_EXPIRY_METRIC, grpcClientTransport, openInternalCaller } from './grpc-client-tls';
 import {
   caBundleOf,
   GRPC_CONNECTIONS_METRIC,
@@ -388,7 +388,14 @@ describe('gRPC clients over TLS', () => {
     const caFile = caFileOf('ca.crt');
     const { logger, lines } = capturedLogger();
     const opened = new Opened();
-    const caller = openInternalCaller(opened, { GRPC_TLS_CA_FILE: caFile }, TOKEN, logger, 25);
+    const caller = openInternalCaller(
+      opened,
+      { GRPC_TLS_CA_FILE: caFile },
+      TOKEN,
+      logger,
+      new Registry(),
+      25,
+    );
     const { Health } = loadHealthProto().grpc.health.v1;
     const made: ReturnType<typeof internalClient>[] = [];
     // A client of its own connection, as one of a pod started after the change would make.
@@ -446,7 +453,7 @@ describe('gRPC clients over TLS', () => {
     const caFile = caFileOf('ca.crt');
     const { logger, lines } = capturedLogger();
     const opened = new Opened();
-    openInternalCaller(opened, { GRPC_TLS_CA_FILE: caFile }, TOKEN, logger, 10);
+    openInternalCaller(opened, { GRPC_TLS_CA_FILE: caFile }, TOKEN, logger, new Registry(), 10);
     const lifecycle = new Lifecycle(logger, 1000);
     opened.handTo(lifecycle);
     await lifecycle.shutdown('test');
@@ -497,6 +504,21 @@ describe('gRPC clients over TLS', () => {
     }
   });
 
+  it('exports 0 as the client certificate expiry when the service presents none (plaintext, or TLS without mutual TLS)', async () => {
+    const { logger } = capturedLogger();
+    for (const config of [{}, { GRPC_TLS_CA_FILE: fixture('ca.crt') }]) {
+      const opened = new Opened();
+      const registry = new Registry();
+      openInternalCaller(opened, config, TOKEN, logger, registry);
+      expect((await registry.getSingleMetric(GRPC_CLIENT_TLS_EXPIRY_METRIC)?.get())?.values).toEqual([
+        { labels: {}, value: 0 },
+      ]);
+      const lifecycle = new Lifecycle(logger, 1000);
+      opened.handTo(lifecycle);
+      await lifecycle.shutdown('test');
+    }
+  });
+
   it('presents a renewed client certificate to new connections without a restart', async () => {
     const server = await healthServer(
       grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('other-ca.crt') }),
@@ -504,13 +526,16 @@ describe('gRPC clients over TLS', () => {
     const files = serverFilesToRenew('GRPC_TLS_CLIENT_CERT_FILE', 'GRPC_TLS_CLIENT_KEY_FILE');
     const { logger, lines } = capturedLogger();
     const opened = new Opened();
+    const registry = new Registry();
     const caller = openInternalCaller(
       opened,
       { GRPC_TLS_CA_FILE: fixture('ca.crt'), ...files },
       TOKEN,
       logger,
+      registry,
       25,
     );
+    const expiry = async () => (await registry.getSingleMetric(GRPC_CLIENT_TLS_EXPIRY_METRIC)?.get())?.values;
     const { Health } = loadHealthProto().grpc.health.v1;
     const made: ReturnType<typeof internalClient>[] = [];
     const newClient = () => {
@@ -522,12 +547,15 @@ describe('gRPC clients over TLS', () => {
     };
     try {
       expect(await server.check(newClient())).toBe(status.UNAVAILABLE);
+      // What the caller presents, as a caller that never takes up its renewal would go on showing.
+      expect(await expiry()).toEqual([{ labels: {}, value: epochSeconds(grpcServerTlsOf(SERVER)) }]);
       replaceFile(files.GRPC_TLS_CLIENT_CERT_FILE, fixture('renewed.crt'));
       replaceFile(files.GRPC_TLS_CLIENT_KEY_FILE, fixture('renewed.key'));
       await until(() =>
         lines.some((l) => l.msg === 'new gRPC connections present the renewed client certificate'),
       );
       expect(await server.check(newClient())).toBe('SERVING');
+      expect(await expiry()).toEqual([{ labels: {}, value: epochSeconds(grpcServerTlsOf(RENEWED)) }]);
       expect(lines.filter((l) => l.level >= 40)).toEqual([]);
     } finally {
       for (const c of made) c.close();
