@@ -14,6 +14,7 @@ import {
   admin as systemAdmin,
 } from '../../test/support/fixtures';
 import { createTestNamespace, type TestNamespace } from '../../test/support/isolation';
+import { lockWaiters } from '../../test/support/lock-waits';
 import { http, startSystem, type TestSystem } from '../../test/support/system';
 import { secureCookiesFor } from '../src/dashboard/auth.pages';
 import { CAMPAIGN_PAGE } from '../src/dashboard/campaigns.pages';
@@ -2037,13 +2038,7 @@ describe('dashboard sign-in, sessions, CSRF and project isolation', () => {
           }),
         ),
       );
-      await eventually(async () => {
-        const { rows } = await db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        );
-        return rows[0].n === 5;
-      }, 10_000);
+      await eventually(async () => (await lockWaiters(db)) === 5, 10_000);
       await holder.query('COMMIT');
       answers = await sent;
     } finally {

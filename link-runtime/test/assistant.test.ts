@@ -1,6 +1,7 @@
 import { composeSystemPrompt, selectKnowledge } from '@outreach/contracts';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { lockWaiters } from '../../test/support/lock-waits';
 import { freePort } from '../../test/support/system';
 import { FakeOpenAi } from './support/fake-openai';
 import { type Harness, post, startHarness, waitFor } from './support/harness';
@@ -208,7 +209,8 @@ describe('the system prompt and history reaching the model', () => {
         body: JSON.stringify({ text: 'asked in a tunnel' }),
         signal: leave.signal,
       }).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 200));
+      // The customer leaves while the message waits for the lock, not before it arrived.
+      await waitFor(async () => (await lockWaiters(blocker, '%FROM link.conversations%')) === 1);
       leave.abort();
       await sent;
       await new Promise((r) => setTimeout(r, 100));

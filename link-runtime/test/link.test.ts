@@ -14,6 +14,7 @@ import Redis from 'ioredis';
 import { JSONCodec } from 'nats';
 import { Client } from 'pg';
 import { clearRedisPrefix } from '../../test/support/isolation';
+import { lockWaiters } from '../../test/support/lock-waits';
 import { monitorRedis } from '../../test/support/redis-monitor';
 import { freePort } from '../../test/support/system';
 import { recipient } from './support/fixtures';
@@ -1098,16 +1099,7 @@ describe('Redis is a cache of the durable record', () => {
 });
 
 describe('a flush while a start is being written', () => {
-  const insertsWaiting = async () =>
-    Number(
-      (
-        await db.query(
-          `SELECT count(*) AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'
-              AND query LIKE '%INSERT INTO link.conversations%'`,
-        )
-      ).rows[0].n,
-    );
+  const insertsWaiting = () => lockWaiters(db, '%INSERT INTO link.conversations%');
 
   it('the rebuild waits for the write, so the lifetime cap still holds', async () => {
     const l = await h.link({ recipient: { maxTotalInteractions: 2 } });
@@ -1169,17 +1161,7 @@ describe('a delete while a start is being written', () => {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE link.conversations IN SHARE MODE');
       const late = post(`${slow.base}/i/${l.token}/conversations`);
-      await waitFor(
-        async () =>
-          Number(
-            (
-              await blocker.query(
-                `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
-                    AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO link.conversations%'`,
-              )
-            ).rows[0].n,
-          ) === 1,
-      );
+      await waitFor(async () => (await lockWaiters(blocker, '%INSERT INTO link.conversations%')) === 1);
       slow.recipients.recipients.delete(l.token);
       await slow.publisher.recipientChanged(l.recipient, 'deleted');
       // The lookup has run once the conversation written before is erased; it missed the late one.

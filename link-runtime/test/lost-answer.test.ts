@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { lockWaiters } from '../../test/support/lock-waits';
 import type { OpenLink } from '../src/admission/open-link';
 import { type AdmissionFixture, startAdmission } from './support/admission';
 import { activeCampaign, device, recipient } from './support/fixtures';
@@ -60,11 +61,7 @@ function failingWrites(pool: Pool): Pool {
 /** Resolves once a write of conversations waits for a lock. */
 async function waitingForLock(): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const { rows } = await f.pool.query(
-      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-          AND query LIKE '%INSERT INTO link.conversations%'`,
-    );
-    if (rows.length > 0) return;
+    if ((await lockWaiters(f.pool, '%INSERT INTO link.conversations%')) > 0) return;
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error('the write never waited for the lock');
