@@ -238,6 +238,27 @@ else
   not_ok "with mutual TLS every service presents the certificate and both gRPC servers require one of the CA the callers trust, and the render validates" \
     "presenting / requiring: '$mutual'" "${res:-}"
 fi
+own=()
+for s in gateway link-runtime campaign-service recipient-service; do own+=(--set "grpcTls.secretNames.$s=$s-grpc-tls"); done
+out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true "${own[@]}" \
+  --set grpcTls.clientCertificates=true --set grpcTls.requireClientCertificates=true 2>&1)
+mounted=$(node -e '
+  const YAML = require("yaml");
+  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+  const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
+  const own = docs.filter((d) => d.kind === "Deployment").filter((d) =>
+    d.spec.template.spec.volumes?.find((v) => v.name === "grpc-tls")?.secret?.secretName === `${name(d)}-grpc-tls`);
+  console.log(own.map(name).sort().join(" "));
+' <<<"$out")
+if [[ $mounted == "campaign-service gateway link-runtime recipient-service" ]] &&
+  res=$(node scripts/validate-manifests.js /dev/stdin --label=own-certificates --expect-trial --expect-network-policies <<<"$out"); then
+  ok "with grpcTls.secretNames every service mounts a Secret of its own, with no shared secretName, and the render validates"
+else
+  not_ok "with grpcTls.secretNames every service mounts a Secret of its own, with no shared secretName, and the render validates" \
+    "own: '$mounted'" "$(grep -n 'secretName' <<<"$out" | head -n 12)" "${res:-}"
+fi
+check_fails "values.schema.json refuses gRPC TLS with a Secret for some services only and none for the rest" \
+  "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretNames.gateway=gateway-grpc-tls
 check_fails "values.schema.json refuses gRPC servers requiring client certificates the callers do not present" \
   "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
   --set grpcTls.requireClientCertificates=true
