@@ -257,6 +257,28 @@ else
   not_ok "with grpcTls.secretNames every service mounts a Secret of its own, with no shared secretName, and the render validates" \
     "own: '$mounted'" "$(grep -n 'secretName' <<<"$out" | head -n 12)" "${res:-}"
 fi
+out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true "${own[@]}" --set grpcTls.clientCertificates=true \
+  --set grpcTls.requireClientCertificates=true --set grpcTls.checkClientNames=true 2>&1)
+named=$(node -e '
+  const YAML = require("yaml");
+  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+  const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
+  const env = (d) => Object.fromEntries((d.spec.template.spec.containers[0].env ?? []).map((e) => [e.name, e.value]));
+  const named = docs.filter((d) => d.kind === "Deployment" && env(d).GRPC_TLS_CLIENT_NAMES);
+  console.log(named.map((d) => `${name(d)}<-${env(d).GRPC_TLS_CLIENT_NAMES}`).sort().join(" "));
+' <<<"$out")
+if [[ $named == "campaign-service<-outreach-gateway,outreach-recipient-service recipient-service<-outreach-gateway,outreach-link-runtime,outreach-campaign-service" ]] &&
+  res=$(node scripts/validate-manifests.js /dev/stdin --label=client-names --expect-trial --expect-network-policies <<<"$out"); then
+  ok "with grpcTls.checkClientNames each gRPC server takes the names of its own callers only, and the render validates"
+else
+  not_ok "with grpcTls.checkClientNames each gRPC server takes the names of its own callers only, and the render validates" \
+    "named: '$named'" "${res:-}"
+fi
+check_fails "values.schema.json refuses grpcTls.checkClientNames with one certificate shared by all" \
+  "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
+  --set grpcTls.clientCertificates=true --set grpcTls.requireClientCertificates=true --set grpcTls.checkClientNames=true
+check_fails "values.schema.json refuses grpcTls.checkClientNames without client certificates required" \
+  "$HELM" template outreach "$CHART" --set grpcTls.enabled=true "${own[@]}" --set grpcTls.checkClientNames=true
 check_fails "values.schema.json refuses gRPC TLS with a Secret for some services only and none for the rest" \
   "$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretNames.gateway=gateway-grpc-tls
 check_fails "values.schema.json refuses gRPC servers requiring client certificates the callers do not present" \

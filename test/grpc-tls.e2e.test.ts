@@ -1,8 +1,8 @@
 /**
  * The whole system with every gRPC call between the services over mutual TLS (GRPC_TLS_*): the
  * API, the admin API's recipient views and the link pages all reach the recipient and campaign
- * services through it, each caller presenting its certificate, and the servers export when their
- * certificate expires. Then the same midway through a rollout that turns TLS on: servers taking
+ * services through it, each caller presenting its certificate, which bears a name the servers
+ * serve, and every service exports when the certificates it serves and presents expire. Then the same midway through a rollout that turns TLS on: servers taking
  * both, callers speaking either.
  */
 import path from 'node:path';
@@ -17,11 +17,13 @@ const SERVER_TLS = {
   GRPC_TLS_KEY_FILE: path.join(TLS, 'server.key'),
 };
 const CALLS_TLS = { GRPC_TLS_CA_FILE: path.join(TLS, 'ca.crt') };
-// Mutual TLS: every caller presents the certificate, and the servers require one of the CA.
+// Mutual TLS: every caller presents the certificate, and the servers require one of the CA
+// bearing a name they serve (the fixture's, localhost, stands for every caller's own).
 const MUTUAL_TLS = {
   GRPC_TLS_CLIENT_CERT_FILE: path.join(TLS, 'server.crt'),
   GRPC_TLS_CLIENT_KEY_FILE: path.join(TLS, 'server.key'),
   GRPC_TLS_CLIENT_CA_FILE: path.join(TLS, 'ca.crt'),
+  GRPC_TLS_CLIENT_NAMES: 'outreach-gateway,localhost',
 };
 
 /**
@@ -81,6 +83,14 @@ describe('every call over mutual TLS', () => {
         'grpc_server_tls_certificate_expiry_timestamp_seconds',
       );
       expect(new Date(expiry * 1000).getUTCFullYear()).toBeGreaterThan(2100);
+    }
+    // Every caller, those serving no gRPC included, shows when the certificate it presents expires.
+    for (const service of ['gateway', 'link-runtime', 'campaign-service', 'recipient-service']) {
+      const presented = sum(
+        await scrape(sys.metricsUrls[service]),
+        'grpc_client_tls_certificate_expiry_timestamp_seconds',
+      );
+      expect(new Date(presented * 1000).getUTCFullYear()).toBeGreaterThan(2100);
     }
   });
 });

@@ -206,6 +206,7 @@ export async function start(env: NodeJS.ProcessEnv, options: StartOptions = {}):
       createGrpcServer(internalToken, logger, undefined, config.INTERNAL_TOKEN_MODE, {
         alsoAccepted: internalTokenAlsoAccepted,
         registry: metrics.registry,
+        clientNames: serverTls?.clientNames,
       }),
       (server) => closeGrpcServer(server, config.SHUTDOWN_TIMEOUT_MS / 2),
     );

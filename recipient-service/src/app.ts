@@ -27,10 +27,13 @@ export function buildGrpcServer(deps: {
   internalToken?: string;
   internalTokenMode?: InternalTokenMode;
   internalTokenAlsoAccepted?: string;
+  /** GRPC_TLS_CLIENT_NAMES: the callers served, by the names of their certificates. */
+  clientNames?: readonly string[];
 }): Server {
   const server = createGrpcServer(deps.internalToken, deps.logger, undefined, deps.internalTokenMode, {
     alsoAccepted: deps.internalTokenAlsoAccepted,
     registry: deps.metrics.registry,
+    clientNames: deps.clientNames,
   });
   const proto = loadRecipientsProto();
   server.addService(

@@ -209,6 +209,7 @@ export async function start(
         internalToken,
         internalTokenMode: config.INTERNAL_TOKEN_MODE,
         internalTokenAlsoAccepted,
+        clientNames: serverTls?.clientNames,
       }),
       (grpc) => closeGrpcServer(grpc, config.SHUTDOWN_TIMEOUT_MS / 2),
     );

@@ -12,11 +12,18 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { loadHealthProto } from '@outreach/contracts';
+import { loadHealthProto, loadRecipientsProto } from '@outreach/contracts';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from './config';
-import { callUnary, createGrpcServer, type InternalCaller, internalClient } from './grpc';
+import {
+  CLIENT_NAME_REFUSED,
+  callUnary,
+  createGrpcServer,
+  fromServiceError,
+  type InternalCaller,
+  internalClient,
+} from './grpc';
 import { GRPC_CLIENT_TLS_EXPIRY_METRIC, grpcClientTransport, openInternalCaller } from './grpc-client-tls';
 import {
   caBundleOf,
@@ -519,6 +526,82 @@ describe('gRPC clients over TLS', () => {
     }
   });
 
+  it('takes only callers whose certificate bears one of GRPC_TLS_CLIENT_NAMES, plaintext ones refused too, health checks aside', async () => {
+    const { RecipientService } = loadRecipientsProto().outreach.v1;
+    const { Health } = loadHealthProto().grpc.health.v1;
+    const { logger, lines } = capturedLogger();
+    const servers: Awaited<ReturnType<typeof createGrpcServer>>[] = [];
+    const serve = async (names: string, acceptPlaintext = false) => {
+      const tls = grpcServerTlsOf({
+        ...SERVER,
+        GRPC_TLS_CLIENT_CA_FILE: fixture('ca.crt'),
+        GRPC_TLS_CLIENT_NAMES: names,
+        GRPC_TLS_ACCEPT_PLAINTEXT: acceptPlaintext,
+      });
+      const server = createGrpcServer(TOKEN, logger, undefined, 'require', { clientNames: tls?.clientNames });
+      server.addService(RecipientService.service, {
+        GetRecipient: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { id: 'rcp_x' }),
+      });
+      server.addService(Health.service, {
+        Check: (_: unknown, cb: (err: null, res: object) => void) => cb(null, { status: 'SERVING' }),
+      });
+      servers.push(server);
+      return serveGrpc(server, { host: '127.0.0.1', port: 0, tls, registry: new Registry(), logger });
+    };
+    // The fixture's certificate, presented by the caller, bears the names localhost and 127.0.0.1.
+    const presenting = grpcClientTransport({
+      GRPC_TLS_CA_FILE: fixture('ca.crt'),
+      GRPC_TLS_CLIENT_CERT_FILE: fixture('server.crt'),
+      GRPC_TLS_CLIENT_KEY_FILE: fixture('server.key'),
+    }).credentials;
+    const made: { close(): void }[] = [];
+    const call = (port: number, method: 'GetRecipient' | 'Check', credentials = presenting) => {
+      const c = internalClient(method === 'Check' ? Health : RecipientService, `127.0.0.1:${port}`, {
+        token: TOKEN,
+        credentials,
+      });
+      made.push(c);
+      const request = method === 'Check' ? { service: '' } : { projectId: 'p', recipientId: 'rcp_x' };
+      return callUnary<object, { id?: string; status?: string }>(c, method, request, {
+        deadlineMs: 3000,
+      }).then(
+        (res) => res.id ?? res.status,
+        (err) => err,
+      );
+    };
+    try {
+      expect(await call(await serve('outreach-gateway, LOCALHOST'), 'GetRecipient')).toBe('rcp_x');
+      const refusing = await serve('outreach-gateway,outreach-link-runtime');
+      const refused = await call(refusing, 'GetRecipient');
+      expect(refused.code).toBe(status.PERMISSION_DENIED);
+      // Its caller answers 503 without detail, and logs why.
+      expect(fromServiceError(refused, 'req_1')).toMatchObject({
+        code: 'unavailable',
+        details: { requestId: 'req_1' },
+      });
+      expect((fromServiceError(refused).cause as Error).message).toBe(CLIENT_NAME_REFUSED);
+      expect(
+        lines.find(
+          (l) => l.msg === 'grpc call refused: its client certificate bears none of GRPC_TLS_CLIENT_NAMES',
+        ),
+      ).toMatchObject({
+        level: 40,
+        names: ['localhost'],
+        allowed: ['outreach-gateway', 'outreach-link-runtime'],
+      });
+      expect(await call(refusing, 'Check')).toBe('SERVING');
+      // A plaintext caller, let in for a rollout, bears no name at all.
+      const both = await serve('localhost', true);
+      expect((await call(both, 'GetRecipient', grpcClientTransport({}).credentials)).code).toBe(
+        status.PERMISSION_DENIED,
+      );
+      expect(await call(both, 'GetRecipient')).toBe('rcp_x');
+    } finally {
+      for (const c of made) c.close();
+      for (const s of servers) await closeGrpcServer(s, 1000);
+    }
+  });
+
   it('presents a renewed client certificate to new connections without a restart', async () => {
     const server = await healthServer(
       grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('other-ca.crt') }),
@@ -576,6 +659,33 @@ describe('gRPC clients over TLS', () => {
     expect(grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_CA_FILE: fixture('ca.crt') })?.clientCa?.file).toBe(
       fixture('ca.crt'),
     );
+    expect(problemsOf(() => grpcServerTlsOf({ GRPC_TLS_CLIENT_NAMES: 'outreach-gateway' }))).toEqual([
+      'GRPC_TLS_CLIENT_NAMES is set without GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE',
+    ]);
+    expect(
+      problemsOf(() =>
+        grpcServerTlsOf({ ...SERVER, GRPC_TLS_CLIENT_NAMES: 'outreach-gateway, https://x, ,' }),
+      ),
+    ).toEqual([
+      'GRPC_TLS_CLIENT_NAMES is set without GRPC_TLS_CLIENT_CA_FILE',
+      'GRPC_TLS_CLIENT_NAMES holds "https://x", which is no DNS name',
+    ]);
+    expect(
+      problemsOf(() =>
+        grpcServerTlsOf({
+          ...SERVER,
+          GRPC_TLS_CLIENT_CA_FILE: fixture('ca.crt'),
+          GRPC_TLS_CLIENT_NAMES: ' , ',
+        }),
+      ),
+    ).toEqual(['GRPC_TLS_CLIENT_NAMES is set but names no service']);
+    expect(
+      grpcServerTlsOf({
+        ...SERVER,
+        GRPC_TLS_CLIENT_CA_FILE: fixture('ca.crt'),
+        GRPC_TLS_CLIENT_NAMES: ' Outreach-Gateway ,outreach-link-runtime',
+      })?.clientNames,
+    ).toEqual(['outreach-gateway', 'outreach-link-runtime']);
     const cert = fixture('server.crt');
     expect(problemsOf(() => grpcClientTransport({ GRPC_TLS_CLIENT_CERT_FILE: cert }))).toEqual([
       'GRPC_TLS_CLIENT_CERT_FILE is set without GRPC_TLS_CA_FILE',

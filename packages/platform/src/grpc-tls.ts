@@ -31,6 +31,10 @@ export const GRPC_TLS_SERVER_CONFIG = {
     type: 'string',
     doc: "with GRPC_TLS_CERT_FILE, PEM file of the CA (or CAs) that signed the callers' certificates: every caller over TLS must then present a certificate it signed (mutual TLS), or its connection is refused (unset: none asked). Checked for a change every 30 s, like the certificate",
   },
+  GRPC_TLS_CLIENT_NAMES: {
+    type: 'string',
+    doc: 'with GRPC_TLS_CLIENT_CA_FILE, the DNS names, comma-separated, of the services this server serves: a call whose client certificate bears none of them (as a subject alternative name), or that came in plaintext, is refused PERMISSION_DENIED; health checks excepted (unset: any certificate the client CAs signed)',
+  },
 } as const satisfies Record<string, VarSpec>;
 
 /** A gRPC server's certificate and key, as `grpcServerTlsOf` read and checked them. */
@@ -42,6 +46,23 @@ export interface GrpcServerTls extends KeyPair {
   acceptPlaintext: boolean;
   /** The CAs a caller's certificate must be signed by (GRPC_TLS_CLIENT_CA_FILE); none asked without. */
   clientCa?: { file: string; pem: Buffer };
+  /** The names, lower-cased, one of which a caller's certificate must bear (GRPC_TLS_CLIENT_NAMES); any without. */
+  clientNames?: string[];
+}
+
+// A DNS name as a certificate bears it: labels of letters, digits and hyphens.
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+
+/** The names of GRPC_TLS_CLIENT_NAMES, lower-cased, with a problem for each that is no DNS name. */
+function clientNamesIn(value: string, problems: string[]): string[] {
+  const names = value
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter((n) => n !== '');
+  for (const n of names)
+    if (!DNS_NAME.test(n)) problems.push(`GRPC_TLS_CLIENT_NAMES holds "${n}", which is no DNS name`);
+  if (names.length === 0) problems.push('GRPC_TLS_CLIENT_NAMES is set but names no service');
+  return names;
 }
 
 /** Reads a file a variable names; a problem naming the variable when it cannot. */
@@ -145,18 +166,21 @@ export function grpcServerTlsOf(
     GRPC_TLS_KEY_FILE?: string | undefined;
     GRPC_TLS_ACCEPT_PLAINTEXT?: boolean;
     GRPC_TLS_CLIENT_CA_FILE?: string | undefined;
+    GRPC_TLS_CLIENT_NAMES?: string | undefined;
   },
   now: Date = new Date(),
 ): GrpcServerTls | undefined {
   const certFile = config.GRPC_TLS_CERT_FILE || undefined;
   const keyFile = config.GRPC_TLS_KEY_FILE || undefined;
   const clientCaFile = config.GRPC_TLS_CLIENT_CA_FILE || undefined;
+  const clientNamesValue = config.GRPC_TLS_CLIENT_NAMES?.trim() || undefined;
   const acceptPlaintext = config.GRPC_TLS_ACCEPT_PLAINTEXT === true;
   if (certFile === undefined && keyFile === undefined) {
     // Most likely a rollout step with the certificate left out: said now, not found in a mixed fleet.
     const without = [
       acceptPlaintext && 'GRPC_TLS_ACCEPT_PLAINTEXT',
       clientCaFile && 'GRPC_TLS_CLIENT_CA_FILE',
+      clientNamesValue && 'GRPC_TLS_CLIENT_NAMES',
     ].filter(Boolean);
     if (without.length > 0)
       throw new ConfigError(
@@ -185,8 +209,20 @@ export function grpcServerTlsOf(
       problems.push(...err.problems);
     }
   }
+  let clientNames: string[] | undefined;
+  if (clientNamesValue) {
+    if (!clientCaFile) problems.push('GRPC_TLS_CLIENT_NAMES is set without GRPC_TLS_CLIENT_CA_FILE');
+    clientNames = clientNamesIn(clientNamesValue, problems);
+  }
   if (problems.length > 0 || !pair || !certFile || !keyFile) throw new ConfigError(problems);
-  return { ...pair, certFile, keyFile, acceptPlaintext, ...(clientCa ? { clientCa } : {}) };
+  return {
+    ...pair,
+    certFile,
+    keyFile,
+    acceptPlaintext,
+    ...(clientCa ? { clientCa } : {}),
+    ...(clientNames ? { clientNames } : {}),
+  };
 }
 
 /**
@@ -205,6 +241,7 @@ export function renewedGrpcServerTls(
       GRPC_TLS_KEY_FILE: current.keyFile,
       GRPC_TLS_ACCEPT_PLAINTEXT: current.acceptPlaintext,
       GRPC_TLS_CLIENT_CA_FILE: current.clientCa?.file,
+      GRPC_TLS_CLIENT_NAMES: current.clientNames?.join(','),
     },
     now,
   );

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { PeerCertificate } from 'node:tls';
 import {
   type ChannelCredentials,
   type ClientOptions,
@@ -126,8 +127,19 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
       cause: new Error(INTERNAL_TOKEN_REFUSED),
     });
   }
+  if (e.code === GrpcStatus.PERMISSION_DENIED) {
+    // Likewise a misconfiguration: this service's certificate is not one the server takes.
+    return new AppError('unavailable', undefined, {
+      details: requestId ? { requestId } : {},
+      cause: new Error(CLIENT_NAME_REFUSED),
+    });
+  }
   return toAppError(err, requestId);
 }
+
+/** The cause a PERMISSION_DENIED answer is logged with by the calling service. */
+export const CLIENT_NAME_REFUSED =
+  "a gRPC backend refused this service as PERMISSION_DENIED: its client certificate bears none of the names in that server's GRPC_TLS_CLIENT_NAMES";
 
 /** The cause an UNAUTHENTICATED answer is logged with by the calling service. */
 export const INTERNAL_TOKEN_REFUSED =
@@ -358,38 +370,92 @@ export function internalTokenInterceptor(
   };
 }
 
-/** A gRPC server's part in a rotation of INTERNAL_TOKEN (`createGrpcServer`). */
-export interface TokenRotationOptions {
+/** What a gRPC server checks of its callers besides INTERNAL_TOKEN (`createGrpcServer`). */
+export interface GrpcServerOptions {
   /** INTERNAL_TOKEN_ALSO_ACCEPTED: accepted besides the internal token; never sent. */
   alsoAccepted?: string;
   /** Where `grpc_server_internal_token_also_accepted_total` is declared and counted. */
   registry?: Registry;
+  /** GRPC_TLS_CLIENT_NAMES: the names a caller's certificate must bear one of (`clientNameInterceptor`). */
+  clientNames?: readonly string[];
+}
+
+/** The DNS names a peer certificate bears as subject alternative names, lower-cased. */
+function dnsNamesOf(certificate: PeerCertificate | undefined): string[] {
+  const names = certificate?.subjectaltname;
+  if (!names) return [];
+  return names
+    .split(', ')
+    .filter((entry) => entry.startsWith('DNS:'))
+    .map((entry) => entry.slice(4).toLowerCase());
+}
+
+/**
+ * A server interceptor refusing PERMISSION_DENIED every call but grpc.health.v1 whose client
+ * certificate bears none of `names` (GRPC_TLS_CLIENT_NAMES), a plaintext call included: under
+ * mutual TLS a certificate of the CA proves a caller is one of the services, this which one, so
+ * that a key taken from a service that never calls this server opens nothing. Refusals are logged
+ * at most once per interval and method, with the names the certificate bore.
+ */
+export function clientNameInterceptor(
+  names: readonly string[],
+  logger: Logger,
+  refusalLog: LogSampler = new LogSampler(),
+): ServerInterceptor {
+  const allowed = new Set(names.map((n) => n.toLowerCase()));
+  return (method, call) => {
+    if (method.path.startsWith(OPEN_SERVICE_PREFIX)) return new ServerInterceptingCall(call);
+    return new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            const bore = dnsNamesOf(call.getAuthContext().sslPeerCertificate);
+            if (bore.some((n) => allowed.has(n))) {
+              pass(metadata);
+              return;
+            }
+            const omitted = refusalLog.take(method.path);
+            if (omitted !== undefined)
+              logger.warn(
+                { method: method.path, names: bore, allowed: [...allowed], omitted },
+                'grpc call refused: its client certificate bears none of GRPC_TLS_CLIENT_NAMES',
+              );
+            call.sendStatus({
+              code: GrpcStatus.PERMISSION_DENIED,
+              details: 'client certificate not among the callers this server serves',
+              metadata: new Metadata(),
+            });
+          },
+        }),
+    });
+  };
 }
 
 /**
  * A gRPC server with the channel options of every server (`serverChannelOptions`) that, given an
  * internal token, requires it of every call but health checks (`internalTokenInterceptor`; with
  * `internalTokenMode` `accept-missing`, a call without any token passes too; with
- * `rotation.alsoAccepted`, a call with that token). Without one (outside production only, see
- * `internalTokensOf`) it accepts any caller. Given `rotation.registry`, it declares the counter of
- * calls accepted on the second token there, at 0 even when there is none.
+ * `options.alsoAccepted`, a call with that token). Without one (outside production only, see
+ * `internalTokensOf`) it accepts any caller. Given `options.registry`, it declares the counter of
+ * calls accepted on the second token there, at 0 even when there is none. Given
+ * `options.clientNames`, it also requires a client certificate bearing one of them (`clientNameInterceptor`).
  */
 export function createGrpcServer(
   internalToken: string | undefined,
   logger: Logger,
   maxConnectionAgeMs?: number,
   internalTokenMode: InternalTokenMode = 'require',
-  rotation: TokenRotationOptions = {},
+  options: GrpcServerOptions = {},
 ): Server {
-  const counted = rotation.registry ? alsoAcceptedCalls(rotation.registry) : undefined;
-  const accepting = internalToken !== undefined && rotation.alsoAccepted !== undefined;
-  if (rotation.registry) {
+  const counted = options.registry ? alsoAcceptedCalls(options.registry) : undefined;
+  const accepting = internalToken !== undefined && options.alsoAccepted !== undefined;
+  if (options.registry) {
     // A second token forgotten after a rotation keeps the old one valid for good: this shows it,
     // and OutreachInternalTokenRotationUnfinished pages once no call has used it for a while.
     new Gauge({
       name: ALSO_ACCEPTED_SET_METRIC,
       help: '1 while this gRPC server also accepts INTERNAL_TOKEN_ALSO_ACCEPTED (a rotation of INTERNAL_TOKEN not finished), else 0',
-      registers: [rotation.registry],
+      registers: [options.registry],
     }).set(accepting ? 1 : 0);
   }
   if (accepting)
@@ -398,15 +464,18 @@ export function createGrpcServer(
     );
   return new Server({
     ...serverChannelOptions(maxConnectionAgeMs),
-    interceptors: internalToken
-      ? [
-          internalTokenInterceptor(internalToken, logger, {
-            mode: internalTokenMode,
-            alsoAccepted: rotation.alsoAccepted,
-            alsoAcceptedCalls: counted,
-          }),
-        ]
-      : [],
+    interceptors: [
+      ...(internalToken
+        ? [
+            internalTokenInterceptor(internalToken, logger, {
+              mode: internalTokenMode,
+              alsoAccepted: options.alsoAccepted,
+              alsoAcceptedCalls: counted,
+            }),
+          ]
+        : []),
+      ...(options.clientNames ? [clientNameInterceptor(options.clientNames, logger)] : []),
+    ],
   });
 }
 

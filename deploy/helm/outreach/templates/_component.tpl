@@ -149,6 +149,15 @@ spec:
             {{- if $root.Values.grpcTls.requireClientCertificates }}
             - name: GRPC_TLS_CLIENT_CA_FILE
               value: {{ $caFile }}
+            {{- if $root.Values.grpcTls.checkClientNames }}
+            {{- /* Only this server's callers, by the names their own certificates bear (secretNames). */}}
+            {{- $callers := list }}
+            {{- range index (include "outreach.grpcClients" $root | fromYaml) $component }}
+            {{- $callers = append $callers (include "outreach.componentName" (dict "root" $root "component" .)) }}
+            {{- end }}
+            - name: GRPC_TLS_CLIENT_NAMES
+              value: {{ join "," $callers | quote }}
+            {{- end }}
             {{- end }}
             {{- end }}
             {{- end }}
