@@ -526,7 +526,7 @@ describe('gRPC clients over TLS', () => {
     }
   });
 
-  it('takes only callers whose certificate bears one of GRPC_TLS_CLIENT_NAMES, plaintext ones refused too, health checks aside', async () => {
+  it('takes only callers whose certificate bears one of GRPC_TLS_CLIENT_NAMES, for health checks too, plaintext ones refused', async () => {
     const { RecipientService } = loadRecipientsProto().outreach.v1;
     const { Health } = loadHealthProto().grpc.health.v1;
     const { logger, lines } = capturedLogger();
@@ -589,7 +589,8 @@ describe('gRPC clients over TLS', () => {
         names: ['localhost'],
         allowed: ['outreach-gateway', 'outreach-link-runtime'],
       });
-      expect(await call(refusing, 'Check')).toBe('SERVING');
+      // Its health checks too, so that its dependency_up shows it refused.
+      expect((await call(refusing, 'Check')).code).toBe(status.PERMISSION_DENIED);
       // A plaintext caller, let in for a rollout, bears no name at all.
       const both = await serve('localhost', true);
       expect((await call(both, 'GetRecipient', grpcClientTransport({}).credentials)).code).toBe(

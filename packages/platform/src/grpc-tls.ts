@@ -33,7 +33,7 @@ export const GRPC_TLS_SERVER_CONFIG = {
   },
   GRPC_TLS_CLIENT_NAMES: {
     type: 'string',
-    doc: 'with GRPC_TLS_CLIENT_CA_FILE, the DNS names, comma-separated, of the services this server serves: a call whose client certificate bears none of them (as a subject alternative name), or that came in plaintext, is refused PERMISSION_DENIED; health checks excepted (unset: any certificate the client CAs signed)',
+    doc: 'with GRPC_TLS_CLIENT_CA_FILE, the DNS names, comma-separated, of the services this server serves: a call whose client certificate bears none of them (as a subject alternative name), or that came in plaintext, is refused PERMISSION_DENIED, health checks included (unset: any certificate the client CAs signed)',
   },
 } as const satisfies Record<string, VarSpec>;
 

@@ -391,11 +391,13 @@ function dnsNamesOf(certificate: PeerCertificate | undefined): string[] {
 }
 
 /**
- * A server interceptor refusing PERMISSION_DENIED every call but grpc.health.v1 whose client
- * certificate bears none of `names` (GRPC_TLS_CLIENT_NAMES), a plaintext call included: under
- * mutual TLS a certificate of the CA proves a caller is one of the services, this which one, so
- * that a key taken from a service that never calls this server opens nothing. Refusals are logged
- * at most once per interval and method, with the names the certificate bore.
+ * A server interceptor refusing PERMISSION_DENIED every call whose client certificate bears none
+ * of `names` (GRPC_TLS_CLIENT_NAMES), a plaintext call included: under mutual TLS a certificate of
+ * the CA proves a caller is one of the services, this which one, so that a key taken from a
+ * service that never calls this server opens nothing. Health checks too (unlike the internal
+ * token's check): only callers make them, and a caller refused then shows as such in its
+ * `dependency_up`. Refusals are logged at most once per interval and method, with the names the
+ * certificate bore.
  */
 export function clientNameInterceptor(
   names: readonly string[],
@@ -403,9 +405,8 @@ export function clientNameInterceptor(
   refusalLog: LogSampler = new LogSampler(),
 ): ServerInterceptor {
   const allowed = new Set(names.map((n) => n.toLowerCase()));
-  return (method, call) => {
-    if (method.path.startsWith(OPEN_SERVICE_PREFIX)) return new ServerInterceptingCall(call);
-    return new ServerInterceptingCall(call, {
+  return (method, call) =>
+    new ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
@@ -428,7 +429,6 @@ export function clientNameInterceptor(
           },
         }),
     });
-  };
 }
 
 /**
