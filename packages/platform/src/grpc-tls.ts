@@ -155,10 +155,12 @@ export function keyPairIn(
 
 /**
  * A gRPC server's certificate and key (GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE), and the CAs of
- * its callers' certificates (GRPC_TLS_CLIENT_CA_FILE), or undefined when none is set. One without
- * the other, an unreadable file, a file that is no PEM certificate or key, a key that is not the
- * certificate's, or a certificate no longer valid fails the start, every problem named at once; so
- * do GRPC_TLS_ACCEPT_PLAINTEXT and GRPC_TLS_CLIENT_CA_FILE without a certificate.
+ * its callers' certificates (GRPC_TLS_CLIENT_CA_FILE) and the names they must bear
+ * (GRPC_TLS_CLIENT_NAMES), or undefined when none is set. One without the other, an unreadable
+ * file, a file that is no PEM certificate or key, a key that is not the certificate's, or a
+ * certificate no longer valid fails the start, every problem named at once; so do
+ * GRPC_TLS_ACCEPT_PLAINTEXT, GRPC_TLS_CLIENT_CA_FILE and GRPC_TLS_CLIENT_NAMES without a
+ * certificate, names without client CAs, and names that are no DNS names.
  */
 export function grpcServerTlsOf(
   config: {
