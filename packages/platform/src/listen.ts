@@ -27,9 +27,9 @@ const HEADERS_TIMEOUT_MS = 66_000;
 const DRAIN_IDLE_CHECK_MS = 50;
 
 // A connection that has sent nothing by the drain (a browser's preconnect, a load balancer's spare)
-// is no idle keep-alive to Node: close() would wait for it until the headers timeout, past the
-// shutdown deadline. It is closed if still silent this long after, time for a request already on
-// its way to arrive.
+// is no idle keep-alive to Node, and close() stops the checks that would time it out: close()
+// would wait for it until its peer hangs up, past the shutdown deadline. It is closed if still
+// silent this long after, time for a request already on its way to arrive.
 const SILENT_GRACE_MS = 500;
 
 // Each server's open connections, so that a drain can tell the response in flight on each to close
