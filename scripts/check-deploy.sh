@@ -42,6 +42,23 @@ tally() {
   if [[ $2 -ne 0 ]] && ! grep -q '^not ok ' <<<"$1"; then not_ok "$3" "exited $2 without naming a failed check"; fi
 }
 
+# inspect BODY < RENDER: runs BODY, a JavaScript function body, over a rendered chart and prints
+# what it returns. It sees `deployments`, and for each `d` of them `name(d)` (its component),
+# `pod(d)` and `env(d)` (its container's plain env values by name); `names(ds)` lists the
+# components of `ds`, sorted, space-separated.
+inspect() {
+  node -e '
+    const YAML = require("yaml");
+    const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
+    const deployments = docs.filter((d) => d.kind === "Deployment");
+    const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
+    const pod = (d) => d.spec.template.spec;
+    const env = (d) => Object.fromEntries((pod(d).containers[0].env ?? []).map((e) => [e.name, e.value]));
+    const names = (ds) => ds.map(name).sort().join(" ");
+    console.log(new Function("deployments", "name", "pod", "env", "names", process.argv[1])(deployments, name, pod, env, names));
+  ' "$1"
+}
+
 unzip_one() { # zip member destination-dir
   if command -v unzip >/dev/null; then
     unzip -o -q -j "$1" "$2" -d "$3"
@@ -166,13 +183,10 @@ else
 fi
 out_none=$("$HELM" template outreach "$CHART" 2>&1)
 out=$("$HELM" template outreach "$CHART" --set secrets.internalTokenAlsoAccepted.existingSecret=my-rotation 2>&1)
-holders=$(node -e '
-  const YAML = require("yaml");
-  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
-  const got = docs.filter((d) => d.kind === "Deployment").filter((d) =>
-    d.spec.template.spec.containers[0].env?.some((e) => e.name === "INTERNAL_TOKEN_ALSO_ACCEPTED" &&
-      e.valueFrom?.secretKeyRef?.name === "my-rotation" && e.valueFrom.secretKeyRef.key === "INTERNAL_TOKEN_ALSO_ACCEPTED"));
-  console.log(got.map((d) => d.metadata.labels["app.kubernetes.io/component"]).sort().join(" "));
+holders=$(inspect '
+  return names(deployments.filter((d) =>
+    pod(d).containers[0].env?.some((e) => e.name === "INTERNAL_TOKEN_ALSO_ACCEPTED" &&
+      e.valueFrom?.secretKeyRef?.name === "my-rotation" && e.valueFrom.secretKeyRef.key === "INTERNAL_TOKEN_ALSO_ACCEPTED")));
 ' <<<"$out")
 if [[ $holders == "campaign-service recipient-service" ]] && grep -q '^  INTERNAL_TOKEN:' <<<"$out" &&
   ! grep -q 'INTERNAL_TOKEN_ALSO_ACCEPTED' <<<"$out_none"; then
@@ -195,18 +209,12 @@ else
 fi
 out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
   --set grpcTls.caBundle.configMap=outreach-grpc-ca --set grpcTls.caBundle.key=bundle.pem 2>&1)
-trusting=$(node -e '
-  const YAML = require("yaml");
-  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
-  const got = docs.filter((d) => d.kind === "Deployment").filter((d) => {
-    const pod = d.spec.template.spec;
-    const c = pod.containers[0];
-    const ca = c.env?.find((e) => e.name === "GRPC_TLS_CA_FILE")?.value;
-    const mount = c.volumeMounts?.find((m) => m.mountPath === "/etc/outreach/grpc-ca");
-    const volume = pod.volumes?.find((v) => v.name === mount?.name);
-    return ca === "/etc/outreach/grpc-ca/bundle.pem" && volume?.configMap?.name === "outreach-grpc-ca";
-  });
-  console.log(got.map((d) => d.metadata.labels["app.kubernetes.io/component"]).sort().join(" "));
+trusting=$(inspect '
+  return names(deployments.filter((d) => {
+    const mount = pod(d).containers[0].volumeMounts?.find((m) => m.mountPath === "/etc/outreach/grpc-ca");
+    const volume = pod(d).volumes?.find((v) => v.name === mount?.name);
+    return env(d).GRPC_TLS_CA_FILE === "/etc/outreach/grpc-ca/bundle.pem" && volume?.configMap?.name === "outreach-grpc-ca";
+  }));
 ' <<<"$out")
 if [[ $trusting == "campaign-service gateway link-runtime recipient-service" ]] &&
   res=$(node scripts/validate-manifests.js /dev/stdin --label=ca-bundle --expect-trial --expect-network-policies <<<"$out"); then
@@ -220,16 +228,12 @@ check_fails "values.schema.json refuses a grpcTls.caBundle.key that is a path" \
   --set grpcTls.caBundle.configMap=outreach-grpc-ca --set grpcTls.caBundle.key=../tls/ca.crt
 out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true --set grpcTls.secretName=tls \
   --set grpcTls.clientCertificates=true --set grpcTls.requireClientCertificates=true 2>&1)
-mutual=$(node -e '
-  const YAML = require("yaml");
-  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
-  const env = (d) => Object.fromEntries((d.spec.template.spec.containers[0].env ?? []).map((e) => [e.name, e.value]));
-  const deployments = docs.filter((d) => d.kind === "Deployment" && env(d).GRPC_TLS_CA_FILE);
-  const presenting = deployments.filter((d) => env(d).GRPC_TLS_CLIENT_CERT_FILE === "/etc/outreach/grpc-tls/tls.crt" &&
+mutual=$(inspect '
+  const tls = deployments.filter((d) => env(d).GRPC_TLS_CA_FILE);
+  const presenting = tls.filter((d) => env(d).GRPC_TLS_CLIENT_CERT_FILE === "/etc/outreach/grpc-tls/tls.crt" &&
     env(d).GRPC_TLS_CLIENT_KEY_FILE === "/etc/outreach/grpc-tls/tls.key");
-  const requiring = deployments.filter((d) => env(d).GRPC_TLS_CLIENT_CA_FILE === env(d).GRPC_TLS_CA_FILE);
-  const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
-  console.log(`${presenting.map(name).sort().join(" ")} / ${requiring.map(name).sort().join(" ")}`);
+  const requiring = tls.filter((d) => env(d).GRPC_TLS_CLIENT_CA_FILE === env(d).GRPC_TLS_CA_FILE);
+  return `${names(presenting)} / ${names(requiring)}`;
 ' <<<"$out")
 if [[ $mutual == "campaign-service gateway link-runtime recipient-service / campaign-service recipient-service" ]] &&
   res=$(node scripts/validate-manifests.js /dev/stdin --label=mutual-tls --expect-trial --expect-network-policies <<<"$out"); then
@@ -242,13 +246,9 @@ own=()
 for s in gateway link-runtime campaign-service recipient-service; do own+=(--set "grpcTls.secretNames.$s=$s-grpc-tls"); done
 out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true "${own[@]}" \
   --set grpcTls.clientCertificates=true --set grpcTls.requireClientCertificates=true 2>&1)
-mounted=$(node -e '
-  const YAML = require("yaml");
-  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
-  const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
-  const own = docs.filter((d) => d.kind === "Deployment").filter((d) =>
-    d.spec.template.spec.volumes?.find((v) => v.name === "grpc-tls")?.secret?.secretName === `${name(d)}-grpc-tls`);
-  console.log(own.map(name).sort().join(" "));
+mounted=$(inspect '
+  return names(deployments.filter((d) =>
+    pod(d).volumes?.find((v) => v.name === "grpc-tls")?.secret?.secretName === `${name(d)}-grpc-tls`));
 ' <<<"$out")
 if [[ $mounted == "campaign-service gateway link-runtime recipient-service" ]] &&
   res=$(node scripts/validate-manifests.js /dev/stdin --label=own-certificates --expect-trial --expect-network-policies <<<"$out"); then
@@ -259,13 +259,9 @@ else
 fi
 out=$("$HELM" template outreach "$CHART" --set grpcTls.enabled=true "${own[@]}" --set grpcTls.clientCertificates=true \
   --set grpcTls.requireClientCertificates=true --set grpcTls.checkClientNames=true 2>&1)
-named=$(node -e '
-  const YAML = require("yaml");
-  const docs = YAML.parseAllDocuments(require("node:fs").readFileSync(0, "utf8")).map((d) => d.toJS()).filter(Boolean);
-  const name = (d) => d.metadata.labels["app.kubernetes.io/component"];
-  const env = (d) => Object.fromEntries((d.spec.template.spec.containers[0].env ?? []).map((e) => [e.name, e.value]));
-  const named = docs.filter((d) => d.kind === "Deployment" && env(d).GRPC_TLS_CLIENT_NAMES);
-  console.log(named.map((d) => `${name(d)}<-${env(d).GRPC_TLS_CLIENT_NAMES}`).sort().join(" "));
+named=$(inspect '
+  return deployments.filter((d) => env(d).GRPC_TLS_CLIENT_NAMES)
+    .map((d) => `${name(d)}<-${env(d).GRPC_TLS_CLIENT_NAMES}`).sort().join(" ");
 ' <<<"$out")
 if [[ $named == "campaign-service<-outreach-gateway,outreach-recipient-service recipient-service<-outreach-gateway,outreach-link-runtime,outreach-campaign-service" ]] &&
   res=$(node scripts/validate-manifests.js /dev/stdin --label=client-names --expect-trial --expect-network-policies <<<"$out"); then
