@@ -237,7 +237,7 @@ spec:
         {{- if $root.Values.grpcTls.enabled }}
         - name: grpc-tls
           secret:
-            secretName: {{ index $root.Values.grpcTls.secretNames $component | default $root.Values.grpcTls.secretName }}
+            secretName: {{ index ($root.Values.grpcTls.secretNames | default dict) $component | default $root.Values.grpcTls.secretName }}
         {{- if $root.Values.grpcTls.caBundle.configMap }}
         - name: grpc-ca
           configMap:
