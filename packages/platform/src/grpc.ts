@@ -119,19 +119,14 @@ export function fromServiceError(err: unknown, requestId?: string): AppError {
   if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('unavailable', undefined, { details: requestId ? { requestId } : {}, cause: err });
   }
-  if (e.code === GrpcStatus.UNAUTHENTICATED) {
-    // A misconfiguration (INTERNAL_TOKEN differs), not the client's fault: its caller answers 503
-    // without detail, and logs this cause (sampled, as an outage).
+  const refused = e.code === undefined ? undefined : MISCONFIGURED_CALLER[e.code];
+  if (refused) {
+    // A misconfiguration (INTERNAL_TOKEN differs, a certificate the server does not take), not
+    // the client's fault: its caller answers 503 without detail, and logs this cause (sampled, as
+    // an outage).
     return new AppError('unavailable', undefined, {
       details: requestId ? { requestId } : {},
-      cause: new Error(INTERNAL_TOKEN_REFUSED),
-    });
-  }
-  if (e.code === GrpcStatus.PERMISSION_DENIED) {
-    // Likewise a misconfiguration: this service's certificate is not one the server takes.
-    return new AppError('unavailable', undefined, {
-      details: requestId ? { requestId } : {},
-      cause: new Error(CLIENT_NAME_REFUSED),
+      cause: new Error(refused),
     });
   }
   return toAppError(err, requestId);
@@ -144,6 +139,13 @@ export const CLIENT_NAME_REFUSED =
 /** The cause an UNAUTHENTICATED answer is logged with by the calling service. */
 export const INTERNAL_TOKEN_REFUSED =
   'a gRPC backend refused this service as UNAUTHENTICATED: INTERNAL_TOKEN is missing or differs between the services';
+
+// The statuses a gRPC server refuses a caller with for how the services are set up, and the
+// cause its caller logs for each.
+const MISCONFIGURED_CALLER: Partial<Record<number, string>> = {
+  [GrpcStatus.UNAUTHENTICATED]: INTERNAL_TOKEN_REFUSED,
+  [GrpcStatus.PERMISSION_DENIED]: CLIENT_NAME_REFUSED,
+};
 
 /** A refusal answered as one item of a batch response rather than as the call's status. */
 export interface ItemRefusal {
